@@ -1,0 +1,3 @@
+from wfops.cli.main import main
+
+main()

@@ -1,0 +1,23 @@
+"""What a bug looks like to a user: one line and the path of a crash log, never a raw traceback."""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+import traceback
+from pathlib import Path
+
+CRASH_EXIT = 70  # EX_SOFTWARE: distinct from every documented exit code
+
+
+def report_crash(exc: BaseException) -> int:
+    text = "".join(traceback.format_exception(exc))
+    try:
+        handle, name = tempfile.mkstemp(prefix="wfops-crash-", suffix=".log")
+        with open(handle, "w", encoding="utf-8") as out:
+            out.write(text)
+        where = f"the details are in {Path(name)}"
+    except OSError:
+        where = "no crash log could be written"
+    sys.stderr.write(f"wfops: internal error: {type(exc).__name__}: {exc}\n  this is a bug in wfops; {where}\n")
+    return CRASH_EXIT

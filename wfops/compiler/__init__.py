@@ -1,0 +1,1 @@
+"""The compiler: static checks over a loaded project, artifacts and their hashes."""

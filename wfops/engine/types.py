@@ -1,0 +1,101 @@
+"""Data the engine hands out: trace entries, run snapshots, and the two seams it depends on.
+
+These are the contract between the engine and any store (`wfops.store`) or face
+(CLI, MCP). Everything in them is plain JSON-able data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal, Protocol
+
+from wfops.sources.base import CallResult, Capability, StepContext
+
+RunStatus = Literal["running", "completed", "failed", "interrupted"]
+
+
+@dataclass(slots=True)
+class TraceEntry:
+    """One executed step (SPEC §7). `step` is a path for nested frames, e.g. `fan[2]/inner`.
+
+    `state_changes` is the list of writes the step made, each
+    `{"path": "state.x.y", "value": <written value>}`, in the order applied. Replaying
+    the writes of all entries of a frame through the workflow's reducers rebuilds its state,
+    so no full-state snapshot is ever stored.
+    """
+
+    seq: int
+    step: str
+    kind: str
+    attempt: int
+    input: Any
+    outcome: str | None
+    output: Any
+    state_changes: list[dict[str, Any]]
+    next: str | None
+    error: dict[str, Any] | None
+    started_at: str
+    ended_at: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(slots=True)
+class Interrupt:
+    id: str
+    step: str
+    kind: str
+    request: Any
+    outcomes: list[str] = field(default_factory=list)
+    resume_schema: dict[str, Any] | None = None
+
+    def to_public(self) -> dict[str, Any]:
+        return {"id": self.id, "step": self.step, "kind": self.kind, "request": self.request}
+
+
+@dataclass(slots=True)
+class RunSnapshot:
+    """The run as it stands after a step. `cursor` is the engine's own small JSON that says
+    where to continue (frames, current steps, foreach progress); it never holds the full state."""
+
+    run_id: str
+    workflow: str
+    artifact: str
+    deployment: str | None
+    status: RunStatus
+    input: Any = None
+    outcome: str | None = None
+    output: Any = None
+    error: dict[str, Any] | None = None
+    interrupt: Interrupt | None = None
+    cursor: dict[str, Any] = field(default_factory=dict)
+
+    def to_public(self) -> dict[str, Any]:
+        """The SPEC §8 `--json` shape."""
+        return {"run_id": self.run_id, "deployment": self.deployment, "workflow": self.workflow,
+                "artifact": self.artifact, "status": self.status, "outcome": self.outcome,
+                "output": self.output, "error": self.error,
+                "interrupt": self.interrupt.to_public() if self.interrupt else None}
+
+
+class CheckpointSink(Protocol):
+    """Receives every step's trace entry together with the run snapshot after it.
+
+    The store commits both in ONE transaction before the engine starts the next step.
+    `commit` is synchronous on purpose: it is the durability point.
+    """
+
+    def commit(self, run: RunSnapshot, entries: list[TraceEntry]) -> None: ...
+
+
+class CapabilityResolver(Protocol):
+    """Finds the capability behind a workflow's `uses: logical.name` and calls it."""
+
+    def capability(self, ref: str) -> Capability: ...
+
+    async def call(self, ref: str, payload: dict[str, Any], context: StepContext) -> CallResult: ...
+
+
+SourceMap = Mapping[str, Any]

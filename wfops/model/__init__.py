@@ -1,0 +1,1 @@
+"""pydantic models of the three file kinds. Importing this package imports pydantic."""

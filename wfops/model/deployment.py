@@ -1,0 +1,33 @@
+"""Deployment files (SPEC §5)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from wfops.model.workflow import NAME_PATTERN
+
+
+class Deployment(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(pattern=NAME_PATTERN)
+    description: str | None = None
+    workflow: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*(@sha256:[0-9a-f]{4,64})?$",
+                          description="Workflow name, or name@sha256:<prefix> to pin an artifact.")
+    bindings: dict[str, str] = Field(default_factory=dict, description="Logical source -> concrete source id.")
+    drift: Literal["fail", "warn"] = "fail"
+    input: dict[str, Any] = Field(default_factory=dict, description="Defaults, merged under CLI input.")
+    secrets: list[str] = Field(default_factory=list, description="Env var names readable as $secret.NAME.")
+
+    @property
+    def workflow_name(self) -> str:
+        return self.workflow.split("@", 1)[0]
+
+    @property
+    def pin(self) -> str | None:
+        return self.workflow.split("@sha256:", 1)[1] if "@sha256:" in self.workflow else None
+
+    def concrete_source(self, logical: str) -> str:
+        return self.bindings.get(logical, logical)

@@ -1,0 +1,76 @@
+"""Value paths (`$input.a.b`, `$state.items.0`, `$item`, `$secret.NAME`, `$$literal`).
+
+Shared by the compiler (static checks) and the engine (resolution), so both read
+a path the same way. No pydantic here: the engine imports this on its hot path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+ROOTS = ("input", "state", "context", "item", "index", "secret")
+
+
+@dataclass(frozen=True, slots=True)
+class ValuePath:
+    root: str
+    parts: tuple[str | int, ...]
+    text: str
+
+    def __str__(self) -> str:
+        return self.text
+
+
+class PathSyntaxError(ValueError):
+    pass
+
+
+def is_path(value: Any) -> bool:
+    return isinstance(value, str) and value.startswith("$") and not value.startswith("$$")
+
+
+def parse_path(text: str) -> ValuePath:
+    """Parse `$root.a.0.b`. Digit-only segments become list indexes."""
+    if not is_path(text):
+        raise PathSyntaxError(f"{text!r} is not a path")
+    body = text[1:]
+    segments = body.split(".")
+    root = segments[0]
+    if root not in ROOTS:
+        raise PathSyntaxError(f"unknown path root `${root}`; use one of " + ", ".join("$" + r for r in ROOTS))
+    if any(segment == "" for segment in segments[1:]):
+        raise PathSyntaxError(f"{text!r} has an empty segment")
+    parts = tuple(int(s) if s.isdigit() else s for s in segments[1:])
+    if root in ("item", "index") and root == "index" and parts:
+        raise PathSyntaxError("`$index` is a number and has no fields")
+    if root == "secret" and len(parts) != 1:
+        raise PathSyntaxError("write a secret as `$secret.NAME`")
+    return ValuePath(root, parts, text)
+
+
+def unescape(value: str) -> str:
+    """`$$x` is the literal string `$x`."""
+    return value[1:] if value.startswith("$$") else value
+
+
+def iter_paths(value: Any, where: tuple = ()) -> Iterator[tuple[tuple, str]]:
+    """Every path string inside a nested value, with where it stands (for diagnostics)."""
+    if isinstance(value, str):
+        if is_path(value):
+            yield where, value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from iter_paths(item, (*where, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from iter_paths(item, (*where, index))
+
+
+def parse_save_target(text: str) -> tuple[str, tuple[str, ...]]:
+    """`state.field.key` -> ("field", ("key",))."""
+    parts = text.split(".")
+    if len(parts) < 2 or parts[0] != "state" or any(p == "" for p in parts):
+        raise PathSyntaxError(f"save targets look like `state.<field>[.<key>...]`, not {text!r}")
+    return parts[1], tuple(parts[2:])

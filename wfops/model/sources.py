@@ -1,0 +1,60 @@
+"""`sources.yaml` (SPEC §4): the concrete sources a project can bind."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+SOURCE_ID_PATTERN = r"^[A-Za-z0-9_-]+$"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class PythonSource(_Strict):
+    kind: Literal["python"]
+    module: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$",
+                        description="Dotted module importable relative to the project root.")
+    description: str | None = None
+
+
+class McpSource(_Strict):
+    kind: Literal["mcp"]
+    command: list[str] | None = Field(None, min_length=1, description="argv list of a stdio server.")
+    url: str | None = Field(None, pattern=r"^https?://", description="Streamable HTTP endpoint.")
+    env: dict[str, str] = Field(default_factory=dict)
+    cwd: str | None = None
+    timeout: float = Field(30, gt=0, description="Seconds per tool call.")
+    description: str | None = None
+
+    @field_validator("command", mode="before")
+    @classmethod
+    def _argv(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            raise ValueError("`command` must be an argv list, e.g. [python, -m, server]; "
+                             "a shell string is not allowed")
+        return value
+
+    @model_validator(mode="after")
+    def _one_transport(self) -> McpSource:
+        if (self.command is None) == (self.url is None):
+            raise ValueError("an mcp source needs exactly one of `command` or `url`")
+        if self.url is not None and (self.env or self.cwd):
+            raise ValueError("`env` and `cwd` apply only to a `command` source")
+        return self
+
+
+SourceSpec = Annotated[PythonSource | McpSource, Field(discriminator="kind")]
+
+
+class SourcesFile(_Strict):
+    sources: dict[Annotated[str, Field(pattern=SOURCE_ID_PATTERN)], SourceSpec] = Field(default_factory=dict)
+
+    @field_validator("sources")
+    @classmethod
+    def _std_reserved(cls, value: dict) -> dict:
+        if "std" in value:
+            raise ValueError("`std` is the platform source and cannot be redeclared")
+        return value

@@ -1,0 +1,238 @@
+"""The workflow file format (SPEC §2) as pydantic models.
+
+Step kinds form a discriminated union picked by which key is present, so a
+typo inside one kind reports that kind's error, never a list of every branch.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    field_validator,
+    model_validator,
+)
+
+NAME_PATTERN = r"^[a-z0-9][a-z0-9_.-]*$"
+STEP_ID_PATTERN = r"^[A-Za-z_][A-Za-z0-9_-]*$"
+REDUCERS = ("replace", "append", "extend", "union", "merge", "add", "min", "max")
+CONDITION_OPERATORS = ("eq", "ne", "gt", "ge", "lt", "le", "in", "exists", "and", "or", "not")
+
+Reducer = Literal["replace", "append", "extend", "union", "merge", "add", "min", "max"]
+StepRef = Annotated[str, Field(pattern=STEP_ID_PATTERN, description="A step id, or `end`.")]
+SaveTarget = Annotated[str, Field(pattern=r"^state\.[^.\s]+(\.[^.\s]+)*$", description="`state.<field>[.<key>...]`")]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
+
+
+def _check_condition(value: Any, where: str = "condition") -> Any:
+    if not isinstance(value, dict) or len(value) != 1:
+        raise ValueError(f"{where} must be a mapping with exactly one operator: {', '.join(CONDITION_OPERATORS)}")
+    (op, operand), = value.items()
+    if op not in CONDITION_OPERATORS:
+        raise ValueError(f"unknown condition operator {op!r}; use one of {', '.join(CONDITION_OPERATORS)}")
+    if op in ("and", "or"):
+        if not isinstance(operand, list) or not operand:
+            raise ValueError(f"`{op}` takes a non-empty list of conditions")
+        for item in operand:
+            _check_condition(item, f"each item of `{op}`")
+    elif op == "not":
+        _check_condition(operand, "the operand of `not`")
+    elif op == "exists":
+        if not isinstance(operand, str) or not operand.startswith("$"):
+            raise ValueError("`exists` takes one path, e.g. {exists: $state.x}")
+    elif not isinstance(operand, list) or len(operand) != 2:
+        raise ValueError(f"`{op}` takes a list of two operands, e.g. {{{op}: [$state.x, 1]}}")
+    return value
+
+
+Condition = Annotated[
+    dict[str, Any],
+    Field(
+        description="A structured condition: {eq: [a, b]}, ne, gt, ge, lt, le, {in: [x, list]}, "
+        "{exists: $path}, {and: [...]}, {or: [...]}, {not: cond}. Operands are paths or literals.",
+        json_schema_extra={"minProperties": 1, "maxProperties": 1,
+                           "propertyNames": {"enum": list(CONDITION_OPERATORS)}},
+    ),
+]
+
+
+class Retry(_Strict):
+    attempts: int = Field(3, ge=1, le=100, description="Total attempts, the first included.")
+    backoff: float = Field(0.5, ge=0, le=3600, description="Seconds before the 2nd attempt; doubles each time.")
+
+
+class Catch(_Strict):
+    next: StepRef = Field(description="Step to route to when the step still fails.")
+    save: SaveTarget | None = Field(None, description="Where to save `{type, message, step}`.")
+
+
+class _StepBase(_Strict):
+    id: str = Field(pattern=STEP_ID_PATTERN, description="Unique step id in this workflow; `end` is reserved.")
+    description: str | None = None
+
+    @field_validator("id")
+    @classmethod
+    def _not_end(cls, value: str) -> str:
+        if value == "end":
+            raise ValueError("`end` is reserved and cannot be a step id")
+        return value
+
+
+class _Routed(_StepBase):
+    next: StepRef | None = Field(None, description="Shorthand for `on: {ok: <step>}`.")
+    on: dict[str, StepRef] | None = Field(None, description="Outcome -> next step (or `end`).")
+
+    @model_validator(mode="after")
+    def _next_or_on(self) -> _Routed:
+        if self.next is not None and self.on is not None and "ok" in self.on:
+            raise ValueError("give either `next` or `on.ok`, not both")
+        return self
+
+    def routes(self) -> dict[str, str]:
+        """Outcome -> target, with `next` expanded."""
+        table = dict(self.on or {})
+        if self.next is not None:
+            table["ok"] = self.next
+        return table
+
+
+Save = str | dict[str, SaveTarget]
+
+
+class CallStep(_Routed):
+    uses: str = Field(pattern=r"^[A-Za-z0-9_-]+\.[^\s]+$", description="`<logical source>.<capability>`")
+    with_: dict[str, Any] = Field(default_factory=dict, alias="with", description="Input bindings.")
+    save: Save | None = Field(None, description="Output field -> state path, or one state path for the whole output.")
+    retry: Retry | None = None
+    timeout: float | None = Field(None, gt=0, description="Seconds per attempt.")
+    catch: Catch | None = None
+
+
+class SubworkflowStep(_Routed):
+    workflow: str = Field(pattern=NAME_PATTERN, description="Name of the child workflow.")
+    with_: dict[str, Any] = Field(default_factory=dict, alias="with", description="The child's input.")
+    save: Save | None = None
+    timeout: float | None = Field(None, gt=0)
+    catch: Catch | None = None
+
+
+class ConditionStep(_StepBase):
+    if_: Condition = Field(alias="if")
+    then: StepRef
+    else_: StepRef = Field(alias="else")
+
+    @field_validator("if_")
+    @classmethod
+    def _valid(cls, value: dict) -> dict:
+        return _check_condition(value)
+
+    def routes(self) -> dict[str, str]:
+        return {"then": self.then, "else": self.else_}
+
+
+class ForeachStep(_Routed):
+    foreach: str = Field(pattern=r"^\$", description="A path to an array.")
+    uses: str | None = Field(None, pattern=r"^[A-Za-z0-9_-]+\.[^\s]+$")
+    workflow: str | None = Field(None, pattern=NAME_PATTERN)
+    with_: dict[str, Any] = Field(default_factory=dict, alias="with", description="Per item; may use $item, $index.")
+    save: Save | None = Field(None, description="Where the list of item results goes.")
+    mode: Literal["serial", "parallel"] = "serial"
+    concurrency: int | None = Field(None, ge=1, le=1000)
+    on_item_error: Literal["fail", "collect", "skip"] = "fail"
+    errors: SaveTarget | None = Field(None, description="Where collected item errors go.")
+    retry: Retry | None = None
+    timeout: float | None = Field(None, gt=0)
+    catch: Catch | None = None
+
+    @model_validator(mode="after")
+    def _one_body(self) -> ForeachStep:
+        if (self.uses is None) == (self.workflow is None):
+            raise ValueError("a foreach step needs exactly one of `uses` or `workflow`")
+        return self
+
+
+class InterruptStep(_StepBase):
+    interrupt: str = Field(pattern=r"^[A-Za-z0-9_.-]+$", description="Kind of request, e.g. approval.")
+    request: Any = Field(None, description="What the run asks for; paths resolved.")
+    resume_schema: dict[str, Any] | None = Field(None, description="JSON Schema of the resume payload.")
+    save: Save | None = None
+    on: dict[str, StepRef] = Field(description="Resume outcome -> next step.", min_length=1)
+
+    def routes(self) -> dict[str, str]:
+        return dict(self.on)
+
+
+class EndStep(_StepBase):
+    end: str = Field(pattern=r"^[A-Za-z0-9_-]+$", description="The workflow outcome.")
+
+    def routes(self) -> dict[str, str]:
+        return {}
+
+
+STEP_KINDS: dict[str, type[_StepBase]] = {
+    "end": EndStep,
+    "interrupt": InterruptStep,
+    "foreach": ForeachStep,
+    "if": ConditionStep,
+    "workflow": SubworkflowStep,
+    "uses": CallStep,
+}
+
+
+def step_kind_of(value: Any) -> str | None:
+    """The kind key present in a raw step (or the kind of a model)."""
+    if isinstance(value, dict):
+        for key in STEP_KINDS:
+            if key in value:
+                return key
+        return None
+    for key, model in STEP_KINDS.items():
+        if isinstance(value, model):
+            return key
+    return None
+
+
+Step = Annotated[
+    Annotated[CallStep, Tag("uses")]
+    | Annotated[SubworkflowStep, Tag("workflow")]
+    | Annotated[ConditionStep, Tag("if")]
+    | Annotated[ForeachStep, Tag("foreach")]
+    | Annotated[InterruptStep, Tag("interrupt")]
+    | Annotated[EndStep, Tag("end")],
+    Discriminator(step_kind_of, custom_error_type="step-kind",
+                  custom_error_message="a step needs one of the keys: uses, workflow, if, foreach, interrupt, end"),
+]
+
+
+class StateField(BaseModel):
+    """A JSON Schema for one state field, plus the reducer that merges writes into it."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+    reducer: Reducer = Field("replace", description="How writes merge: " + ", ".join(REDUCERS))
+
+    def json_schema(self) -> dict[str, Any]:
+        return dict(self.model_extra or {})
+
+
+class Workflow(_Strict):
+    name: str = Field(pattern=NAME_PATTERN, description="Unique in the project.")
+    version: int | str | None = Field(None, description="Optional human label.")
+    description: str | None = None
+    input: dict[str, Any] | None = Field(None, description="JSON Schema (2020-12) of the run input.")
+    state: dict[str, StateField] = Field(default_factory=dict, description="Field -> JSON Schema + reducer.")
+    output: dict[str, Any] | None = Field(None, description="Output field -> path or literal.")
+    output_schema: dict[str, Any] | None = None
+    start: StepRef | None = Field(None, description="First step; default: the first in `steps`.")
+    steps: list[Step] = Field(min_length=1)
+
+    @property
+    def start_step(self) -> str:
+        return self.start or self.steps[0].id

@@ -1,0 +1,1 @@
+"""Sources are plugins behind one small protocol (`wfops.sources.base.Source`)."""

@@ -1,0 +1,77 @@
+"""The source plugin protocol: what the engine, compiler and catalog see of any source."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from wfops.canonical import sha256_of
+
+
+@dataclass(frozen=True, slots=True)
+class Capability:
+    """One callable thing a source offers, with its contract."""
+
+    source: str
+    name: str
+    input_schema: dict[str, Any]
+    output_schema: dict[str, Any]
+    outcomes: tuple[str, ...] = ("ok",)
+    description: str = ""
+
+    @property
+    def ref(self) -> str:
+        return f"{self.source}.{self.name}"
+
+    @property
+    def contract(self) -> dict[str, Any]:
+        return {"input_schema": self.input_schema, "output_schema": self.output_schema,
+                "outcomes": list(self.outcomes)}
+
+    @property
+    def contract_hash(self) -> str:
+        return sha256_of(self.contract)
+
+
+@dataclass(frozen=True, slots=True)
+class StepContext:
+    """What a step knows about where it runs (`$context`)."""
+
+    run_id: str
+    workflow: str
+    deployment: str | None
+    step: str
+    attempt: int
+    idempotency_key: str
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"run_id": self.run_id, "workflow": self.workflow, "deployment": self.deployment,
+                "step": self.step, "attempt": self.attempt, "idempotency_key": self.idempotency_key,
+                **self.extra}
+
+
+@dataclass(frozen=True, slots=True)
+class CallResult:
+    outcome: str = "ok"
+    output: dict[str, Any] | None = None
+
+
+@runtime_checkable
+class Source(Protocol):
+    """A concrete source. `capabilities()` is valid after `open()` (a no-op for local sources).
+
+    `call` raises `wfops.errors.CapabilityError` (or any exception) for a failed call;
+    the engine turns that into a step failure.
+    """
+
+    id: str
+
+    async def open(self) -> None: ...
+
+    def capabilities(self) -> Mapping[str, Capability]: ...
+
+    async def call(self, name: str, payload: dict[str, Any], context: StepContext) -> CallResult: ...
+
+    async def close(self) -> None: ...

@@ -1,0 +1,213 @@
+"""Python sources: functions decorated with `wfops.node` in a module of the project.
+
+    from pydantic import BaseModel
+    import wfops
+
+    class In(BaseModel): path: str
+    class Out(BaseModel): text: str
+
+    @wfops.node
+    def read_notes(payload: In) -> Out: ...
+
+    @wfops.node(outcomes=["ok", "empty"])
+    async def extract(payload: Out) -> wfops.Result[Report]: ...
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import inspect
+import sys
+import typing
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from wfops.errors import CapabilityError, WfopsError
+from wfops.sources.base import CallResult, Capability, StepContext
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Result(Generic[T]):
+    """What a node returns to end in an outcome other than `ok` (or with no output)."""
+
+    outcome: str = "ok"
+    output: T | None = None
+
+
+@dataclass(frozen=True)
+class NodeSpec:
+    name: str
+    outcomes: tuple[str, ...]
+    input_model: type[BaseModel]
+    output_model: type[BaseModel] | None
+    description: str
+    is_async: bool
+    wants_context: bool
+
+
+class NodeDefinitionError(WfopsError):
+    pass
+
+
+def node(fn: Callable | None = None, *, outcomes: list[str] | tuple[str, ...] = ("ok",),
+         name: str | None = None) -> Any:
+    """Mark a function as a capability. Input and output models come from its annotations."""
+
+    def mark(func: Callable) -> Callable:
+        func.__wfops_node__ = {"outcomes": tuple(outcomes), "name": name or func.__name__}  # type: ignore[attr-defined]
+        return func
+
+    return mark(fn) if fn is not None else mark
+
+
+def _spec_of(func: Callable) -> NodeSpec:
+    marker = func.__wfops_node__  # type: ignore[attr-defined]
+    where = f"{func.__module__}.{func.__qualname__}"
+    try:
+        hints = typing.get_type_hints(func)
+    except Exception as exc:
+        raise NodeDefinitionError(f"{where}: cannot read its type annotations ({exc})") from None
+    params = [p for p in inspect.signature(func).parameters.values() if p.name not in ("context", "ctx")]
+    if len(params) != 1:
+        raise NodeDefinitionError(f"{where}: a node takes exactly one payload parameter (a pydantic model)")
+    input_model = hints.get(params[0].name)
+    if not (isinstance(input_model, type) and issubclass(input_model, BaseModel)):
+        raise NodeDefinitionError(f"{where}: annotate the payload parameter with a pydantic model")
+    returned = hints.get("return")
+    if typing.get_origin(returned) is Result:
+        (returned,) = typing.get_args(returned) or (None,)
+    elif returned is Result:
+        returned = None
+    if returned is type(None):
+        returned = None
+    if returned is not None and not (isinstance(returned, type) and issubclass(returned, BaseModel)):
+        raise NodeDefinitionError(f"{where}: annotate the return with a pydantic model or wfops.Result[Model]")
+    outcomes = marker["outcomes"]
+    if not outcomes or len(set(outcomes)) != len(outcomes):
+        raise NodeDefinitionError(f"{where}: `outcomes` must be a non-empty list of distinct names")
+    signature = inspect.signature(func)
+    return NodeSpec(
+        name=marker["name"], outcomes=tuple(outcomes), input_model=input_model, output_model=returned,
+        description=inspect.cleandoc(func.__doc__ or ""),
+        is_async=inspect.iscoroutinefunction(func),
+        wants_context="context" in signature.parameters or "ctx" in signature.parameters,
+    )
+
+
+class PythonSource:
+    """A module of `@wfops.node` functions. Sync functions run in a worker thread."""
+
+    def __init__(self, source_id: str, module: Any) -> None:
+        self.id = source_id
+        self.module = module
+        self._nodes: dict[str, tuple[NodeSpec, Callable]] = {}
+        for value in vars(module).values():
+            if callable(value) and hasattr(value, "__wfops_node__"):
+                spec = _spec_of(value)
+                self._nodes[spec.name] = (spec, value)
+        self._caps = {name: _capability(source_id, spec) for name, (spec, _) in sorted(self._nodes.items())}
+
+    async def open(self) -> None:
+        return None
+
+    def capabilities(self) -> Mapping[str, Capability]:
+        return self._caps
+
+    async def call(self, name: str, payload: dict[str, Any], context: StepContext) -> CallResult:
+        spec, func = self._nodes[name]
+        try:
+            model = spec.input_model.model_validate(payload)
+        except ValidationError as exc:
+            raise CapabilityError(f"input does not match {spec.input_model.__name__}: {_brief(exc)}") from None
+        kwargs = {("context" if "context" in inspect.signature(func).parameters else "ctx"): context} \
+            if spec.wants_context else {}
+        if spec.is_async:
+            returned = await func(model, **kwargs)
+        else:
+            returned = await asyncio.to_thread(func, model, **kwargs)
+        return _to_result(spec, returned)
+
+    async def close(self) -> None:
+        return None
+
+
+def _capability(source_id: str, spec: NodeSpec) -> Capability:
+    output_schema = spec.output_model.model_json_schema() if spec.output_model else {"type": "object"}
+    return Capability(source_id, spec.name, spec.input_model.model_json_schema(), output_schema,
+                      spec.outcomes, spec.description)
+
+
+def _to_result(spec: NodeSpec, returned: Any) -> CallResult:
+    outcome, output = ("ok", returned)
+    if isinstance(returned, Result):
+        outcome, output = returned.outcome, returned.output
+    if outcome not in spec.outcomes:
+        raise CapabilityError(f"returned undeclared outcome {outcome!r}; declared: {', '.join(spec.outcomes)}")
+    if output is None:
+        if outcome == "ok" and spec.output_model is not None:
+            raise CapabilityError("returned no output for outcome `ok`")
+        return CallResult(outcome, None)
+    if isinstance(output, BaseModel):
+        return CallResult(outcome, output.model_dump(mode="json"))
+    if isinstance(output, dict):
+        return CallResult(outcome, output)
+    raise CapabilityError(f"returned {type(output).__name__}; return a pydantic model or wfops.Result")
+
+
+def _brief(exc: ValidationError) -> str:
+    first = exc.errors()[0]
+    where = ".".join(str(p) for p in first["loc"]) or "input"
+    return f"{where}: {first['msg']}" + (f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else "")
+
+
+class ModuleOutsideProject(WfopsError):
+    pass
+
+
+def module_file(root: Path, module: str) -> Path:
+    """The file a dotted module name points at inside `root`; refuses escapes and missing files."""
+    root = root.resolve()
+    base = root.joinpath(*module.split("."))
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if candidate.exists():
+            resolved = candidate.resolve()
+            if not resolved.is_relative_to(root):
+                raise ModuleOutsideProject(f"module {module!r} resolves to {resolved}, outside the project")
+            return resolved
+    raise ModuleNotFoundError(f"no module {module!r} in the project (looked for {base.relative_to(root)}.py)")
+
+
+def import_project_module(root: Path, module: str) -> Any:
+    """Import a project module by name with the project root first on sys.path, checking where it came from."""
+    root = root.resolve()
+    module_file(root, module)
+    parts = module.split(".")
+    for depth in range(1, len(parts)):
+        init = root.joinpath(*parts[:depth], "__init__.py")
+        if init.exists() and not init.resolve().is_relative_to(root):
+            raise ModuleOutsideProject(f"package {'.'.join(parts[:depth])!r} resolves outside the project")
+    if str(root) not in sys.path:
+        sys.path.insert(0, str(root))
+    loaded = importlib.import_module(module)
+    origin = getattr(loaded, "__file__", None)
+    if origin is None or not Path(origin).resolve().is_relative_to(root):
+        raise ModuleOutsideProject(
+            f"module {module!r} was imported from {origin}, not from the project; rename it to avoid the clash")
+    return loaded
+
+
+def forget_project_modules(root: Path) -> None:
+    """Drop every module loaded from `root` so the next import reads the files again (watch mode)."""
+    root = root.resolve()
+    for name, loaded in list(sys.modules.items()):
+        origin = getattr(loaded, "__file__", None)
+        if origin and Path(origin).resolve().is_relative_to(root):
+            del sys.modules[name]
+    importlib.invalidate_caches()

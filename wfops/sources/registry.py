@@ -1,0 +1,93 @@
+"""Build the concrete sources of a project, and resolve a deployment's logical refs to them."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from wfops.diagnostics import Diagnostic, error
+from wfops.errors import CapabilityError, WfopsError
+from wfops.loader.project import Project
+from wfops.sources.base import CallResult, Capability, Source, StepContext
+from wfops.sources.std import StdSource
+
+
+def build_sources(project: Project) -> tuple[dict[str, Source], list[Diagnostic]]:
+    """Instantiate every declared source. Python modules are imported (the only user code
+    validation runs); MCP sources are created but not started."""
+    from wfops.model.sources import McpSource, PythonSource
+
+    sources: dict[str, Source] = {"std": StdSource()}
+    diagnostics: list[Diagnostic] = []
+    if project.sources is None:
+        return sources, diagnostics
+    doc = project.sources.doc
+    for source_id, spec in project.sources.model.sources.items():
+        where = doc.at(("sources", source_id, "module"))
+        if isinstance(spec, PythonSource):
+            try:
+                sources[source_id] = load_python_source(project.root, source_id, spec.module)
+            except WfopsError as exc:
+                diagnostics.append(error("source-error", f"source {source_id!r}: {exc.message}",
+                                         project.sources.file, where,
+                                         hint=exc.hint or "fix the module so it imports cleanly"))
+            except Exception as exc:  # user code: any failure is a finding, never a crash
+                diagnostics.append(error("source-import-error",
+                                         f"source {source_id!r}: importing {spec.module} failed: "
+                                         f"{type(exc).__name__}: {exc}",
+                                         project.sources.file, where,
+                                         hint="run `python -c 'import "
+                                         f"{spec.module}'` in the project root to see the full error"))
+        elif isinstance(spec, McpSource):
+            from wfops.sources.mcp import McpClientSource
+
+            sources[source_id] = McpClientSource(source_id, spec, project.root)
+    return sources, diagnostics
+
+
+def load_python_source(root: Path, source_id: str, module: str) -> Source:
+    from wfops.sources.python import (
+        ModuleOutsideProject,
+        NodeDefinitionError,
+        PythonSource,
+        import_project_module,
+    )
+
+    try:
+        loaded = import_project_module(root, module)
+    except ModuleOutsideProject as exc:
+        raise WfopsError(exc.message, hint="keep python sources inside the project directory") from None
+    except ModuleNotFoundError as exc:
+        raise WfopsError(str(exc), hint="check `module:` (dotted, relative to the project root)") from None
+    try:
+        return PythonSource(source_id, loaded)
+    except NodeDefinitionError as exc:
+        raise WfopsError(exc.message, hint="a node is `def f(payload: InModel) -> OutModel`") from None
+
+
+class BoundResolver:
+    """Resolves `logical.capability` through a deployment's bindings (identity by default)."""
+
+    def __init__(self, sources: Mapping[str, Source], bindings: Mapping[str, str] | None = None) -> None:
+        self.sources = sources
+        self.bindings = dict(bindings or {})
+
+    def split(self, ref: str) -> tuple[Source, str]:
+        logical, _, name = ref.partition(".")
+        concrete = self.bindings.get(logical, logical)
+        source = self.sources.get(concrete)
+        if source is None:
+            raise CapabilityError(f"no source {concrete!r} for {ref!r}")
+        return source, name
+
+    def capability(self, ref: str) -> Capability:
+        source, name = self.split(ref)
+        cap = source.capabilities().get(name)
+        if cap is None:
+            raise CapabilityError(f"source {source.id!r} has no capability {name!r}")
+        return cap
+
+    async def call(self, ref: str, payload: dict[str, Any], context: StepContext) -> CallResult:
+        source, name = self.split(ref)
+        return await source.call(name, payload, context)
