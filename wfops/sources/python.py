@@ -49,7 +49,7 @@ class NodeSpec:
     output_model: type[BaseModel] | None
     description: str
     is_async: bool
-    wants_context: bool
+    context_param: str | None  # name of the optional StepContext parameter
 
 
 class NodeDefinitionError(WfopsError):
@@ -97,7 +97,7 @@ def _spec_of(func: Callable) -> NodeSpec:
         name=marker["name"], outcomes=tuple(outcomes), input_model=input_model, output_model=returned,
         description=inspect.cleandoc(func.__doc__ or ""),
         is_async=inspect.iscoroutinefunction(func),
-        wants_context="context" in signature.parameters or "ctx" in signature.parameters,
+        context_param=next((p for p in ("context", "ctx") if p in signature.parameters), None),
     )
 
 
@@ -126,8 +126,7 @@ class PythonSource:
             model = spec.input_model.model_validate(payload)
         except ValidationError as exc:
             raise CapabilityError(f"input does not match {spec.input_model.__name__}: {_brief(exc)}") from None
-        kwargs = {("context" if "context" in inspect.signature(func).parameters else "ctx"): context} \
-            if spec.wants_context else {}
+        kwargs = {spec.context_param: context} if spec.context_param else {}
         if spec.is_async:
             returned = await func(model, **kwargs)
         else:
@@ -208,6 +207,7 @@ def forget_project_modules(root: Path) -> None:
     root = root.resolve()
     for name, loaded in list(sys.modules.items()):
         origin = getattr(loaded, "__file__", None)
-        if origin and Path(origin).resolve().is_relative_to(root):
+        # A virtualenv inside the project holds installed packages, not project code.
+        if origin and "site-packages" not in origin and Path(origin).resolve().is_relative_to(root):
             del sys.modules[name]
     importlib.invalidate_caches()
