@@ -1,0 +1,1 @@
+"""wfops.lock: read, build and compare the committed lock file (SPEC §6)."""
