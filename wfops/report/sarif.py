@@ -1,0 +1,72 @@
+"""SARIF 2.1.0, for GitHub code scanning and other SARIF viewers.
+
+File paths stay relative (to `%SRCROOT%`, the project root) so results map onto
+the repository wherever it is checked out.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import PurePosixPath, PureWindowsPath
+from typing import TextIO
+from urllib.parse import quote
+
+from wfops.diagnostics import Diagnostic
+
+SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
+
+
+def artifact_location(file: str) -> dict:
+    if PurePosixPath(file).is_absolute() or PureWindowsPath(file).is_absolute():
+        from pathlib import Path
+
+        return {"uri": Path(file).as_uri()}
+    return {"uri": quote(file.replace("\\", "/"), safe="/"), "uriBaseId": "%SRCROOT%"}
+
+
+def as_data(diagnostics: list[Diagnostic]) -> dict:
+    from wfops import __version__
+
+    rule_index: dict[str, int] = {}
+    rules: list[dict] = []
+    results: list[dict] = []
+    for d in diagnostics:
+        if d.code not in rule_index:
+            rule_index[d.code] = len(rules)
+            rules.append({
+                "id": d.code,
+                "name": d.code,
+                "shortDescription": {"text": f"wfops check `{d.code}`"},
+                "defaultConfiguration": {"level": _LEVEL.get(d.severity, "note")},
+            })
+        text = d.message + (f"\nhint: {d.hint}" if d.hint else "")
+        results.append({
+            "ruleId": d.code,
+            "ruleIndex": rule_index[d.code],
+            "level": _LEVEL.get(d.severity, "note"),
+            "message": {"text": text},
+            "locations": [{
+                "physicalLocation": {
+                    "artifactLocation": artifact_location(d.file),
+                    "region": {"startLine": max(1, d.line), "startColumn": max(1, d.column)},
+                },
+            }],
+        })
+    return {
+        "$schema": SCHEMA,
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {
+                "name": "wfops",
+                "version": __version__,
+                "rules": rules,
+            }},
+            "columnKind": "unicodeCodePoints",
+            "results": results,
+        }],
+    }
+
+
+def render(diagnostics: list[Diagnostic], stream: TextIO) -> None:
+    stream.write(json.dumps(as_data(diagnostics), indent=2, ensure_ascii=False) + "\n")
