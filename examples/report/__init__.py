@@ -1,0 +1,1 @@
+"""The `report` python source of the meeting-report example."""
