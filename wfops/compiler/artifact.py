@@ -1,0 +1,139 @@
+"""Workflow artifacts: the canonical normalized form of a workflow, and its hash.
+
+The normalized form is plain JSON data that `Workflow.model_validate` loads back
+(alias keys `with`, `if`, `else`), so the runner can store it and rebuild the
+workflow on resume. Normalizing makes equal meaning give equal bytes:
+
+- defaults are filled in (`start`, `reducer`, foreach `mode`, retry numbers...),
+- `next: X` becomes `on: {ok: X}`,
+- optional keys left unset (None) are dropped, so `description: null` == no description,
+- key order and YAML formatting/comments never reach the hash (canonical JSON).
+
+An artifact hash covers the whole tree: it is sha256 of
+`{"workflow": <normalized>, "subworkflows": {name: artifact hash}}`, so pinning a
+workflow also pins every subworkflow it calls. A child that is missing or part
+of a cycle is recorded as "missing" / "cycle" (validation reports it as an error).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from wfops.canonical import sha256_of
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from wfops.model.workflow import Workflow
+
+MISSING = "missing"
+CYCLE = "cycle"
+
+
+def normalize_workflow(workflow: Workflow) -> dict[str, Any]:
+    """The canonical normalized form of one workflow (without its subworkflows)."""
+    data = _dump(workflow)
+    data["start"] = workflow.start_step
+    data["steps"] = [_normalize_step(step) for step in workflow.steps]
+    return data
+
+
+def _normalize_step(step: BaseModel) -> dict[str, Any]:
+    data = _dump(step)
+    if "next" in type(step).model_fields or "on" in type(step).model_fields:
+        data.pop("next", None)
+        data["on"] = step.routes()  # type: ignore[attr-defined]
+    return data
+
+
+def _dump(model: BaseModel) -> dict[str, Any]:
+    """model_dump by alias, minus declared fields that are None (unset and null mean the same).
+
+    Only model fields are pruned: a null inside user data (`with: {x: null}`, a
+    schema's `default: null`) is meaning and stays.
+    """
+    out: dict[str, Any] = {}
+    fields = type(model).model_fields
+    for name, info in fields.items():
+        value = getattr(model, name)
+        if value is None:
+            continue
+        out[info.alias or name] = _plain(value)
+    for key, value in (model.model_extra or {}).items():
+        out[key] = _plain(value)
+    return out
+
+
+def _plain(value: Any) -> Any:
+    from pydantic import BaseModel
+
+    if isinstance(value, BaseModel):
+        return _dump(value)
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+def called_workflows(workflow: Workflow) -> list[str]:
+    """Names of the workflows this one calls directly (subworkflow and foreach steps), in order."""
+    names: list[str] = []
+    for step in workflow.steps:
+        name = getattr(step, "workflow", None)
+        if isinstance(name, str) and name not in names:
+            names.append(name)
+    return names
+
+
+def artifact_hash(normalized: Mapping[str, Any], subworkflows: Mapping[str, str]) -> str:
+    return sha256_of({"workflow": dict(normalized), "subworkflows": dict(subworkflows)})
+
+
+class ArtifactSet:
+    """Normalized forms and tree hashes of every workflow of a project, computed once each."""
+
+    def __init__(self, workflows: Mapping[str, Workflow]) -> None:
+        self.workflows = workflows
+        self.normalized: dict[str, dict[str, Any]] = {}
+        self.hashes: dict[str, str] = {}
+        self.children: dict[str, dict[str, str]] = {}
+
+    def hash_of(self, name: str) -> str:
+        return self._hash(name, ())
+
+    def _hash(self, name: str, visiting: tuple[str, ...]) -> str:
+        if name in self.hashes:
+            return self.hashes[name]
+        if name not in self.workflows:
+            return MISSING
+        if name in visiting:
+            return CYCLE
+        workflow = self.workflows[name]
+        normalized = self.normalized.setdefault(name, normalize_workflow(workflow))
+        children = {child: self._hash(child, (*visiting, name)) for child in called_workflows(workflow)}
+        digest = artifact_hash(normalized, children)
+        if CYCLE not in children.values():  # a hash seen mid-cycle depends on the entry point
+            self.children[name] = children
+            self.hashes[name] = digest
+        return digest
+
+    def tree(self, name: str) -> list[str]:
+        """`name` and every workflow it reaches, each once, root first."""
+        seen: list[str] = []
+        stack = [name]
+        while stack:
+            current = stack.pop(0)
+            if current in seen or current not in self.workflows:
+                continue
+            seen.append(current)
+            stack.extend(called_workflows(self.workflows[current]))
+        return seen
+
+
+def load_artifact(normalized: Mapping[str, Any]) -> Workflow:
+    """Rebuild a workflow from its stored normalized form."""
+    from wfops.model.workflow import Workflow
+
+    return Workflow.model_validate(dict(normalized))
