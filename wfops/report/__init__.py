@@ -19,7 +19,7 @@ FORMATS = {
     "sarif": "wfops.report.sarif",
 }
 
-__all__ = ["FORMATS", "render", "summary"]
+__all__ = ["FORMATS", "render", "summary_line"]
 
 
 def render(diagnostics: list[Diagnostic], fmt: str, stream: TextIO) -> None:
@@ -31,7 +31,9 @@ def render(diagnostics: list[Diagnostic], fmt: str, stream: TextIO) -> None:
     import_module(module).render(ordered, stream)
 
 
-def summary(diagnostics: list[Diagnostic]) -> str:
+# Not called `summary`: `wfops.report.summary` is the GitHub step-summary module, and
+# importing it would replace a package attribute of that name.
+def summary_line(diagnostics: list[Diagnostic]) -> str:
     """`2 errors, 1 warning` (always the error count first), or `ok: no problems`."""
     if not diagnostics:
         return "ok: no problems"

@@ -13,8 +13,8 @@ def format_one(d: Diagnostic) -> str:
 
 
 def render(diagnostics: list[Diagnostic], stream: TextIO) -> None:
-    from wfops.report import summary
+    from wfops.report import summary_line
 
     for d in diagnostics:
         stream.write(format_one(d) + "\n")
-    stream.write(summary(diagnostics) + "\n")
+    stream.write(summary_line(diagnostics) + "\n")
