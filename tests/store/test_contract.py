@@ -1,0 +1,127 @@
+"""The contract every Store backend must pass."""
+
+from __future__ import annotations
+
+import pytest
+
+from wfops.engine.types import Interrupt, RunSnapshot, TraceEntry
+from wfops.errors import RunBusyError, UnknownRunError
+
+ART = {"name": "wf", "steps": [{"id": "a", "uses": "std.echo"}]}
+
+
+def snap(run_id: str = "r1", status: str = "running", **kw) -> RunSnapshot:
+    return RunSnapshot(run_id=run_id, workflow="wf", artifact="h1", deployment="dep", status=status,
+                       input={"x": 1}, cursor={"at": kw.pop("at", "a")}, **kw)
+
+
+def entry(seq: int, step: str = "a", **kw) -> TraceEntry:
+    base = dict(seq=seq, step=step, kind="call", attempt=1, input={"value": seq}, outcome="ok",
+                output={"value": seq}, state_changes=[{"path": "state.x", "value": seq}],
+                next="b", error=None, started_at="2026-01-01T00:00:00Z",
+                ended_at="2026-01-01T00:00:01Z")
+    base.update(kw)
+    return TraceEntry(**base)
+
+
+def start(store, run_id: str = "r1") -> None:
+    store.begin_run(run_id, artifacts={"wf": "h1", "child": "h2"},
+                    normalized={"h1": ART, "h2": {"name": "child", "steps": []}},
+                    meta={"bindings": {"n": "m"}, "secrets": ["TOKEN"]})
+    store.commit(snap(run_id), [])
+
+
+def test_first_commit_creates_the_run_with_its_artifacts(store) -> None:
+    start(store)
+    record = store.get_run("r1")
+    assert record.snapshot.status == "running" and record.snapshot.input == {"x": 1}
+    assert record.steps == 0 and record.meta == {"bindings": {"n": "m"}, "secrets": ["TOKEN"]}
+    assert store.run_workflows("r1") == {"wf": ("h1", ART), "child": ("h2", {"name": "child", "steps": []})}
+
+
+def test_steps_round_trip_in_order(store) -> None:
+    start(store)
+    for seq in range(1, 4):
+        store.commit(snap(at=f"s{seq}"), [entry(seq)])
+    trace = store.trace("r1")
+    assert [e.seq for e in trace] == [1, 2, 3]
+    assert trace[1] == entry(2)
+    assert store.get_run("r1").steps == 3
+    assert store.get_run("r1").snapshot.cursor == {"at": "s3"}
+    assert [e.seq for e in store.trace("r1", from_seq=2, limit=1)] == [2]
+
+
+def test_commit_is_all_or_nothing(store) -> None:
+    start(store)
+    store.commit(snap(), [entry(1)])
+    with pytest.raises(Exception):  # noqa: B017 - a duplicate seq must abort the whole commit
+        store.commit(snap(status="completed", outcome="ok"), [entry(2), entry(1)])
+    assert [e.seq for e in store.trace("r1")] == [1]
+    assert store.get_run("r1").snapshot.status == "running"
+
+
+def test_terminal_states_and_interrupt_round_trip(store) -> None:
+    start(store)
+    interrupt = Interrupt(id="i1", step="ask", kind="approval", request={"q": "ok?"},
+                          outcomes=["yes", "no"], resume_schema={"type": "object"})
+    store.commit(snap(status="interrupted", interrupt=interrupt), [entry(1)])
+    got = store.get_run("r1").snapshot
+    assert got.interrupt == interrupt
+    assert got.to_public()["interrupt"] == {"id": "i1", "step": "ask", "kind": "approval",
+                                             "request": {"q": "ok?"}}
+    store.commit(snap(status="failed", interrupt=None, error={"type": "X", "message": "m", "step": "a"}), [])
+    got = store.get_run("r1").snapshot
+    assert got.status == "failed" and got.error["type"] == "X" and got.interrupt is None
+
+
+def test_refused_runs_leave_nothing(store) -> None:
+    store.begin_run("r9", artifacts={"wf": "h1"}, normalized={"h1": ART}, meta={})
+    assert store.list_runs() == []
+
+
+def test_list_filters_and_orders_newest_first(store) -> None:
+    for i in range(5):
+        start(store, f"r{i}")
+    store.commit(snap("r2", status="completed", outcome="ok"), [])
+    assert [r.snapshot.run_id for r in store.list_runs()] == ["r4", "r3", "r2", "r1", "r0"]
+    assert [r.snapshot.run_id for r in store.list_runs(limit=2)] == ["r4", "r3"]
+    assert [r.snapshot.run_id for r in store.list_runs(status="completed")] == ["r2"]
+    assert store.list_runs(deployment="nope") == []
+
+
+def test_unknown_ids_raise(store) -> None:
+    for call in (store.get_run, store.trace, store.delete_run, store.run_workflows):
+        with pytest.raises(UnknownRunError):
+            call("nope")
+
+
+def test_delete_and_prune(store) -> None:
+    start(store, "a")
+    start(store, "b")
+    start(store, "c")
+    store.commit(snap("a"), [entry(1)])
+    store.commit(snap("b", status="completed", outcome="ok"), [])
+    store.delete_run("a")
+    with pytest.raises(UnknownRunError):
+        store.trace("a")
+    assert store.prune(1) == 0          # nothing that old
+    assert store.prune(0) == 1          # b is finished; c still running stays
+    assert [r.snapshot.run_id for r in store.list_runs()] == ["c"]
+
+
+def test_second_connection_sees_commits(store_factory) -> None:
+    one, two = store_factory(), store_factory()
+    start(one)
+    one.commit(snap(), [entry(1)])
+    assert [e.seq for e in two.trace("r1")] == [1]
+
+
+def test_run_lock_is_exclusive(store_factory) -> None:
+    one, two = store_factory(), store_factory()
+    with one.run_lock("r1"):
+        assert two.run_is_driven("r1")
+        with pytest.raises(RunBusyError, match=r"pid \d+"), two.run_lock("r1"):
+            pass
+    assert not two.run_is_driven("r1")
+    with two.run_lock("r1"):
+        pass

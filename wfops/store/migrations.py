@@ -1,0 +1,115 @@
+"""Versioned schema for the SQLite store.
+
+Each migration runs in one `BEGIN IMMEDIATE` transaction together with the row
+that records its version, so a crash leaves the store at the old or the new
+version, never between. A store whose version is newer than `LATEST` was made by
+a newer wfops and is never touched.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from wfops.errors import StoreError
+
+# Run rows stay small: they are rewritten on every step, so the (possibly large)
+# input lives apart, and no full state is ever stored (trace rows hold the writes).
+_V1 = """
+CREATE TABLE artifacts (
+    hash        TEXT PRIMARY KEY,
+    normalized  TEXT NOT NULL
+);
+CREATE TABLE runs (
+    id          TEXT PRIMARY KEY,
+    deployment  TEXT,
+    workflow    TEXT NOT NULL,
+    artifact    TEXT NOT NULL,
+    status      TEXT NOT NULL,
+    outcome     TEXT,
+    output      TEXT,
+    error       TEXT,
+    interrupt   TEXT,
+    cursor      TEXT NOT NULL,
+    steps       INTEGER NOT NULL DEFAULT 0,
+    created_at  TEXT NOT NULL,
+    updated_at  TEXT NOT NULL
+);
+CREATE INDEX runs_by_time ON runs (created_at DESC);
+CREATE INDEX runs_by_status ON runs (status, updated_at);
+CREATE TABLE run_inputs (
+    run_id      TEXT PRIMARY KEY,
+    input       TEXT NOT NULL,
+    meta        TEXT NOT NULL DEFAULT '{}'
+);
+CREATE TABLE run_artifacts (
+    run_id      TEXT NOT NULL,
+    workflow    TEXT NOT NULL,
+    hash        TEXT NOT NULL,
+    PRIMARY KEY (run_id, workflow)
+);
+CREATE TABLE trace (
+    run_id        TEXT NOT NULL,
+    seq           INTEGER NOT NULL,
+    step          TEXT NOT NULL,
+    kind          TEXT NOT NULL,
+    attempt       INTEGER NOT NULL,
+    input         TEXT,
+    outcome       TEXT,
+    output        TEXT,
+    state_changes TEXT NOT NULL,
+    next          TEXT,
+    error         TEXT,
+    started_at    TEXT NOT NULL,
+    ended_at      TEXT NOT NULL,
+    PRIMARY KEY (run_id, seq)
+) WITHOUT ROWID;
+"""
+
+MIGRATIONS: list[tuple[int, str]] = [(1, _V1)]
+LATEST = MIGRATIONS[-1][0]
+
+
+def current_version(conn: sqlite3.Connection) -> int:
+    has_table = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type='table' AND name='schema_version'").fetchone()
+    if not has_table:
+        return 0
+    row = conn.execute("SELECT MAX(version) FROM schema_version").fetchone()
+    return int(row[0] or 0)
+
+
+def refuse_newer(version: int, path: str) -> None:
+    if version > LATEST:
+        raise StoreError(
+            f"store {path} was created by a newer wfops (schema {version}, this wfops knows {LATEST})",
+            hint="upgrade wfops, or point --db / WFOPS_DB at another file")
+
+
+def migrate(conn: sqlite3.Connection, path: str) -> None:
+    """Bring the store to `LATEST`; safe when several processes open a new store at once."""
+    version = current_version(conn)
+    refuse_newer(version, path)
+    if version == LATEST:
+        return
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.execute("CREATE TABLE IF NOT EXISTS schema_version ("
+                     "version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)")
+        version = current_version(conn)  # another process may have migrated while we waited
+        refuse_newer(version, path)
+        for target, script in MIGRATIONS:
+            if target <= version:
+                continue
+            for statement in _statements(script):
+                conn.execute(statement)
+            conn.execute("INSERT INTO schema_version VALUES (?, strftime('%Y-%m-%dT%H:%M:%fZ','now'))",
+                         (target,))
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+def _statements(script: str) -> list[str]:
+    # executescript() would COMMIT our transaction first; run statements one by one instead.
+    return [s.strip() for s in script.split(";") if s.strip()]

@@ -1,0 +1,75 @@
+"""The `Store` protocol: everything the runner and the CLI need from a run store.
+
+SQLite (`wfops.store.sqlite`) is the only backend today; the contract test suite in
+`tests/store/` is parametrized over backends so a PostgreSQL one can follow.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from wfops.engine.types import RunSnapshot, TraceEntry
+
+FINISHED = ("completed", "failed")
+
+
+@dataclass(frozen=True, slots=True)
+class RunRecord:
+    """A stored run: the engine's snapshot plus what only the store knows."""
+
+    snapshot: RunSnapshot
+    created_at: str
+    updated_at: str
+    steps: int                    # trace entries committed so far
+    meta: Mapping[str, Any]       # runner data kept for resume: bindings, secret names
+
+
+class Store(Protocol):
+    """A durable home for artifacts, runs and their traces.
+
+    `commit` is the engine's durability point (`CheckpointSink`): the run row and the
+    step's trace entries are written in ONE transaction, or not at all.
+    """
+
+    def commit(self, run: RunSnapshot, entries: list[TraceEntry]) -> None: ...
+
+    def begin_run(self, run_id: str, *, artifacts: Mapping[str, str],
+                  normalized: Mapping[str, Mapping[str, Any]], meta: Mapping[str, Any]) -> None:
+        """Remember which artifacts (workflow name -> hash) a run uses, before it starts.
+        Idempotent; the run row itself appears with the engine's first `commit`."""
+
+    def get_run(self, run_id: str) -> RunRecord:
+        """Raise `UnknownRunError` for an id the store does not hold."""
+
+    def list_runs(self, *, deployment: str | None = None, status: str | None = None,
+                  limit: int = 20) -> list[RunRecord]:
+        """Newest first."""
+
+    def trace(self, run_id: str, *, from_seq: int | None = None,
+              limit: int | None = None) -> list[TraceEntry]:
+        """Entries in seq order; raise `UnknownRunError` for an unknown id."""
+
+    def run_workflows(self, run_id: str) -> dict[str, tuple[str, dict[str, Any]]]:
+        """Workflow name -> (artifact hash, normalized artifact) for everything the run uses."""
+
+    def delete_run(self, run_id: str) -> None:
+        """Raise `UnknownRunError` for an unknown id."""
+
+    def prune(self, older_than_days: float) -> int:
+        """Delete finished (completed or failed) runs last updated before the cutoff."""
+
+    def run_lock(self, run_id: str) -> AbstractContextManager[None]:
+        """Hold the exclusive right to drive a run; raise `RunBusyError` at once if held."""
+
+    def run_is_driven(self, run_id: str) -> bool:
+        """True while some live process holds the run's lock."""
+
+    def close(self) -> None: ...
+
+
+def iter_public(records: list[RunRecord]) -> Iterator[dict[str, Any]]:
+    for record in records:
+        yield record.snapshot.to_public()

@@ -1,0 +1,287 @@
+"""The SQLite store: WAL, synchronous=NORMAL, every write in `BEGIN IMMEDIATE`.
+
+NORMAL survives process crashes (SIGKILL) but not power loss; see
+docs/runs-and-durability.md. Every sqlite error leaves here as a one-line
+`StoreError` (exit 4).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections.abc import Iterator, Mapping
+from contextlib import AbstractContextManager, contextmanager
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from wfops.canonical import canonical_json
+from wfops.engine.types import Interrupt, RunSnapshot, TraceEntry
+from wfops.errors import StoreError, UnknownRunError
+from wfops.store import locks
+from wfops.store.migrations import migrate
+from wfops.store.protocol import FINISHED, RunRecord
+
+DEFAULT_TIMEOUT = 10.0  # seconds a writer waits for another writer's transaction
+
+
+def now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _dump(value: Any) -> str | None:
+    return None if value is None else json.dumps(value, ensure_ascii=False, separators=(",", ":"),
+                                                 default=str)
+
+
+def _load(text: str | None) -> Any:
+    return None if text is None else json.loads(text)
+
+
+class SqliteStore:
+    def __init__(self, path: Path, *, timeout: float | None = None) -> None:
+        self.path = Path(path)
+        self.timeout = DEFAULT_TIMEOUT if timeout is None else timeout
+        self.lock_dir = self.path.parent / "locks"
+        # Artifacts and inputs are written with a run's first commit, so a run the
+        # engine refuses (bad input) leaves nothing behind.
+        self._pending: dict[str, tuple[dict, dict, dict]] = {}
+        with self._errors("open"):
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.conn = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None,
+                                        check_same_thread=False)
+        with self._errors("open"):
+            self.conn.execute(f"PRAGMA busy_timeout = {int(self.timeout * 1000)}")
+            # Reading the schema first: a non-database file or a newer schema fails here,
+            # before any pragma below could write to it.
+            self.conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            from wfops.store.migrations import current_version, refuse_newer
+
+            refuse_newer(current_version(self.conn), str(self.path))
+            if self.conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                self.conn.execute("PRAGMA journal_mode = WAL")
+            self.conn.execute("PRAGMA synchronous = NORMAL")
+            migrate(self.conn, str(self.path))
+
+    # -- errors -------------------------------------------------------------------------
+
+    @contextmanager
+    def _errors(self, doing: str) -> Iterator[None]:
+        try:
+            yield
+        except sqlite3.Error as exc:
+            raise StoreError(self._describe(exc, doing), hint=self._hint(exc)) from None
+        except OSError as exc:
+            raise StoreError(f"store {self.path}: cannot {doing}: {exc.strerror or exc}") from None
+
+    def _describe(self, exc: sqlite3.Error, doing: str) -> str:
+        text = str(exc)
+        where = f"store {self.path}"
+        if "locked" in text or "busy" in text:
+            return f"{where} is locked by another process (waited {self.timeout:g} s to {doing})"
+        if "not a database" in text or "malformed" in text:
+            return f"{where} is not a valid wfops database (corrupt or another kind of file)"
+        if "full" in text:
+            return f"{where}: disk full while trying to {doing}; nothing after the last committed step was lost"
+        if "readonly" in text or "read-only" in text:
+            return f"{where} is read-only; cannot {doing}"
+        if "unable to open" in text:
+            return f"{where} cannot be opened (missing directory or no permission)"
+        return f"{where}: cannot {doing}: {text}"
+
+    @staticmethod
+    def _hint(exc: sqlite3.Error) -> str | None:
+        text = str(exc)
+        if "locked" in text or "busy" in text:
+            return "another wfops holds a long write; retry, or raise WFOPS_DB_TIMEOUT"
+        if "not a database" in text or "malformed" in text:
+            return "move the file aside (wfops will create a fresh store) or point --db elsewhere"
+        if "full" in text:
+            return "free disk space, then `wfops resume` the run"
+        return None
+
+    @contextmanager
+    def _write(self, doing: str) -> Iterator[sqlite3.Connection]:
+        """One write transaction, taken with BEGIN IMMEDIATE so it can never deadlock."""
+        with self._errors(doing):
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self.conn
+                self.conn.execute("COMMIT")
+            except BaseException:
+                if self.conn.in_transaction:
+                    self.conn.execute("ROLLBACK")
+                raise
+
+    # -- writes -------------------------------------------------------------------------
+
+    def begin_run(self, run_id: str, *, artifacts: Mapping[str, str],
+                  normalized: Mapping[str, Mapping[str, Any]], meta: Mapping[str, Any]) -> None:
+        self._pending[run_id] = (dict(artifacts), dict(normalized), dict(meta))
+
+    def commit(self, run: RunSnapshot, entries: list[TraceEntry]) -> None:
+        stamp = now()
+        with self._write("commit a step") as db:
+            pending = self._pending.get(run.run_id)
+            if pending is not None:
+                self._insert_run(db, run, stamp, *pending)
+            db.executemany(
+                "INSERT INTO trace VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                [(run.run_id, e.seq, e.step, e.kind, e.attempt, _dump(e.input), e.outcome,
+                  _dump(e.output), _dump(e.state_changes) or "[]", e.next, _dump(e.error),
+                  e.started_at, e.ended_at) for e in entries])
+            cur = db.execute(
+                "UPDATE runs SET status=?, outcome=?, output=?, error=?, interrupt=?, cursor=?, "
+                "steps=steps+?, updated_at=? WHERE id=?",
+                (run.status, run.outcome, _dump(run.output), _dump(run.error),
+                 _dump(_interrupt_dict(run.interrupt)), _dump(run.cursor) or "{}", len(entries),
+                 stamp, run.run_id))
+            if cur.rowcount == 0:
+                self._insert_run(db, run, stamp, {}, {}, {})
+                db.execute("UPDATE runs SET steps=? WHERE id=?", (len(entries), run.run_id))
+        self._pending.pop(run.run_id, None)
+
+    def _insert_run(self, db: sqlite3.Connection, run: RunSnapshot, stamp: str,
+                    artifacts: dict, normalized: dict, meta: dict) -> None:
+        db.executemany("INSERT OR IGNORE INTO artifacts VALUES (?, ?)",
+                       [(h, canonical_json(n)) for h, n in normalized.items()])
+        artifacts = {run.workflow: run.artifact, **artifacts}
+        db.executemany("INSERT OR IGNORE INTO run_artifacts VALUES (?, ?, ?)",
+                       [(run.run_id, name, h) for name, h in artifacts.items()])
+        db.execute("INSERT OR IGNORE INTO run_inputs VALUES (?, ?, ?)",
+                   (run.run_id, _dump(run.input) or "null", _dump(meta) or "{}"))
+        db.execute(
+            "INSERT OR IGNORE INTO runs VALUES (?,?,?,?,?,?,?,?,?,?,0,?,?)",
+            (run.run_id, run.deployment, run.workflow, run.artifact, run.status, run.outcome,
+             _dump(run.output), _dump(run.error), _dump(_interrupt_dict(run.interrupt)),
+             _dump(run.cursor) or "{}", stamp, stamp))
+
+    def delete_run(self, run_id: str) -> None:
+        with self._write("delete a run") as db:
+            if not db.execute("SELECT 1 FROM runs WHERE id=?", (run_id,)).fetchone():
+                raise UnknownRunError(f"no run {run_id!r} in {self.path}")
+            self._delete(db, [run_id])
+
+    def prune(self, older_than_days: float) -> int:
+        cutoff = (datetime.now(UTC) - timedelta(days=older_than_days)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        with self._write("prune runs") as db:
+            ids = [r[0] for r in db.execute(
+                "SELECT id FROM runs WHERE status IN (?, ?) AND updated_at < ?", (*FINISHED, cutoff))]
+            self._delete(db, ids)
+        return len(ids)
+
+    @staticmethod
+    def _delete(db: sqlite3.Connection, ids: list[str]) -> None:
+        rows = [(i,) for i in ids]
+        for table, column in (("trace", "run_id"), ("run_artifacts", "run_id"),
+                              ("run_inputs", "run_id"), ("runs", "id")):
+            db.executemany(f"DELETE FROM {table} WHERE {column}=?", rows)
+        # Artifacts no run refers to any more go too; they are rebuilt by the next run.
+        db.execute("DELETE FROM artifacts WHERE hash NOT IN (SELECT hash FROM run_artifacts)")
+
+    # -- reads --------------------------------------------------------------------------
+
+    _RUN_COLUMNS = ("r.id, r.deployment, r.workflow, r.artifact, r.status, r.outcome, r.output, "
+                    "r.error, r.interrupt, r.cursor, r.steps, r.created_at, r.updated_at, "
+                    "i.input, i.meta")
+
+    def get_run(self, run_id: str) -> RunRecord:
+        with self._errors("read a run"):
+            row = self.conn.execute(
+                f"SELECT {self._RUN_COLUMNS} FROM runs r LEFT JOIN run_inputs i ON i.run_id = r.id "
+                "WHERE r.id=?", (run_id,)).fetchone()
+        if row is None:
+            raise UnknownRunError(f"no run {run_id!r} in {self.path}",
+                                  hint="`wfops runs list` shows the stored runs")
+        return _record(row)
+
+    def list_runs(self, *, deployment: str | None = None, status: str | None = None,
+                  limit: int = 20) -> list[RunRecord]:
+        where, args = [], []
+        if deployment is not None:
+            where.append("r.deployment = ?")
+            args.append(deployment)
+        if status is not None:
+            where.append("r.status = ?")
+            args.append(status)
+        clause = f"WHERE {' AND '.join(where)}" if where else ""
+        with self._errors("list runs"):
+            rows = self.conn.execute(
+                f"SELECT {self._RUN_COLUMNS} FROM runs r LEFT JOIN run_inputs i ON i.run_id = r.id "
+                f"{clause} ORDER BY r.created_at DESC, r.rowid DESC LIMIT ?", (*args, limit)).fetchall()
+        return [_record(row) for row in rows]
+
+    def trace(self, run_id: str, *, from_seq: int | None = None,
+              limit: int | None = None) -> list[TraceEntry]:
+        self.get_run(run_id)
+        with self._errors("read a trace"):
+            rows = self.conn.execute(
+                "SELECT seq, step, kind, attempt, input, outcome, output, state_changes, next, error, "
+                "started_at, ended_at FROM trace WHERE run_id=? AND seq >= ? ORDER BY seq LIMIT ?",
+                (run_id, from_seq if from_seq is not None else -1, limit if limit is not None else -1),
+            ).fetchall()
+        return [TraceEntry(seq=r[0], step=r[1], kind=r[2], attempt=r[3], input=_load(r[4]),
+                           outcome=r[5], output=_load(r[6]), state_changes=_load(r[7]) or [],
+                           next=r[8], error=_load(r[9]), started_at=r[10], ended_at=r[11])
+                for r in rows]
+
+    def run_workflows(self, run_id: str) -> dict[str, tuple[str, dict[str, Any]]]:
+        self.get_run(run_id)
+        with self._errors("read artifacts"):
+            rows = self.conn.execute(
+                "SELECT ra.workflow, ra.hash, a.normalized FROM run_artifacts ra "
+                "LEFT JOIN artifacts a ON a.hash = ra.hash WHERE ra.run_id=?", (run_id,)).fetchall()
+        missing = [name for name, _h, text in rows if text is None]
+        if missing:
+            raise StoreError(f"store {self.path} lacks the artifact of workflow(s) {', '.join(missing)} "
+                             f"for run {run_id}")
+        return {name: (h, json.loads(text)) for name, h, text in rows}
+
+    # -- locks and lifetime -------------------------------------------------------------
+
+    def run_lock(self, run_id: str) -> AbstractContextManager[None]:
+        return locks.run_lock(self.lock_dir, run_id)
+
+    def run_is_driven(self, run_id: str) -> bool:
+        return locks.is_locked(self.lock_dir, run_id)
+
+    def close(self) -> None:
+        with self._errors("close"):
+            self.conn.close()
+
+    def __enter__(self) -> SqliteStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _interrupt_dict(interrupt: Interrupt | None) -> dict[str, Any] | None:
+    if interrupt is None:
+        return None
+    return {"id": interrupt.id, "step": interrupt.step, "kind": interrupt.kind,
+            "request": interrupt.request, "outcomes": list(interrupt.outcomes),
+            "resume_schema": interrupt.resume_schema}
+
+
+def _record(row: tuple) -> RunRecord:
+    (run_id, deployment, workflow, artifact, status, outcome, output, error, interrupt, cursor,
+     steps, created_at, updated_at, input_text, meta) = row
+    data = _load(interrupt)
+    snapshot = RunSnapshot(
+        run_id=run_id, workflow=workflow, artifact=artifact, deployment=deployment, status=status,
+        input=_load(input_text), outcome=outcome, output=_load(output), error=_load(error),
+        interrupt=Interrupt(**data) if data else None, cursor=_load(cursor) or {})
+    return RunRecord(snapshot=snapshot, created_at=created_at, updated_at=updated_at, steps=steps,
+                     meta=_load(meta) or {})
+
+
+def env_timeout() -> float | None:
+    value = os.environ.get("WFOPS_DB_TIMEOUT")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        raise StoreError(f"WFOPS_DB_TIMEOUT={value!r} is not a number of seconds") from None
