@@ -10,8 +10,10 @@ Anything hostile or broken raises `YamlLoadError` carrying one `Diagnostic`.
 
 from __future__ import annotations
 
+import codecs
 import math
 import re
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +24,8 @@ from wfops.diagnostics import Diagnostic, error
 MAX_FILE_BYTES = 1024 * 1024
 MAX_SCALAR_CHARS = 64 * 1024
 MAX_DEPTH = 64
-MAX_NODES = 200_000
+MAX_NODES = 100_000
+MAX_INT_DIGITS = 4000  # below Python's int-from-str limit (4300)
 
 Position = tuple[int, int]
 PathKey = tuple[str | int, ...]
@@ -69,12 +72,17 @@ class Document:
 def load_yaml_file(path: Path, display: str | None = None) -> Document:
     shown = display or str(path)
     try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise YamlLoadError(error(
-                "yaml-too-large", f"file is {size} bytes; wfops reads files up to {MAX_FILE_BYTES} bytes",
-                shown, hint="split the file, or move large data out of YAML"))
-        raw = path.read_bytes()
+        info = path.stat()
+        if stat.S_ISDIR(info.st_mode):
+            raise IsADirectoryError(str(path))
+        if not stat.S_ISREG(info.st_mode):
+            # A FIFO or a device (a symlink to /dev/zero) would block or never end.
+            raise YamlLoadError(error("file-unreadable", f"{shown} is not a regular file", shown,
+                                      hint="point wfops at a plain YAML file"))
+        if info.st_size > MAX_FILE_BYTES:
+            raise YamlLoadError(_too_large(info.st_size, shown))
+        with path.open("rb") as handle:
+            raw = handle.read(MAX_FILE_BYTES + 1)  # the file may grow after stat()
     except FileNotFoundError:
         raise YamlLoadError(error("file-missing", f"{shown} does not exist", shown,
                                   hint="check the path, or create the file")) from None
@@ -85,16 +93,28 @@ def load_yaml_file(path: Path, display: str | None = None) -> Document:
     return load_yaml_bytes(raw, shown)
 
 
+def _too_large(size: int, file: str) -> YamlLoadError:
+    return YamlLoadError(error(
+        "yaml-too-large", f"file is {size} bytes; wfops reads files up to {MAX_FILE_BYTES} bytes",
+        file, hint="split the file, or move large data out of YAML"))
+
+
+_WIDE_BOMS = ((codecs.BOM_UTF32_LE, "UTF-32"), (codecs.BOM_UTF32_BE, "UTF-32"),
+              (codecs.BOM_UTF16_LE, "UTF-16"), (codecs.BOM_UTF16_BE, "UTF-16"))
+
+
 def load_yaml_bytes(raw: bytes, file: str) -> Document:
     if len(raw) > MAX_FILE_BYTES:
-        raise YamlLoadError(error(
-            "yaml-too-large", f"file is {len(raw)} bytes; wfops reads files up to {MAX_FILE_BYTES} bytes",
-            file, hint="split the file, or move large data out of YAML"))
+        raise _too_large(len(raw), file)
+    for bom, name in _WIDE_BOMS:
+        if raw.startswith(bom):
+            raise YamlLoadError(error("yaml-encoding", f"the file is {name}-encoded; wfops reads UTF-8",
+                                      file, hint="save the file as UTF-8"))
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
-        column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+        column = len(raw[raw.rfind(b"\n", 0, exc.start) + 1: exc.start].decode("utf-8", "replace")) + 1
         raise YamlLoadError(error(
             "yaml-encoding", f"byte 0x{raw[exc.start]:02x} is not valid UTF-8", file, (line, column),
             hint="save the file as UTF-8")) from None
@@ -102,13 +122,37 @@ def load_yaml_bytes(raw: bytes, file: str) -> Document:
 
 
 def load_yaml_text(text: str, file: str) -> Document:
-    if len(text.encode("utf-8", "surrogatepass")) > MAX_FILE_BYTES:
-        raise YamlLoadError(error("yaml-too-large", f"text is larger than {MAX_FILE_BYTES} bytes", file))
+    if len(text) > MAX_FILE_BYTES or len(text.encode("utf-8", "surrogatepass")) > MAX_FILE_BYTES:
+        raise YamlLoadError(error("yaml-too-large", f"text is larger than {MAX_FILE_BYTES} bytes", file,
+                                  hint="split the file, or move large data out of YAML"))
     if "\x00" in text:
-        line = text.count("\n", 0, text.index("\x00")) + 1
-        raise YamlLoadError(error("yaml-encoding", "the file contains a NUL byte", file, (line, 1),
+        raise YamlLoadError(error("yaml-encoding", "the file contains a NUL byte", file,
+                                  _text_position(text, text.index("\x00")),
                                   hint="YAML files are text; remove the binary content"))
+    surrogate = _SURROGATE.search(text)
+    if surrogate is not None:
+        raise YamlLoadError(error("yaml-encoding", "the text holds an unpaired UTF-16 surrogate", file,
+                                  _text_position(text, surrogate.start()), hint="save the file as UTF-8"))
     return _Builder(file).build(text)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _text_position(text: str, index: int) -> Position:
+    """1-based line and column of a character index, counting line breaks as YAML does."""
+    before = text[:index]
+    breaks = [m.end() for m in _LINE_BREAK.finditer(before)]
+    start = breaks[-1] if breaks else 0
+    return (len(breaks) + 1, index - start + 1)
+
+
+_LINE_BREAK = re.compile("\r\n|\r|\n")
+
+
+def _short(value: str, limit: int = 40) -> str:
+    """A scalar quoted for a message, cut so a huge value cannot flood the output."""
+    return repr(value) if len(value) <= limit else repr(value[:limit]) + f"... ({len(value)} characters)"
 
 
 def _pos(mark: Any) -> Position:
@@ -127,6 +171,7 @@ class _Builder:
     def build(self, text: str) -> Document:
         from ruamel.yaml import YAML
         from ruamel.yaml.error import MarkedYAMLError, YAMLError
+        from ruamel.yaml.reader import ReaderError
 
         yaml = YAML(typ="safe")
         try:
@@ -139,10 +184,16 @@ class _Builder:
             if mark is not None and 0 <= mark.index < len(text) and text[mark.index] == "\t":
                 self.fail("yaml-tab", "a tab character is used where YAML allows only spaces", mark,
                           hint="indent with spaces, never tabs")
-            self.fail("yaml-syntax", f"invalid YAML: {problem}", mark,
+            self.fail("yaml-syntax", f"invalid YAML: {str(problem).splitlines()[0]}", mark,
                       hint="fix the YAML syntax at this position (check indentation, quotes and colons)")
+        except ReaderError as exc:
+            at = _text_position(text, exc.position) if isinstance(exc.position, int) else (1, 1)
+            code = exc.character if isinstance(exc.character, int) else ord(str(exc.character)[:1] or "?")
+            raise YamlLoadError(error(
+                "yaml-encoding", f"character U+{code:04X} is not allowed in YAML ({exc.reason})",
+                self.file, at, hint="remove the control character; YAML files are printable text")) from None
         except YAMLError as exc:
-            self.fail("yaml-syntax", f"invalid YAML: {exc}")
+            self.fail("yaml-syntax", f"invalid YAML: {str(exc).splitlines()[0] if str(exc) else 'unreadable'}")
         except RecursionError:
             self.fail("yaml-too-deep", f"nesting is deeper than {MAX_DEPTH} levels")
         doc = self.doc
@@ -207,11 +258,23 @@ class _Builder:
                     self.fail("yaml-tag", "%TAG directives are not allowed", event.start_mark)
 
     def _check_tag(self, event: Any) -> None:
+        """Only the core schema's tags, and only on the kind of node they name."""
+        from ruamel.yaml import events as ev
+
         tag = event.tag
-        if tag is None or tag == "!" or tag in _STANDARD_TAGS:
+        if tag is None or tag == "!":
             return
-        self.fail("yaml-tag", f"the tag {tag!r} is not allowed in wfops files", event.start_mark,
-                  hint="remove the tag; wfops files hold plain data only")
+        if tag not in _STANDARD_TAGS:
+            shown = "!!" + tag[len(_CORE_PREFIX):] if tag.startswith(_CORE_PREFIX) else tag
+            self.fail("yaml-tag", f"the tag {_short(shown, 60)} is not allowed in wfops files", event.start_mark,
+                      hint="remove the tag; wfops files hold plain data only")
+        kind = type(event)
+        expected = (_MAP_TAG if kind is ev.MappingStartEvent else _SEQ_TAG if kind is ev.SequenceStartEvent
+                    else None)
+        if (expected is not None and tag != expected) or (expected is None and tag in (_MAP_TAG, _SEQ_TAG)):
+            node = "mapping" if expected == _MAP_TAG else "list" if expected == _SEQ_TAG else "scalar"
+            self.fail("yaml-tag", f"the tag !!{tag.rsplit(':', 1)[-1]} does not fit a {node}", event.start_mark,
+                      hint="remove the tag; wfops files hold plain data only")
 
     def _take_key(self, frame: list[Any], event: Any) -> None:
         if event.tag is None and not event.style and event.value == "<<":
@@ -252,24 +315,29 @@ class _Builder:
             if event.style or tag == "!":
                 return value
             tag = _resolve_plain(value)
-        if tag == "tag:yaml.org,2002:str" or tag == "tag:yaml.org,2002:timestamp":
+        if tag == _STR_TAG:
             return value
-        if tag == "tag:yaml.org,2002:merge":
-            self.fail("yaml-merge-key", "merge keys (<<) are not allowed in wfops files", event.start_mark)
-        if tag not in _STANDARD_TAGS:
-            return value
-        try:
-            result = _convert(tag, value)
-        except ValueError:  # a malformed explicitly tagged scalar such as `!!int abc`
-            self.fail("yaml-syntax", f"{value!r} is not a valid {tag.rsplit(':', 1)[-1]}", event.start_mark)
+        kind = tag.rsplit(":", 1)[-1]
+        if not _CORE_PATTERNS[tag].fullmatch(value):  # an explicit tag on the wrong text: `!!int abc`
+            self.fail("yaml-tag", f"{_short(value)} is not a valid {kind}", event.start_mark,
+                      hint=f"fix the value, or remove the !!{kind} tag")
+        if kind == "int" and len(value) > MAX_INT_DIGITS:
+            self.fail("yaml-invalid-number", f"an integer with {len(value)} digits is too long",
+                      event.start_mark, hint=f"use at most {MAX_INT_DIGITS} digits, or quote it")
+        result = _convert(kind, value)
         if isinstance(result, float) and not math.isfinite(result):
-            self.fail("yaml-invalid-number", f"{value!r} is not a finite number; JSON cannot hold it",
+            self.fail("yaml-invalid-number", f"{_short(value)} is not a finite number; JSON cannot hold it",
                       event.start_mark, hint="use a finite number, or quote it to make it a string")
         return result
 
 
 _NO_KEY = object()
 
+
+_CORE_PREFIX = "tag:yaml.org,2002:"
+_STR_TAG = "tag:yaml.org,2002:str"
+_MAP_TAG = "tag:yaml.org,2002:map"
+_SEQ_TAG = "tag:yaml.org,2002:seq"
 
 _CORE_SCHEMA = [
     ("tag:yaml.org,2002:null", re.compile(r"~|null|Null|NULL|")),
@@ -280,6 +348,9 @@ _CORE_SCHEMA = [
 ]
 
 
+_CORE_PATTERNS = dict(_CORE_SCHEMA)
+
+
 def _resolve_plain(value: str) -> str:
     """The YAML 1.2 core schema: `on`, `yes` and dates stay strings."""
     for tag, pattern in _CORE_SCHEMA:
@@ -288,24 +359,19 @@ def _resolve_plain(value: str) -> str:
     return "tag:yaml.org,2002:str"
 
 
-def _convert(tag: str, value: str) -> Any:
-    """Scalars of the YAML 1.2 core schema; everything else stays a string."""
-    kind = tag.rsplit(":", 1)[-1]
+def _convert(kind: str, value: str) -> Any:
+    """A plain or explicitly tagged scalar that already matched its core-schema pattern."""
     if kind == "null":
         return None
     if kind == "bool":
-        lowered = value.lower()
-        if lowered not in ("true", "false"):
-            raise ValueError(value)
-        return lowered == "true"
+        return value.lower() == "true"
     if kind == "int":
-        digits = value.replace("_", "")
         try:
-            return int(digits, 0)
+            return int(value, 0)
         except ValueError:
-            return int(digits, 10)  # leading zeros: YAML 1.2 reads 0755 as decimal
+            return int(value, 10)  # leading zeros: YAML 1.2 reads 0755 as decimal
     if kind == "float":
-        lowered = value.lower().replace("_", "")
+        lowered = value.lower()
         if lowered.lstrip("+-") in (".inf", ".nan"):
             return float("nan")
         return float(lowered)
