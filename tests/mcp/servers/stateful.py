@@ -1,0 +1,99 @@
+"""A small stateful MCP test server: counter, echo, an erroring, a hanging and a dying tool.
+
+Run as `python tests/mcp/servers/stateful.py [--pid-file F] [--http PORT]`. The pid
+file lets tests prove that no server process outlives its source.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from pathlib import Path
+from typing import TypedDict
+
+import anyio
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+
+app = MCPServer("wfops-test-stateful")
+_count = 0
+
+
+class Count(TypedDict):
+    value: int
+    pid: int
+
+
+@app.tool()
+def counter(step: int = 1) -> Count:
+    """Add `step` to a counter that lives as long as the server process."""
+    global _count
+    _count += step
+    return {"value": _count, "pid": os.getpid()}
+
+
+@app.tool()
+def echo(text: str) -> str:
+    """Return `text` unchanged (a primitive return: output is {result: text})."""
+    return text
+
+
+@app.tool(structured_output=False)
+def echo_json(text: str) -> str:
+    """Return `text` as plain text content with no output schema."""
+    return text
+
+
+@app.tool()
+def fail(message: str) -> str:
+    """Always fail with `message`."""
+    raise ToolError(message)
+
+
+@app.tool()
+async def hang(seconds: float = 3600) -> str:
+    """Sleep a long time (tests timeouts)."""
+    await anyio.sleep(seconds)
+    return "woke"
+
+
+@app.tool()
+def die() -> str:
+    """Kill this server process mid-call."""
+    os._exit(3)
+
+
+@app.tool()
+def env(name: str) -> str:
+    """Read an environment variable of the server process ('' when unset)."""
+    return os.environ.get(name, "")
+
+
+@app.tool()
+def cwd() -> str:
+    """The server's working directory."""
+    return os.getcwd()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--pid-file")
+    parser.add_argument("--http", type=int)
+    parser.add_argument("--exit-at-once", action="store_true")
+    parser.add_argument("--slow-start", type=float, default=0)
+    args = parser.parse_args()
+    if args.pid_file:
+        Path(args.pid_file).write_text(str(os.getpid()))
+    if args.exit_at_once:
+        raise SystemExit("stateful test server: refusing to start (--exit-at-once)")
+    if args.slow_start:
+        time.sleep(args.slow_start)
+    if args.http:
+        app.run("streamable-http", host="127.0.0.1", port=args.http)
+    else:
+        app.run()
+
+
+if __name__ == "__main__":
+    main()

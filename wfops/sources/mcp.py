@@ -1,0 +1,350 @@
+"""MCP servers as wfops sources (SPEC §4): every tool of one server is a capability.
+
+One session per source: `open()` starts a background task that owns the MCP `Client`
+for the source's whole life (anyio requires a client's enter and exit in the same
+task), lists the tools once, then serves calls handed to it through a queue. Each call
+runs as a child task of that owner, so a caller that gives up (a step timeout) cancels
+only its own request and the session stays usable. `close()` stops the owner, which
+shuts the server down (stdin closed, then SIGTERM, then SIGKILL: the SDK's sequence).
+
+`import mcp` costs ~0.5 s, so it happens inside functions, only when a source opens.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import sys
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+from wfops.errors import CapabilityError, StepTimeout
+from wfops.sources.base import CallResult, Capability, StepContext
+from wfops.sources.mcp_result import convert_result, tool_error_text
+
+if TYPE_CHECKING:
+    from wfops.model.sources import McpSource
+
+#: The output contract of a tool that declares no output schema (SPEC §4).
+ANY_RESULT_SCHEMA: dict[str, Any] = {"type": "object", "properties": {"result": {}}}
+#: Upper bound for a server to start and list its tools, whatever the call timeout is.
+MAX_START_TIMEOUT = 60.0
+#: How long `close()` waits for the SDK's own shutdown (bounded at ~4.5 s) before giving up.
+CLOSE_TIMEOUT = 10.0
+#: MCP error codes the SDK raises for a dead connection and an unanswered request.
+CONNECTION_CLOSED = -32000
+REQUEST_TIMEOUT = -32001
+_PYTHON_NAMES = {"python", "python3", f"python3.{sys.version_info.minor}"}
+
+
+@dataclass(eq=False)
+class _Request:
+    name: str
+    payload: dict[str, Any]
+    future: asyncio.Future
+    scope: Any = None  # the anyio CancelScope of the child task serving this request
+    stderr_at: int = 0  # where the server's stderr stood when the call was made
+    done: bool = field(default=False)
+
+
+class McpClientSource:
+    """A `Source` backed by one MCP server (stdio `command` or streamable HTTP `url`).
+
+    Open, call and close in one event loop: the session lives in a task of that loop.
+    """
+
+    def __init__(self, source_id: str, spec: McpSource, root: Path, *,
+                 start_timeout: float | None = None) -> None:
+        self.id = source_id
+        self.spec = spec
+        self.root = Path(root)
+        self.start_timeout = min(start_timeout or max(float(spec.timeout), 10.0), MAX_START_TIMEOUT)
+        self._capabilities: dict[str, Capability] | None = None
+        self._structured: set[str] = set()  # tools that declare an output schema
+        self._owner: asyncio.Task | None = None
+        self._requests: asyncio.Queue[_Request | None] | None = None
+        self._pending: set[_Request] = set()
+        self._failure: str | None = None  # why the session ended on its own (crash, exit)
+        self._stderr: IO[bytes] | None = None
+        self._closed = False
+
+    # -- the Source protocol -------------------------------------------------------------
+
+    async def open(self) -> None:
+        """Start the server (or connect), list its tools; raises `CapabilityError` naming
+        the source when it cannot start, exits at once or does not answer in time."""
+        if self._owner is not None:
+            return
+        self._closed = False
+        self._failure = None
+        loop = asyncio.get_running_loop()
+        ready: asyncio.Future[None] = loop.create_future()
+        self._requests = asyncio.Queue()
+        self._owner = loop.create_task(self._own(ready), name=f"wfops-mcp-{self.id}")
+        try:
+            await asyncio.shield(ready)
+        except BaseException:
+            await self.close()
+            raise
+
+    def capabilities(self) -> Mapping[str, Capability]:
+        if self._capabilities is None:
+            raise CapabilityError(f"mcp source {self.id!r} is not open",
+                                  hint="call `await source.open()` before listing its capabilities")
+        return self._capabilities
+
+    async def call(self, name: str, payload: dict[str, Any], context: StepContext) -> CallResult:
+        if self._capabilities is not None and name not in self._capabilities:
+            raise CapabilityError(f"mcp source {self.id!r} has no tool {name!r}")
+        request = self._submit(name, payload)
+        try:
+            # The SDK enforces spec.timeout per request; the margin only guards against a stuck SDK.
+            result = await asyncio.wait_for(asyncio.shield(request.future), self.spec.timeout + 5)
+        except asyncio.CancelledError:
+            self._cancel(request)
+            raise
+        except TimeoutError:
+            self._cancel(request)
+            raise StepTimeout(self._timeout_message(name)) from None
+        return convert_result(self.id, name, result, structured=name in self._structured)
+
+    async def close(self) -> None:
+        """Stop the session and the server process. Idempotent; never raises for a dead server."""
+        owner, self._owner = self._owner, None
+        self._closed = True
+        if owner is None:
+            return
+        if self._requests is not None:
+            self._requests.put_nowait(None)
+        try:
+            await asyncio.wait_for(asyncio.shield(owner), CLOSE_TIMEOUT)
+        except TimeoutError:
+            owner.cancel()
+            await asyncio.gather(owner, return_exceptions=True)
+        except BaseException:  # noqa: BLE001 - the owner reports its own failures; closing must not raise
+            pass
+        self._fail_pending(f"mcp source {self.id!r} was closed")
+        if self._stderr is not None:
+            self._stderr.close()
+            self._stderr = None
+
+    # -- the owner task ------------------------------------------------------------------
+
+    async def _own(self, ready: asyncio.Future[None]) -> None:
+        import anyio
+        from mcp import Client
+
+        try:
+            # One scope for the session's whole life: its deadline bounds start-up and is
+            # lifted once the tools are listed (a scope must exit in the task that entered it).
+            with anyio.CancelScope(deadline=anyio.current_time() + self.start_timeout) as scope:
+                async with Client(self._transport()) as client, anyio.create_task_group() as group:
+                    self._capabilities = await self._list_capabilities(client)
+                    scope.deadline = math.inf
+                    ready.set_result(None)
+                    await self._serve(client, group)
+                    group.cancel_scope.cancel()
+            if scope.cancelled_caught and not ready.done():
+                ready.set_exception(CapabilityError(
+                    f"mcp source {self.id!r}: the server did not start and list its tools within "
+                    f"{self.start_timeout:g}s{self._stderr_tail()}",
+                    hint="check the command runs on its own; raise `timeout:` for a slow server"))
+        except BaseException as exc:  # noqa: BLE001 - every failure becomes a message naming the source
+            message = self._describe_failure(exc, started=ready.done())
+            if not ready.done():
+                ready.set_exception(CapabilityError(message, hint=self._start_hint()))
+            else:
+                self._failure = message
+            if isinstance(exc, asyncio.CancelledError):
+                raise
+        finally:
+            if ready.done() and self._failure is None and not self._closed:
+                self._failure = f"mcp source {self.id!r}: the session ended{self._stderr_tail()}"
+            self._fail_pending(self._failure or f"mcp source {self.id!r} was closed")
+
+    async def _serve(self, client: Any, group: Any) -> None:
+        assert self._requests is not None
+        while True:
+            request = await self._requests.get()
+            if request is None:
+                return
+            group.start_soon(self._run_request, client, request)
+
+    async def _run_request(self, client: Any, request: _Request) -> None:
+        import anyio
+
+        with anyio.CancelScope() as request.scope:
+            try:
+                result = await client.call_tool(request.name, request.payload,
+                                                read_timeout_seconds=self.spec.timeout)
+            except Exception as exc:  # noqa: BLE001 - handed to the caller as a step failure
+                self._settle(request, error=self._call_error(request, exc))
+            else:
+                self._settle(request, result=result)
+        if not request.done:
+            self._settle(request, error=CapabilityError(f"mcp source {self.id!r}: call to "
+                                                        f"{request.name!r} was cancelled"))
+
+    async def _list_capabilities(self, client: Any) -> dict[str, Capability]:
+        capabilities: dict[str, Capability] = {}
+        cursor: str | None = None
+        for _ in range(1000):  # pages; a server that loops its cursor must not hang us
+            page = await client.list_tools(cursor=cursor)
+            for tool in page.tools:
+                capabilities[tool.name] = Capability(
+                    self.id, tool.name, dict(tool.input_schema or {"type": "object"}),
+                    dict(tool.output_schema) if tool.output_schema else dict(ANY_RESULT_SCHEMA),
+                    ("ok",), tool.description or "")
+                if tool.output_schema:
+                    self._structured.add(tool.name)
+            cursor = page.next_cursor
+            if cursor is None:
+                break
+        return capabilities
+
+    # -- requests ------------------------------------------------------------------------
+
+    def _submit(self, name: str, payload: dict[str, Any]) -> _Request:
+        if self._owner is None or self._requests is None:
+            raise CapabilityError(f"mcp source {self.id!r} is not open",
+                                  hint="the runner opens every source before the first step")
+        if self._failure is not None or self._owner.done():
+            raise CapabilityError(self._failure or f"mcp source {self.id!r}: the session has ended")
+        request = _Request(name, dict(payload), asyncio.get_running_loop().create_future(),
+                           stderr_at=self._stderr_size())
+        self._pending.add(request)
+        self._requests.put_nowait(request)
+        return request
+
+    def _settle(self, request: _Request, *, result: Any = None, error: BaseException | None = None) -> None:
+        request.done = True
+        self._pending.discard(request)
+        if request.future.done():
+            return
+        if error is not None:
+            request.future.set_exception(error)
+        else:
+            request.future.set_result(result)
+
+    def _cancel(self, request: _Request) -> None:
+        if request.scope is not None:
+            request.scope.cancel()
+        if not request.future.done():
+            request.future.cancel()
+        self._pending.discard(request)
+
+    def _fail_pending(self, message: str) -> None:
+        for request in list(self._pending):
+            self._settle(request, error=CapabilityError(message))
+
+    # -- messages ------------------------------------------------------------------------
+
+    def _call_error(self, request: _Request, exc: BaseException) -> CapabilityError:
+        from mcp import MCPError
+
+        name = request.name
+        if isinstance(exc, MCPError) and exc.code == REQUEST_TIMEOUT:
+            return StepTimeout(self._timeout_message(name))
+        if isinstance(exc, MCPError) and exc.code == CONNECTION_CLOSED:
+            self._failure = (f"mcp source {self.id!r}: the server closed the connection "
+                             f"(it exited or crashed) during tool {name!r}"
+                             f"{self._stderr_tail(since=request.stderr_at)}")
+            return CapabilityError(self._failure, hint="see the server's stderr; the source must be reopened")
+        if isinstance(exc, MCPError):
+            return CapabilityError(f"mcp source {self.id!r}: tool {name!r}: {tool_error_text(exc)}")
+        return CapabilityError(f"mcp source {self.id!r}: tool {name!r}: {type(exc).__name__}: {exc}")
+
+    def _timeout_message(self, name: str) -> str:
+        return (f"mcp source {self.id!r}: tool {name!r} did not answer within "
+                f"{self.spec.timeout:g}s (the source's `timeout:`)")
+
+    def _describe_failure(self, exc: BaseException, *, started: bool) -> str:
+        leaf = _first_leaf(exc)
+        what = "the session failed" if started else "could not start the server"
+        if isinstance(leaf, CapabilityError):
+            return leaf.message
+        if isinstance(leaf, FileNotFoundError):
+            return f"mcp source {self.id!r}: command not found: {self._argv()[0]!r}"
+        if isinstance(leaf, NotADirectoryError | PermissionError | OSError) and not started \
+                and not _is_mcp_error(leaf):
+            return f"mcp source {self.id!r}: {what}: {leaf}"
+        if _is_mcp_error(leaf) and getattr(leaf, "code", None) == CONNECTION_CLOSED:
+            where = "the server exited before it answered" if not started else "the server exited"
+            return f"mcp source {self.id!r}: {where}{self._stderr_tail()}"
+        if self.spec.url is not None and not started:
+            return f"mcp source {self.id!r}: cannot connect to {self.spec.url}: {_short(leaf)}"
+        return f"mcp source {self.id!r}: {what}: {_short(leaf)}{self._stderr_tail()}"
+
+    def _start_hint(self) -> str:
+        if self.spec.url is not None:
+            return "check the server is running and `url:` points at its MCP endpoint (e.g. .../mcp)"
+        return "run the `command:` of this source in the project root to see why it does not start"
+
+    def _stderr_size(self) -> int:
+        try:
+            return self._stderr.seek(0, 2) if self._stderr is not None else 0
+        except (OSError, ValueError):
+            return 0
+
+    def _stderr_tail(self, lines: int = 3, since: int = 0) -> str:
+        """The server's last stderr lines (written after offset `since`), for error messages."""
+        if self._stderr is None:
+            return ""
+        try:
+            self._stderr.seek(max(since, self._stderr_size() - 4000))
+            text = self._stderr.read().decode("utf-8", "replace")
+        except (OSError, ValueError):
+            return ""
+        tail = [line for line in text.splitlines() if line.strip()][-lines:]
+        return ("; server stderr: " + " | ".join(s.strip() for s in tail)) if tail else ""
+
+    # -- transport -----------------------------------------------------------------------
+
+    def _argv(self) -> list[str]:
+        argv = list(self.spec.command or [])
+        # `python` means the interpreter running wfops, so servers see the same packages
+        # (a venv need not be activated) and the lock is the same on every machine.
+        if argv and argv[0] in _PYTHON_NAMES:
+            argv[0] = sys.executable
+        return argv
+
+    def _cwd(self) -> Path:
+        cwd = (self.root / self.spec.cwd) if self.spec.cwd else self.root
+        if not cwd.is_dir():
+            raise CapabilityError(f"mcp source {self.id!r}: cwd {str(cwd)!r} is not a directory",
+                                  hint="`cwd:` is relative to the project root")
+        return cwd
+
+    def _transport(self) -> Any:
+        if self.spec.url is not None:
+            return self.spec.url
+        from mcp import StdioServerParameters
+        from mcp.client.stdio import stdio_client
+
+        argv = self._argv()
+        params = StdioServerParameters(command=argv[0], args=argv[1:], env=dict(self.spec.env),
+                                       cwd=str(self._cwd()))
+        # The server's stderr goes to a file: its logs stay off the user's terminal and
+        # its last lines explain a crash.
+        self._stderr = tempfile.TemporaryFile(  # noqa: SIM115 - closed by close()
+            mode="w+b")
+        return stdio_client(params, errlog=self._stderr)  # type: ignore[arg-type]
+
+
+def _first_leaf(exc: BaseException) -> BaseException:
+    """The first real exception inside (possibly nested) exception groups."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
+
+
+def _is_mcp_error(exc: BaseException) -> bool:
+    return type(exc).__name__ == "MCPError"
+
+
+def _short(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
