@@ -1,0 +1,202 @@
+"""Draw a workflow as Mermaid (GitHub renders it) or Graphviz DOT.
+
+Every step is a node whose shape says its kind; every routed outcome is an edge
+labelled with the outcome; `catch` edges are dashed; `next: end` leads to one
+shared `end` node and each `end: X` step is a terminal node of its own. `taken`
+(a run's top-level step ids, in order; `"end"` for the end node) highlights the
+path a run took.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+FORMATS = ("mermaid", "dot")
+END = "end"
+
+# kind -> (mermaid open, mermaid close, dot shape)
+_SHAPES: dict[str, tuple[str, str, str]] = {
+    "uses": ('["', '"]', "box"),
+    "workflow": ('[["', '"]]', "box3d"),
+    "if": ('{"', '"}', "diamond"),
+    "foreach": ('{{"', '"}}', "hexagon"),
+    "interrupt": ('>"', '"]', "cds"),
+    "end": ('(["', '"])', "doubleoctagon"),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    key: str      # the id used in the drawing (never a keyword like `end`)
+    step: str     # the step id, or `end`
+    kind: str     # a key of _SHAPES, or "terminal"
+    label: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Edge:
+    source: str   # step id
+    target: str   # step id or `end`
+    label: str
+    dashed: bool = False
+
+
+def graph_parts(workflow: Any) -> tuple[list[Node], list[Edge]]:
+    """The nodes and edges of a workflow, in step order (shared by both formats)."""
+    from wfops.model.workflow import step_kind_of
+
+    nodes: list[Node] = []
+    edges: list[Edge] = []
+    uses_end = False
+    for index, step in enumerate(workflow.steps):
+        kind = step_kind_of(step) or "uses"
+        nodes.append(Node(f"s{index}", step.id, kind, (step.id, *_detail(step, kind))))
+        for outcome, target in step.routes().items():
+            edges.append(Edge(step.id, target, outcome))
+            uses_end = uses_end or target == END
+        catch = getattr(step, "catch", None)
+        if catch is not None:
+            edges.append(Edge(step.id, catch.next, "catch", dashed=True))
+            uses_end = uses_end or catch.next == END
+    if uses_end:
+        nodes.append(Node("done", END, "terminal", ("end",)))
+    return nodes, edges
+
+
+def _detail(step: Any, kind: str) -> tuple[str, ...]:
+    if kind == "uses":
+        return (step.uses,)
+    if kind == "workflow":
+        return (f"workflow {step.workflow}",)
+    if kind == "if":
+        return (_condition_text(step.if_),)
+    if kind == "foreach":
+        body = step.uses or f"workflow {step.workflow}"
+        return (f"foreach {step.foreach}", f"{body} ({step.mode})")
+    if kind == "interrupt":
+        return (f"interrupt: {step.interrupt}",)
+    if kind == "end":
+        return (f"end: {step.end}",)
+    return ()
+
+
+_OPERATORS = {"eq": "==", "ne": "!=", "gt": ">", "ge": ">=", "lt": "<", "le": "<=", "in": "in"}
+
+
+def _condition_text(condition: Any, limit: int = 48) -> str:
+    """`{and: [{exists: $state.x}, {gt: [$state.n, 1]}]}` -> `exists $state.x and $state.n > 1`."""
+    text = _condition(condition, top=True)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _condition(condition: Any, top: bool = False) -> str:
+    if not isinstance(condition, dict) or len(condition) != 1:
+        return _operand(condition)
+    ((op, operand),) = condition.items()
+    if op in ("and", "or") and isinstance(operand, list):
+        joined = f" {op} ".join(_condition(c) for c in operand)
+        return joined if top else f"({joined})"
+    if op == "not":
+        return f"not {_condition(operand)}"
+    if op == "exists":
+        return f"exists {_operand(operand)}"
+    if op in _OPERATORS and isinstance(operand, list) and len(operand) == 2:
+        return f"{_operand(operand[0])} {_OPERATORS[op]} {_operand(operand[1])}"
+    return _operand(condition)
+
+
+def _operand(value: Any) -> str:
+    import json
+
+    if isinstance(value, str) and value.startswith("$") and not value.startswith("$$"):
+        return value
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def render_graph(workflow: Any, fmt: str = "mermaid", taken: Sequence[str] | None = None) -> str:
+    """The drawing as text. `taken` highlights the steps (and the edges between them) a run took."""
+    from wfops.errors import UsageError
+
+    if fmt not in FORMATS:
+        raise UsageError(f"unknown graph format {fmt!r}", hint="use mermaid or dot")
+    nodes, edges = graph_parts(workflow)
+    path = list(taken or [])
+    on_path = set(path)
+    taken_edges = {(a, b) for a, b in zip(path, path[1:], strict=False)}
+    render = _mermaid if fmt == "mermaid" else _dot
+    return render(workflow, nodes, edges, on_path, taken_edges)
+
+
+def _mermaid(workflow: Any, nodes: list[Node], edges: list[Edge], on_path: set[str],
+             taken_edges: set[tuple[str, str]]) -> str:
+    keys = {n.step: n.key for n in nodes}
+    lines = ["flowchart TD", '    start(("start"))']
+    for node in nodes:
+        if node.kind == "terminal":
+            lines.append(f'    {node.key}((("end")))')
+            continue
+        opening, closing, _ = _SHAPES[node.kind]
+        label = "<br/>".join(_mm(part) for part in node.label)
+        lines.append(f"    {node.key}{opening}{label}{closing}")
+    drawn: list[bool] = []
+    start = workflow.start_step
+    lines.append(f"    start --> {keys[start]}")
+    drawn.append(start in on_path)
+    for edge in edges:
+        target = keys.get(edge.target)
+        if target is None:  # a broken route: validate reports it; draw what exists
+            continue
+        arrow = "-.->" if edge.dashed else "-->"
+        lines.append(f'    {keys[edge.source]} {arrow}|"{_mm(edge.label)}"| {target}')
+        drawn.append((edge.source, edge.target) in taken_edges)
+    if on_path:
+        lines.append("    classDef taken fill:#d4f7d4,stroke:#1a7f37,stroke-width:3px")
+        highlighted = [n.key for n in nodes if n.step in on_path]
+        if highlighted:
+            lines.append(f"    class {','.join(highlighted)} taken")
+        indexes = [str(i) for i, hit in enumerate(drawn) if hit]
+        if indexes:
+            lines.append(f"    linkStyle {','.join(indexes)} stroke:#1a7f37,stroke-width:3px")
+    return "\n".join(lines) + "\n"
+
+
+def _mm(text: str) -> str:
+    """Escape text for a quoted Mermaid label."""
+    return (text.replace("&", "#amp;").replace('"', "#quot;").replace("<", "#lt;")
+            .replace(">", "#gt;").replace("|", "#124;"))
+
+
+def _dot(workflow: Any, nodes: list[Node], edges: list[Edge], on_path: set[str],
+         taken_edges: set[tuple[str, str]]) -> str:
+    keys = {n.step: n.key for n in nodes}
+    lines = [f"digraph {_dq(workflow.name)} {{", "  rankdir=TB;",
+             '  node [fontname="Helvetica", fontsize=11];', '  edge [fontname="Helvetica", fontsize=10];',
+             '  start [label="start", shape=circle, width=0.3];']
+    for node in nodes:
+        shape = "doublecircle" if node.kind == "terminal" else _SHAPES[node.kind][2]
+        extra = ', style="filled,bold", fillcolor="#d4f7d4", color="#1a7f37"' if node.step in on_path else ""
+        lines.append(f"  {node.key} [label={_dq(chr(10).join(node.label))}, shape={shape}{extra}];")
+    start = workflow.start_step
+    lines.append(f"  start -> {keys[start]}{_dot_taken(start in on_path, [])};")
+    for edge in edges:
+        target = keys.get(edge.target)
+        if target is None:
+            continue
+        attrs = [f"label={_dq(edge.label)}"] + (["style=dashed"] if edge.dashed else [])
+        taken = (edge.source, edge.target) in taken_edges
+        lines.append(f"  {keys[edge.source]} -> {target}{_dot_taken(taken, attrs)};")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def _dot_taken(taken: bool, attrs: list[str]) -> str:
+    if taken:
+        attrs = [*attrs, 'color="#1a7f37"', "penwidth=2.5"]
+    return f" [{', '.join(attrs)}]" if attrs else ""
+
+
+def _dq(text: str) -> str:
+    """A DOT double-quoted string."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'

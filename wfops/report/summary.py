@@ -1,0 +1,111 @@
+"""The GitHub Actions step summary of a run (`$GITHUB_STEP_SUMMARY`).
+
+`wfops run` and `wfops resume` call `append_step_summary` when that variable is
+set: status, outcome, duration, error or open interrupt, the output as a JSON
+block, and the Mermaid graph with the path the run took highlighted.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+# GitHub caps a step summary at 1 MiB; keep the output block well under it.
+MAX_OUTPUT_CHARS = 64 * 1024
+_ICONS = {"completed": "✅", "failed": "❌", "interrupted": "⏸️", "running": "⏳"}
+
+
+def append_step_summary(snapshot: Any, trace: Sequence[Any], workflow: Any, path: str | Path) -> None:
+    """Append the run's summary (markdown) to the file at `path`."""
+    with open(path, "a", encoding="utf-8") as stream:
+        stream.write(step_summary(snapshot, trace, workflow))
+
+
+def step_summary(snapshot: Any, trace: Sequence[Any], workflow: Any) -> str:
+    """The summary as markdown text (a `RunSnapshot` or its public dict, and trace entries)."""
+    from wfops.report.graph import render_graph
+
+    run = snapshot.to_public() if hasattr(snapshot, "to_public") else dict(snapshot)
+    entries = [e.to_dict() if hasattr(e, "to_dict") else dict(e) for e in trace]
+    status = run.get("status") or "unknown"
+    name = run.get("deployment") or run.get("workflow")
+    lines = [f"### {_ICONS.get(status, '')} wfops run `{name}`: {status}".replace("  ", " "), "",
+             "| | |", "| --- | --- |",
+             f"| Run | `{run.get('run_id')}` |",
+             f"| Workflow | `{run.get('workflow')}` (`{_short(run.get('artifact'))}`) |",
+             f"| Status | {status} |"]
+    if run.get("outcome") is not None:
+        lines.append(f"| Outcome | `{run['outcome']}` |")
+    lines.append(f"| Steps | {len(entries)} |")
+    duration = _duration(entries)
+    if duration is not None:
+        lines.append(f"| Duration | {duration:.3f} s |")
+    lines.append("")
+    lines += _error(run.get("error")) + _interrupt(run)
+    lines += ["#### Output", "", _json_block(run.get("output")), ""]
+    lines += ["#### Graph", "", "```mermaid",
+              render_graph(workflow, "mermaid", taken_path(entries, status)).rstrip("\n"), "```", ""]
+    return "\n".join(lines) + "\n"
+
+
+def taken_path(entries: Sequence[dict[str, Any]], status: str) -> list[str]:
+    """Top-level step ids in the order the run went through them (retries and nested
+    frames folded into their top-level step), plus `end` when the run ended by `next: end`."""
+    path: list[str] = []
+    last_next: str | None = None
+    for entry in entries:
+        step = str(entry.get("step", "")).split("/", 1)[0].split("[", 1)[0]
+        if not step:
+            continue
+        if not path or path[-1] != step:
+            path.append(step)
+        if "/" not in str(entry.get("step", "")):
+            last_next = entry.get("next")
+    if status == "completed" and last_next == "end":
+        path.append("end")
+    return path
+
+
+def _duration(entries: Sequence[dict[str, Any]]) -> float | None:
+    try:
+        start = min(datetime.fromisoformat(str(e["started_at"])) for e in entries)
+        end = max(datetime.fromisoformat(str(e["ended_at"])) for e in entries)
+    except (KeyError, TypeError, ValueError):
+        return None
+    return (end - start).total_seconds()
+
+
+def _error(error: Any) -> list[str]:
+    if not error:
+        return []
+    if isinstance(error, dict):
+        where = f" in step `{error['step']}`" if error.get("step") else ""
+        text = f"**Error**{where}: {error.get('type', 'error')}: {error.get('message', '')}"
+    else:
+        text = f"**Error**: {error}"
+    return [text, ""]
+
+
+def _interrupt(run: dict[str, Any]) -> list[str]:
+    interrupt = run.get("interrupt")
+    if not interrupt:
+        return []
+    return [f"**Waiting** at step `{interrupt.get('step')}` ({interrupt.get('kind')}); request:", "",
+            _json_block(interrupt.get("request")), "",
+            f"Resume with `wfops resume {run.get('run_id')} --outcome <outcome> --payload '<json>'`.", ""]
+
+
+def _json_block(value: Any) -> str:
+    text = json.dumps(value, indent=2, ensure_ascii=False, default=str)
+    if len(text) > MAX_OUTPUT_CHARS:
+        text = text[:MAX_OUTPUT_CHARS] + "\n… (truncated; see `wfops runs show`)"
+    fence = "````" if "```" in text else "```"
+    return f"{fence}json\n{text}\n{fence}"
+
+
+def _short(artifact: Any) -> str:
+    text = str(artifact or "")
+    return text[:19] if text.startswith("sha256:") else text[:12]
