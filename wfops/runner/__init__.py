@@ -1,0 +1,19 @@
+"""Running deployments: `run_deployment`, `resume_run` (async) and their options.
+
+    from wfops.runner import RunOptions, run_deployment
+    result = await run_deployment(RunOptions("meeting-report.local", input={"path": "x.md"}))
+    result.snapshot.to_public(), result.exit_code
+"""
+
+from __future__ import annotations
+
+from wfops.runner.execute import (
+    EXIT_CODES,
+    ResumeOptions,
+    RunOptions,
+    RunResult,
+    resume_run,
+    run_deployment,
+)
+
+__all__ = ["EXIT_CODES", "ResumeOptions", "RunOptions", "RunResult", "resume_run", "run_deployment"]

@@ -1,0 +1,168 @@
+"""Start and resume deployment runs: the glue between project, gate, sources, engine and store.
+
+These are the plain async functions every face calls (CLI, MCP server, watch).
+"""
+
+from __future__ import annotations
+
+import secrets as _random
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from wfops.diagnostics import Diagnostic
+from wfops.engine.types import RunSnapshot, TraceEntry
+from wfops.errors import RefusedError, UsageError
+from wfops.runner.inputs import merge, read_secrets
+from wfops.runner.progress import OnStep, ProgressSink
+from wfops.runner.sources import live_catalog, opened_sources, used_sources
+
+EXIT_CODES = {"completed": 0, "failed": 1, "interrupted": 3}
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    deployment: str
+    input: Mapping[str, Any] = field(default_factory=dict)   # overlaid on the deployment's defaults
+    project: str | Path | None = None
+    db: str | Path | None = None
+    on_step: OnStep | None = None
+
+
+@dataclass(frozen=True)
+class ResumeOptions:
+    run_id: str
+    outcome: str | None = None
+    payload: Any = None
+    project: str | Path | None = None
+    db: str | Path | None = None
+    on_step: OnStep | None = None
+
+
+@dataclass
+class RunResult:
+    snapshot: RunSnapshot
+    db: Path
+    warnings: list[Diagnostic] = field(default_factory=list)
+    root_workflow: Any = None           # the Workflow model, for summaries and graphs
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_CODES.get(self.snapshot.status, 1)
+
+
+def new_run_id() -> str:
+    """Sortable and readable: UTC time, then randomness so concurrent starts never collide."""
+    return f"{datetime.now(UTC):%Y%m%d-%H%M%S}-{_random.token_hex(4)}"
+
+
+async def run_deployment(options: RunOptions) -> RunResult:
+    """Validate, gate (lock, drift, live contracts), then execute one run of a deployment.
+
+    Raises `RefusedError` (with diagnostics) before anything is stored when the run may not start.
+    """
+    from wfops.compiler.validate import validate_project
+    from wfops.engine.engine import Engine
+    from wfops.loader.project import find_root, project_db_path
+    from wfops.lock.gate import check_deployment
+    from wfops.store import open_store
+
+    root = find_root(explicit=options.project)
+    validation = validate_project(root)
+    gate = check_deployment(validation, options.deployment)
+    _refuse_unless_ok(gate, options.deployment)
+    deployment = validation.project.deployments[options.deployment].model
+    secret_values = read_secrets(deployment.secrets)
+    run_input = merge(deployment.input, options.input)
+    root_name = deployment.workflow_name
+
+    db_path = project_db_path(root, options.db)
+    store = open_store(db_path)
+    try:
+        ids = used_sources(gate.workflows.values(), gate.bindings)
+        async with opened_sources(validation.sources, ids) as opened:
+            gate = check_deployment(validation, options.deployment, live_catalog=live_catalog(opened))
+            _refuse_unless_ok(gate, options.deployment)
+            run_id = new_run_id()
+            with store.run_lock(run_id):
+                store.begin_run(run_id, artifacts=gate.artifacts, normalized=gate.normalized,
+                                meta={"bindings": dict(gate.bindings), "secrets": list(deployment.secrets),
+                                      "project": str(root)})
+                engine = Engine(gate.workflows, _resolver(opened, gate.bindings),
+                                ProgressSink(store, options.on_step), deployment=options.deployment,
+                                secrets=secret_values, artifacts=gate.artifacts)
+                snapshot = await engine.start(root_name, run_input, run_id=run_id)
+        return RunResult(snapshot, db_path, list(gate.warnings), gate.workflows.get(root_name))
+    finally:
+        store.close()
+
+
+async def resume_run(options: ResumeOptions) -> RunResult:
+    """Continue an interrupted run (answering its interrupt) or a crashed one (from its last
+    committed step). The workflows come from the artifacts stored for the run, not the files."""
+    from wfops.compiler.artifact import load_artifact
+    from wfops.engine.engine import Engine
+    from wfops.loader.project import find_root, load_project, project_db_path
+    from wfops.sources.registry import build_sources
+    from wfops.store import open_store
+
+    root = find_root(explicit=options.project)
+    db_path = project_db_path(root, options.db)
+    store = open_store(db_path)
+    try:
+        _refuse_finished(store.get_run(options.run_id).snapshot)
+        with store.run_lock(options.run_id):
+            record = store.get_run(options.run_id)  # trust the store, not what we read before the lock
+            snapshot = record.snapshot
+            _refuse_finished(snapshot)
+            if snapshot.status == "running" and (options.outcome is not None or options.payload is not None):
+                raise UsageError(f"run {snapshot.run_id} crashed mid-run and is not waiting at an interrupt; "
+                                 "resume it without --outcome/--payload")
+            stored = store.run_workflows(snapshot.run_id)
+            workflows = {name: load_artifact(normalized) for name, (_h, normalized) in stored.items()}
+            artifacts = {name: h for name, (h, _n) in stored.items()}
+            bindings = dict(record.meta.get("bindings") or {})
+            secret_values = read_secrets(record.meta.get("secrets") or [])
+            sources, problems = build_sources(load_project(root))
+            ids = used_sources(workflows.values(), bindings)
+            broken = [d for d in problems if d.is_error and any(f"{i!r}" in d.message for i in ids)]
+            if broken:
+                raise RefusedError(f"cannot resume {snapshot.run_id}: a source it uses does not load",
+                                   diagnostics=broken)
+            trace = store.trace(snapshot.run_id)
+            async with opened_sources(sources, ids) as opened:
+                engine = Engine(workflows, _resolver(opened, bindings), ProgressSink(store, options.on_step),
+                                deployment=snapshot.deployment, secrets=secret_values, artifacts=artifacts)
+                final = await engine.resume(snapshot, trace, outcome=options.outcome, payload=options.payload)
+        return RunResult(final, db_path, [], workflows.get(snapshot.workflow))
+    finally:
+        store.close()
+
+
+def _resolver(opened: Mapping[str, Any], bindings: Mapping[str, str]) -> Any:
+    from wfops.sources.registry import BoundResolver
+
+    return BoundResolver(opened, bindings)
+
+
+def _refuse_unless_ok(gate: Any, name: str) -> None:
+    if not gate.ok:
+        raise RefusedError(f"run of {name} refused", diagnostics=list(gate.diagnostics),
+                           hint="fix the findings above (`wfops check` shows them too)")
+
+
+def _refuse_finished(snapshot: RunSnapshot) -> None:
+    if snapshot.status in ("completed", "failed"):
+        raise RefusedError(f"run {snapshot.run_id} is {snapshot.status}; nothing to resume")
+
+
+def read_trace(db: Path, run_id: str) -> list[TraceEntry]:
+    from wfops.store import open_store
+
+    store = open_store(db)
+    try:
+        return store.trace(run_id)
+    finally:
+        store.close()

@@ -1,0 +1,80 @@
+"""Assemble a run's input and secrets from the deployment, files, flags and the environment.
+
+Precedence, lowest first: deployment `input` defaults < `--input-file` < `--input K=V`.
+Mappings merge key by key at every depth; any other value replaces. `--input a.b=1`
+sets the nested key `b` of `a` (a key that itself contains a dot cannot be set this
+way: use `--input-file`). `V` is parsed as JSON when it parses, else kept as a string.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from wfops.errors import RefusedError, UsageError
+
+
+def parse_assignments(pairs: Iterable[str]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, text = pair.partition("=")
+        parts = key.strip().split(".")
+        if not sep or not all(parts):
+            raise UsageError(f"--input {pair!r}: expected KEY=VALUE (KEY may be dotted: a.b=1)")
+        value = _json_or_string(text)
+        nested: Any = value
+        for part in reversed(parts):
+            nested = {part: nested}
+        result = merge(result, nested)
+    return result
+
+
+def _json_or_string(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def read_input_file(path: str | Path) -> dict[str, Any]:
+    """A JSON or YAML mapping, read with the safe loader (JSON is YAML)."""
+    from wfops.loader.yaml import YamlLoadError, load_yaml_file
+
+    file = Path(path)
+    if not file.is_file():
+        raise UsageError(f"--input-file {path}: no such file")
+    try:
+        data = load_yaml_file(file, str(path)).data
+    except YamlLoadError as exc:
+        d = exc.diagnostic
+        raise RefusedError(f"--input-file {path}:{d.line}:{d.column}: {d.message}",
+                           diagnostics=[d]) from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise RefusedError(f"--input-file {path}: the input must be a mapping, not {type(data).__name__}")
+    return data
+
+
+def merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in over.items():
+        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
+            merged[key] = merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def read_secrets(names: Iterable[str], environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Every declared secret from the environment; a missing one refuses the run."""
+    env = os.environ if environ is None else environ
+    names = list(names)
+    missing = [n for n in names if n not in env]
+    if missing:
+        raise RefusedError(f"secret {', '.join(missing)} is not set in the environment",
+                           hint="export it before `wfops run` (secrets are read from env vars, never stored)")
+    return {n: env[n] for n in names}
