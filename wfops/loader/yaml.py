@@ -80,7 +80,7 @@ def load_yaml_file(path: Path, display: str | None = None) -> Document:
             raise YamlLoadError(error("file-unreadable", f"{shown} is not a regular file", shown,
                                       hint="point wfops at a plain YAML file"))
         if info.st_size > MAX_FILE_BYTES:
-            raise YamlLoadError(_too_large(info.st_size, shown))
+            raise _too_large(info.st_size, shown)
         with path.open("rb") as handle:
             raw = handle.read(MAX_FILE_BYTES + 1)  # the file may grow after stat()
     except FileNotFoundError:
@@ -217,7 +217,8 @@ class _Builder:
             if kind is ev.ScalarEvent or kind is ev.MappingStartEvent or kind is ev.SequenceStartEvent:
                 nodes += 1
                 if nodes > MAX_NODES:
-                    self.fail("yaml-too-large", f"the document has more than {MAX_NODES} nodes", event.start_mark)
+                    self.fail("yaml-too-large", f"the document has more than {MAX_NODES} nodes", event.start_mark,
+                              hint="split the file, or move large data out of YAML")
                 if event.anchor is not None:
                     self.fail("yaml-anchor", f"anchors (&{event.anchor}) are not allowed in wfops files",
                               event.start_mark, hint="write the value out in full where it is used")
@@ -255,7 +256,8 @@ class _Builder:
                     self.fail("yaml-version", f"YAML {version[0]}.{version[1]} is not supported; wfops reads YAML 1.2",
                               event.start_mark, hint="remove the %YAML directive")
                 if getattr(event, "tags", None):
-                    self.fail("yaml-tag", "%TAG directives are not allowed", event.start_mark)
+                    self.fail("yaml-tag", "%TAG directives are not allowed", event.start_mark,
+                              hint="remove the %TAG directive; wfops files hold plain data only")
 
     def _check_tag(self, event: Any) -> None:
         """Only the core schema's tags, and only on the kind of node they name."""
