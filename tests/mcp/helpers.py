@@ -1,0 +1,71 @@
+"""Shared helpers for the MCP tests: real server processes, one event loop per session."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from wfops.model.sources import McpSource
+from wfops.sources.base import StepContext
+from wfops.sources.mcp import McpClientSource
+
+SERVERS = Path(__file__).resolve().parent / "servers"
+STATEFUL = str(SERVERS / "stateful.py")
+
+
+def ctx(step: str = "s", attempt: int = 1) -> StepContext:
+    return StepContext("run-1", "wf", None, step, attempt, f"run-1/{step}")
+
+
+def stateful_source(root: Path, *args: str, timeout: float = 30, env: dict[str, str] | None = None,
+                    cwd: str | None = None, start_timeout: float | None = None,
+                    source_id: str = "t") -> McpClientSource:
+    spec = McpSource(kind="mcp", command=["python", STATEFUL, *args], timeout=timeout,
+                     env=env or {}, cwd=cwd)
+    return McpClientSource(source_id, spec, root, start_timeout=start_timeout)
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie still answers kill(0); it is dead for our purposes (our children are reaped).
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().split(")")[-1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def wait_dead(pid: int, seconds: float = 5) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not alive(pid):
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def read_pid(path: Path) -> int:
+    return int(path.read_text())
+
+
+class Loop:
+    """One event loop kept across tests, so one server session serves a whole module."""
+
+    def __init__(self) -> None:
+        self.runner = asyncio.Runner()
+
+    def run(self, coro: Any) -> Any:
+        return self.runner.run(coro)
+
+    def close(self) -> None:
+        self.runner.close()
+
+
+PYTHON = sys.executable
