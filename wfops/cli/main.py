@@ -180,7 +180,10 @@ def main(argv: list[str] | None = None) -> None:
     from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
 
     try:
-        app(args=argv, standalone_mode=False, prog_name="wfops")
+        code = app(args=argv, standalone_mode=False, prog_name="wfops")
+        # Without standalone mode click *returns* the code of a typer.Exit instead of exiting.
+        if isinstance(code, int) and code:
+            sys.exit(code)
     except Exit as exc:
         sys.exit(exc.exit_code)
     except NoArgsIsHelpError as exc:
