@@ -1,0 +1,70 @@
+"""`wfops compile [--out DIR]`: validate, snapshot contracts, write wfops.lock."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from wfops.cli.output import print_json, say, warn
+
+
+def run(*, out: str | None, format: str, project: str | None) -> int:
+    from wfops.compiler.validate import validate_project
+    from wfops.errors import WfopsError
+    from wfops.loader.project import find_root
+    from wfops.lock.build import compile_project
+    from wfops.lock.lockfile import read_lock, write_lock
+    from wfops.lock.summary import lock_changes
+    from wfops.report import FORMATS, render
+
+    if format not in FORMATS:
+        from wfops.errors import UsageError
+
+        raise UsageError(f"unknown format {format!r}", hint="use one of: " + ", ".join(FORMATS))
+    root = find_root(explicit=project)
+    validation = validate_project(root, live=True)  # compile is where MCP contracts get snapshotted
+    if not validation.ok:
+        render(validation.diagnostics, format, sys.stdout)
+        warn("wfops compile: not written: fix the errors above first")
+        return 1
+    compiled = compile_project(validation)
+    lock = compiled.to_lock()
+    try:
+        previous = read_lock(root)
+    except WfopsError:
+        previous = None  # a corrupt lock is exactly what compile repairs
+    write_lock(root, lock)
+    written = write_artifacts(Path(out), compiled) if out else []
+    changes = lock_changes(previous, lock) if previous != lock else []
+    diagnostics = [d for d in validation.diagnostics if not d.is_error] + compiled.diagnostics
+    if format == "json":
+        print_json({"ok": True, "lock": "wfops.lock", "changed": bool(changes), "changes": changes,
+                    "workflows": {n: e["hash"] for n, e in compiled.workflows.items()},
+                    "artifacts": written, "diagnostics": [d.to_dict() for d in diagnostics]})
+        return 0
+    if diagnostics:
+        render(diagnostics, format, sys.stdout)
+    report = say if format == "text" else warn
+    report(f"wrote wfops.lock: {len(lock['workflows'])} workflows, {len(lock['deployments'])} deployments, "
+           f"{sum(len(s['capabilities']) for s in lock['sources'].values())} capability contracts")
+    for line in changes or ["unchanged"]:
+        report(f"  {line}")
+    for path in written:
+        report(f"  artifact {path}")
+    return 0
+
+
+def write_artifacts(directory: Path, compiled: Any) -> list[str]:
+    """One `<name>.json` per workflow: its normalized form, hash and subworkflow hashes."""
+    from wfops.lock.lockfile import dump_lock
+
+    directory.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, entry in compiled.workflows.items():
+        path = directory / f"{name}.json"
+        body = {"name": name, "hash": entry["hash"], "workflow": entry["normalized"],
+                "subworkflows": entry["subworkflows"]}
+        path.write_text(dump_lock(body), encoding="utf-8", newline="\n")
+        written.append(path.as_posix())
+    return written

@@ -1,0 +1,82 @@
+"""Say in words how a capability contract changed: which schema fields, which outcomes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def describe_contract_change(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    """Human-readable changes from the locked contract `old` to the current `new`."""
+    changes: list[str] = []
+    for side in ("input", "output"):
+        key = f"{side}_schema"
+        changes += _schema_changes(side, old.get(key) or {}, new.get(key) or {})
+    old_outcomes, new_outcomes = list(old.get("outcomes") or []), list(new.get("outcomes") or [])
+    added = [o for o in new_outcomes if o not in old_outcomes]
+    removed = [o for o in old_outcomes if o not in new_outcomes]
+    if added:
+        changes.append("outcome " + ", ".join(f"`{o}`" for o in added) + " added")
+    if removed:
+        changes.append("outcome " + ", ".join(f"`{o}`" for o in removed) + " removed")
+    return changes or ["the contract changed"]
+
+
+def _schema_changes(side: str, old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    if old == new:
+        return []
+    changes: list[str] = []
+    old_props, new_props = _props(old), _props(new)
+    for name in new_props:
+        if name not in old_props:
+            changes.append(f"{side} field `{name}` added ({type_label(new_props[name], new)})")
+    for name in old_props:
+        if name not in new_props:
+            changes.append(f"{side} field `{name}` removed")
+    for name in old_props:
+        if name in new_props and old_props[name] != new_props[name]:
+            before, after = type_label(old_props[name], old), type_label(new_props[name], new)
+            if before != after:
+                changes.append(f"{side} field `{name}` type {before} -> {after}")
+            else:
+                changes.append(f"{side} field `{name}` schema changed")
+    old_req, new_req = set(old.get("required") or []), set(new.get("required") or [])
+    changes += [f"{side} field `{n}` is now required" for n in sorted(new_req - old_req)]
+    changes += [f"{side} field `{n}` is no longer required" for n in sorted(old_req - new_req)]
+    rest_old = {k: v for k, v in old.items() if k not in ("properties", "required", "$defs", "title")}
+    rest_new = {k: v for k, v in new.items() if k not in ("properties", "required", "$defs", "title")}
+    if rest_old != rest_new:
+        keys = sorted(k for k in set(rest_old) | set(rest_new) if rest_old.get(k) != rest_new.get(k))
+        changes.append(f"{side} schema changed at " + ", ".join(f"`{k}`" for k in keys))
+    if not changes and old.get("$defs") != new.get("$defs"):
+        names = sorted(k for k in set(old.get("$defs") or {}) | set(new.get("$defs") or {})
+                       if (old.get("$defs") or {}).get(k) != (new.get("$defs") or {}).get(k))
+        changes.append(f"{side} nested model(s) changed: " + ", ".join(f"`{n}`" for n in names))
+    return changes or [f"{side} schema changed"]
+
+
+def _props(schema: dict[str, Any]) -> dict[str, Any]:
+    props = schema.get("properties")
+    return props if isinstance(props, dict) else {}
+
+
+def type_label(schema: Any, root: dict[str, Any] | None = None) -> str:
+    """A short type name: `string`, `integer|null`, `array of string`, `Item` (a $ref)."""
+    if not isinstance(schema, dict):
+        return "any"
+    if "$ref" in schema:
+        return str(schema["$ref"]).rsplit("/", 1)[-1]
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        return "|".join(map(str, kind))
+    if kind == "array" and isinstance(schema.get("items"), dict):
+        return f"array of {type_label(schema['items'], root)}"
+    if isinstance(kind, str):
+        return kind
+    for combo in ("anyOf", "oneOf"):
+        if isinstance(schema.get(combo), list):
+            return "|".join(type_label(s, root) for s in schema[combo])
+    if "enum" in schema:
+        return "enum"
+    if "const" in schema:
+        return "const"
+    return "any"

@@ -1,0 +1,289 @@
+"""Compare a fresh in-memory compile with the committed wfops.lock.
+
+Each finding points at the node responsible: the workflow step that changed, the
+deployment key that changed, the step that calls a drifted capability. Things
+that exist only in the lock (a removed workflow) point at their line in wfops.lock.
+
+The last check is a catch-all: if nothing specific was found but the lock still
+differs from what `wfops compile` would write, that is a `stale-lock` too, so a
+clean `check` always means "compile would not change a byte".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from wfops.diagnostics import Diagnostic, error, warning
+from wfops.lock.build import CompiledProject, Usage, contract_entry, source_kind
+from wfops.lock.contract_diff import describe_contract_change
+from wfops.lock.lockfile import LOCK_NAME
+
+if TYPE_CHECKING:
+    from wfops.compiler.validate import Validation
+    from wfops.sources.base import Capability
+
+COMPILE_HINT = "run `wfops compile` and commit wfops.lock"
+
+
+@dataclass(frozen=True)
+class Scope:
+    """What a comparison looks at: everything (None fields) or one deployment's tree."""
+
+    workflows: frozenset[str] | None = None
+    deployments: frozenset[str] | None = None
+
+    def has_workflow(self, name: str) -> bool:
+        return self.workflows is None or name in self.workflows
+
+    def has_deployment(self, name: str) -> bool:
+        return self.deployments is None or name in self.deployments
+
+
+EVERYTHING = Scope()
+
+
+class LockLines:
+    """Positions of entries inside the lock text (it is written with indent 2, sorted keys)."""
+
+    def __init__(self, text: str | None) -> None:
+        self.lines = (text or "").splitlines()
+
+    def at(self, section: str, name: str | None = None) -> tuple[int, int]:
+        import json
+
+        head = f'  "{section}": {{'
+        for index, line in enumerate(self.lines):
+            if line.startswith(head):
+                if name is None:
+                    return index + 1, 3
+                wanted = f"    {json.dumps(name, ensure_ascii=False)}: "
+                for offset, inner in enumerate(self.lines[index + 1:], start=index + 2):
+                    if inner.startswith(wanted):
+                        return offset, 5
+                    if inner.startswith("  }"):
+                        break
+                return index + 1, 3
+        return 1, 1
+
+
+def compare(validation: Validation, compiled: CompiledProject, lock: dict[str, Any] | None,
+            lock_text: str | None, scope: Scope = EVERYTHING) -> list[Diagnostic]:
+    """Every difference between the project as it is now and the committed lock."""
+    if lock is None:
+        return [error("stale-lock", f"there is no {LOCK_NAME}: the project has never been compiled",
+                      LOCK_NAME, hint="run `wfops compile` and commit wfops.lock")]
+    lines = LockLines(lock_text)
+    found: list[Diagnostic] = []
+    found += compare_contracts(validation, compiled.usages, validation.catalog, lock, lines, scope,
+                               drift_policy=None)
+    found += _compare_workflows(validation, compiled, lock, lines, scope)
+    found += _compare_deployments(validation, compiled, lock, lines, scope)
+    found += pin_mismatches(validation, compiled, scope)
+    if scope is EVERYTHING and not any(d.is_error for d in found):
+        found += _catch_all(compiled.to_lock(), lock)
+    return found
+
+
+def compare_contracts(validation: Validation, usages: Mapping[tuple[str, str], list[Usage]],
+                      catalog: Mapping[str, Mapping[str, Capability]], lock: dict[str, Any],
+                      lines: LockLines, scope: Scope, drift_policy: str | None) -> list[Diagnostic]:
+    """Drift of the capabilities in use, against the contracts the lock recorded.
+
+    `drift_policy` "warn" makes drift findings warnings (a deployment's `drift: warn`).
+    """
+    found: list[Diagnostic] = []
+    locked_sources = lock.get("sources", {})
+    for (source_id, name), users in sorted(usages.items()):
+        users = [u for u in users if scope.has_workflow(u.workflow)
+                 and (u.deployment is None or scope.has_deployment(u.deployment))]
+        if not users:
+            continue
+        first, who = users[0], _who(users)
+        locked = locked_sources.get(source_id, {}).get("capabilities", {}).get(name)
+        ref = f"{source_id}.{name}"
+        if source_id not in catalog and source_id not in validation.sources:
+            if source_id in locked_sources:
+                found.append(_drift(drift_policy, "source-missing",
+                                    f"source {source_id!r} is in {LOCK_NAME} but no longer exists; {who} call(s) {ref}",
+                                    first, "declare it again in sources.yaml, or change the steps that use it "
+                                    "and run `wfops compile`"))
+            continue  # an unknown source without a lock entry: validation reports it
+        current = catalog.get(source_id, {}).get(name)
+        if locked is None:
+            if current is not None or source_kind(validation, source_id) != "mcp":
+                found.append(error("stale-lock", f"{ref} (used by {who}) is not in {LOCK_NAME}",
+                                   first.file, first.at, COMPILE_HINT))
+            continue
+        if current is None:
+            if source_kind(validation, source_id) == "mcp" and source_id not in catalog:
+                continue  # not contacted: nothing to compare
+            found.append(_drift(drift_policy, "capability-missing",
+                                f"{ref} is in {LOCK_NAME} but source {source_id!r} no longer offers it; "
+                                f"used by {who}", first,
+                                f"restore `{name}` in source {source_id!r}, or change the steps that use it"))
+            continue
+        fresh = contract_entry(current)
+        if fresh["hash"] != locked.get("hash"):
+            changes = "; ".join(describe_contract_change(locked, fresh))
+            found.append(_drift(drift_policy, "capability-drift",
+                                f"{ref} changed since {LOCK_NAME}: {changes} (used by {who})", first,
+                                "if the change is intended, update the steps that use it and run "
+                                "`wfops compile`; otherwise revert the source"))
+    return found
+
+
+def _drift(policy: str | None, code: str, message: str, usage: Usage, hint: str) -> Diagnostic:
+    make = warning if policy == "warn" else error
+    return make(code, message, usage.file, usage.at, hint)
+
+
+def _who(users: list[Usage]) -> str:
+    labels = sorted({u.label for u in users})
+    return ", ".join(f"`{label}`" for label in labels[:3]) + (f" and {len(labels) - 3} more" if len(labels) > 3 else "")
+
+
+def _compare_workflows(validation: Validation, compiled: CompiledProject, lock: dict[str, Any],
+                       lines: LockLines, scope: Scope) -> list[Diagnostic]:
+    found: list[Diagnostic] = []
+    locked = lock.get("workflows", {})
+    for name, entry in compiled.workflows.items():
+        if not scope.has_workflow(name):
+            continue
+        loaded = validation.project.workflows[name]
+        old = locked.get(name)
+        if old is None:
+            found.append(error("stale-lock", f"workflow `{name}` is not in {LOCK_NAME}", loaded.file,
+                               loaded.doc.at(("name",)), COMPILE_HINT))
+        elif old.get("hash") != entry["hash"]:
+            what, path = _what_changed(entry, old)
+            found.append(error("stale-lock", f"workflow `{name}` changed since {LOCK_NAME}: {what} "
+                               f"(artifact {_short(old.get('hash'))} -> {_short(entry['hash'])})",
+                               loaded.file, loaded.doc.at(path), COMPILE_HINT))
+    for name in sorted(set(locked) - set(compiled.workflows)):
+        if scope.has_workflow(name) and not _still_there(validation, locked[name]):
+            found.append(error("stale-lock", f"workflow `{name}` is in {LOCK_NAME} but no longer in "
+                               "the project", LOCK_NAME, lines.at("workflows", name), COMPILE_HINT))
+    return found
+
+
+def _still_there(validation: Validation, entry: dict[str, Any]) -> bool:
+    """A file that exists but failed to load is reported by validation, not as removed."""
+    return entry.get("file") in validation.project.broken_files
+
+
+def _what_changed(entry: dict[str, Any], old: dict[str, Any]) -> tuple[str, tuple]:
+    """Describe the changed parts of a workflow, and the path of the first one in the file."""
+    new_parts, old_parts = entry.get("parts", {}), old.get("parts", {})
+    steps = [s.get("id") for s in (entry.get("normalized") or {}).get("steps", [])]
+    said: list[str] = []
+    path: tuple = ("name",)
+    for index, step_id in enumerate(steps):
+        key = f"step:{step_id}"
+        if key not in old_parts:
+            said.append(f"step `{step_id}` added")
+        elif old_parts[key] != new_parts.get(key):
+            said.append(f"step `{step_id}` changed")
+        else:
+            continue
+        if path == ("name",):
+            path = ("steps", index)
+    for key in sorted(old_parts):
+        if key.startswith("step:") and key not in new_parts:
+            said.append(f"step `{key[5:]}` removed")
+    for key in sorted(set(new_parts) | set(old_parts)):
+        if not key.startswith("step:") and key != "order" and new_parts.get(key) != old_parts.get(key):
+            said.append(f"`{key}` changed")
+            if path == ("name",) and key != "name":
+                path = (key,)
+    if not said and new_parts.get("order") != old_parts.get("order"):
+        said.append("the steps were reordered")
+        path = ("steps",)
+    if entry.get("subworkflows") != old.get("subworkflows"):
+        changed = sorted(k for k in set(entry.get("subworkflows", {})) | set(old.get("subworkflows", {}))
+                         if entry.get("subworkflows", {}).get(k) != old.get("subworkflows", {}).get(k))
+        said.append("subworkflow " + ", ".join(f"`{c}`" for c in changed) + " changed")
+    return ", ".join(said) or "its content changed", path
+
+
+def _short(digest: Any) -> str:
+    return str(digest)[:12] if digest else "none"
+
+
+_DEPLOYMENT_KEYS = (("workflow", "workflow"), ("pin", "workflow"), ("artifact", "workflow"),
+                    ("bindings", "bindings"), ("drift", "drift"), ("secrets", "secrets"))
+
+
+def _compare_deployments(validation: Validation, compiled: CompiledProject, lock: dict[str, Any],
+                         lines: LockLines, scope: Scope) -> list[Diagnostic]:
+    found: list[Diagnostic] = []
+    locked = lock.get("deployments", {})
+    for name, entry in compiled.deployments.items():
+        if not scope.has_deployment(name):
+            continue
+        loaded = validation.project.deployments[name]
+        old = locked.get(name)
+        if old is None:
+            found.append(error("stale-lock", f"deployment `{name}` is not in {LOCK_NAME}", loaded.file,
+                               loaded.doc.at(("name",)), COMPILE_HINT))
+            continue
+        changed = [(key, node) for key, node in _DEPLOYMENT_KEYS if old.get(key) != entry.get(key)]
+        if not changed:
+            continue
+        words = []
+        for key, _ in changed:
+            if key == "artifact":
+                words.append(f"its workflow `{entry['workflow']}` changed (artifact {_short(old.get(key))} "
+                             f"-> {_short(entry.get(key))})")
+            else:
+                words.append(f"`{key}` changed")
+        node = changed[0][1]
+        found.append(error("stale-lock", f"deployment `{name}` changed since {LOCK_NAME}: " + ", ".join(words),
+                           loaded.file, loaded.doc.at((node,)), COMPILE_HINT))
+    for name in sorted(set(locked) - set(compiled.deployments)):
+        if scope.has_deployment(name) and not _still_there(validation, locked[name]):
+            found.append(error("stale-lock", f"deployment `{name}` is in {LOCK_NAME} but no longer in "
+                               "the project", LOCK_NAME, lines.at("deployments", name), COMPILE_HINT))
+    return found
+
+
+def pin_mismatches(validation: Validation, compiled: CompiledProject, scope: Scope) -> list[Diagnostic]:
+    found: list[Diagnostic] = []
+    for name, entry in compiled.deployments.items():
+        pin, current = entry.get("pin"), entry.get("artifact")
+        if not pin or not current or not scope.has_deployment(name) or current.startswith(pin):
+            continue
+        loaded = validation.project.deployments[name]
+        found.append(error(
+            "pin-mismatch", f"deployment `{name}` pins {entry['workflow']}@sha256:{pin}, but the workflow's "
+            f"current artifact is sha256:{current[:12]}", loaded.file, loaded.doc.at(("workflow",)),
+            f"pin the current artifact (`{entry['workflow']}@sha256:{current[:12]}`), or restore the "
+            "workflow to the pinned version"))
+    return found
+
+
+def _catch_all(fresh: dict[str, Any], lock: dict[str, Any]) -> list[Diagnostic]:
+    if fresh == lock:
+        return []
+    paths = list(_differences(fresh, lock, ()))
+    only_docs = all(p and p[-1] == "description" for p in paths)
+    shown = ", ".join(".".join(map(str, p)) for p in paths[:4]) + (" ..." if len(paths) > 4 else "")
+    make = warning if only_docs else error
+    return [make("stale-lock", f"{LOCK_NAME} differs from what `wfops compile` would write at: {shown}",
+                 LOCK_NAME, (1, 1), COMPILE_HINT)]
+
+
+def _differences(new: Any, old: Any, path: tuple) -> Iterable[tuple]:
+    if isinstance(new, dict) and isinstance(old, dict):
+        for key in sorted(set(new) | set(old), key=str):
+            if new.get(key, _ABSENT) != old.get(key, _ABSENT):
+                if key in new and key in old:
+                    yield from _differences(new[key], old[key], (*path, key))
+                else:
+                    yield (*path, key)
+    else:
+        yield path
+
+
+_ABSENT = object()

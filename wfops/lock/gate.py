@@ -1,0 +1,94 @@
+"""The run gate: may this deployment run now, and with which artifacts?
+
+One function for the runner. It refuses (ok False, `diagnostics` say why) when
+the project has errors, the deployment is unknown, the lock is missing or stale
+for this deployment or its workflows, a pin mismatches, or a contract the
+deployment uses drifted from the lock under `drift: fail`. Under `drift: warn`
+drift lands in `warnings` and the run may go on.
+
+Contracts compared: python and std sources as imported now (validation's
+catalog), MCP sources as the runner found them live (`live_catalog`); an MCP
+source the runner did not pass is not compared.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from wfops.diagnostics import Diagnostic, error
+from wfops.lock.build import compile_project
+from wfops.lock.drift import LockLines, Scope, compare, compare_contracts, pin_mismatches
+
+if TYPE_CHECKING:
+    from wfops.compiler.validate import Validation
+    from wfops.model.workflow import Workflow
+    from wfops.sources.base import Capability
+
+
+@dataclass
+class Gate:
+    ok: bool
+    diagnostics: list[Diagnostic] = field(default_factory=list)   # errors that refuse the run
+    warnings: list[Diagnostic] = field(default_factory=list)      # drift under `drift: warn`, etc.
+    workflows: dict[str, Workflow] = field(default_factory=dict)  # root + every subworkflow it needs
+    artifacts: dict[str, str] = field(default_factory=dict)       # workflow name -> artifact hash
+    normalized: dict[str, dict[str, Any]] = field(default_factory=dict)  # hash -> normalized workflow
+    bindings: dict[str, str] = field(default_factory=dict)        # logical source -> concrete id
+    workflow: str | None = None                                   # the root workflow's name
+
+
+def check_deployment(validation: Validation, name: str, *,
+                     live_catalog: Mapping[str, Mapping[str, Capability]] | None = None) -> Gate:
+    """Decide whether deployment `name` may run. Never raises for bad projects: see `Gate.diagnostics`."""
+    from wfops.lock.lockfile import lock_path, read_lock
+
+    project = validation.project
+    errors = [d for d in validation.diagnostics if d.is_error]
+    if errors:
+        return Gate(ok=False, diagnostics=errors)
+    loaded = project.deployments.get(name)
+    if loaded is None:
+        known = ", ".join(sorted(project.deployments)) or "none"
+        return Gate(ok=False, diagnostics=[error(
+            "unknown-deployment", f"no deployment named {name!r} (known: {known})", "deployments",
+            hint="see deployments/*.yaml for the `name:` of each deployment")])
+
+    compiled = compile_project(validation)
+    entry = compiled.deployments[name]
+    root = entry["workflow"]
+    assert compiled.artifacts is not None
+    tree = compiled.artifacts.tree(root)
+    scope = Scope(workflows=frozenset(tree), deployments=frozenset({name}))
+    lock = read_lock(project.root)
+    text = lock_path(project.root).read_text(encoding="utf-8") if lock is not None else None
+
+    refusals: list[Diagnostic] = []
+    warnings: list[Diagnostic] = []
+    if lock is None:
+        refusals += compare(validation, compiled, None, None)
+    else:
+        # Structure: the lock must describe these very artifacts and bindings.
+        structural = [d for d in compare(validation, compiled, lock, text, scope)
+                      if d.code not in ("capability-drift", "capability-missing", "source-missing")]
+        refusals += [d for d in structural if d.is_error]
+        warnings += [d for d in structural if not d.is_error]
+        # Contracts: apply the deployment's drift policy.
+        catalog = {**validation.catalog, **{k: dict(v) for k, v in (live_catalog or {}).items()}}
+        usages = {key: [u for u in users if u.deployment == name]
+                  for key, users in compiled.usages.items()}
+        policy = loaded.model.drift
+        drift = compare_contracts(validation, usages, catalog, lock, LockLines(text), scope, drift_policy=policy)
+        refusals += [d for d in drift if d.is_error]
+        warnings += [d for d in drift if not d.is_error]
+    refusals += [d for d in pin_mismatches(validation, compiled, scope) if d not in refusals]
+
+    artifacts = {wf: compiled.artifacts.hash_of(wf) for wf in tree}
+    return Gate(
+        ok=not refusals, diagnostics=refusals, warnings=warnings,
+        workflows={wf: project.workflows[wf].model for wf in tree},
+        artifacts=artifacts,
+        normalized={artifacts[wf]: compiled.artifacts.normalized[wf] for wf in tree},
+        bindings=dict(entry["bindings"]), workflow=root,
+    )
