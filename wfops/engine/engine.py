@@ -1,0 +1,131 @@
+"""The engine: starts runs and resumes interrupted or crashed ones.
+
+It knows nothing of YAML, SQLite or MCP: it takes workflow models, a capability
+resolver and a checkpoint sink, and commits every step through the sink before the
+next one starts. See docs/engine.md for the execution semantics.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from wfops.engine.errors import InvalidInput, StepFailed
+from wfops.engine.frame import new_frame
+from wfops.engine.plan import Plan, StepPlan, compile_workflow
+from wfops.engine.redact import Redactor
+from wfops.engine.run import Paused, RunContext
+from wfops.engine.schemas import first_error
+from wfops.engine.types import CapabilityResolver, CheckpointSink, RunSnapshot, TraceEntry
+from wfops.errors import RefusedError
+from wfops.model.workflow import Workflow
+from wfops.sources.base import Capability
+
+
+class Engine:
+    def __init__(self, workflows: Mapping[str, Workflow], resolver: CapabilityResolver, sink: CheckpointSink, *,
+                 deployment: str | None = None, secrets: Mapping[str, str] | None = None,
+                 artifacts: Mapping[str, str] | None = None) -> None:
+        self.workflows = workflows
+        self.resolver = resolver
+        self.sink = sink
+        self.deployment = deployment
+        self.secrets: Mapping[str, str] = dict(secrets or {})
+        self.artifacts: Mapping[str, str] = dict(artifacts or {})
+        self.redactor = Redactor(self.secrets.values())
+        self._plans: dict[str, Plan] = {}
+        self._caps: dict[str, Capability] = {}
+
+    def plan(self, name: str) -> Plan:
+        """The compiled plan of a workflow (compiled once); StepFailed for an unknown name."""
+        plan = self._plans.get(name)
+        if plan is None:
+            workflow = self.workflows.get(name)
+            if workflow is None:
+                raise StepFailed("UnknownWorkflow", f"no workflow named {name!r}")
+            plan = self._plans[name] = compile_workflow(workflow)
+        return plan
+
+    def capability(self, ref: str) -> Capability:
+        cap = self._caps.get(ref)
+        if cap is None:
+            try:
+                cap = self._caps[ref] = self.resolver.capability(ref)
+            except Exception as exc:
+                raise StepFailed("UnknownCapability", getattr(exc, "message", None) or str(exc)) from None
+        return cap
+
+    async def start(self, workflow: str, input: Any, *, run_id: str | None = None) -> RunSnapshot:
+        try:
+            plan = self.plan(workflow)
+        except StepFailed as exc:
+            raise RefusedError(exc.message, hint="check the deployment's `workflow:`") from None
+        problem = first_error(plan.input_schema, input)
+        if problem is not None:
+            raise InvalidInput(f"invalid input for workflow {workflow}: {problem}",
+                               hint="fix the deployment `input:` or the values given with --input")
+        run = RunContext(self, run_id or uuid.uuid4().hex, workflow, input)
+        run.commit([])
+        return await self._drive(run, new_frame(plan, input))
+
+    async def resume(self, snapshot: RunSnapshot, trace: Sequence[TraceEntry], *,
+                     outcome: str | None = None, payload: Any = None) -> RunSnapshot:
+        if snapshot.status in ("completed", "failed"):
+            raise RefusedError(f"run {snapshot.run_id} is {snapshot.status}; nothing to resume")
+        try:
+            plan = self.plan(snapshot.workflow)
+        except StepFailed as exc:
+            raise RefusedError(f"cannot resume run {snapshot.run_id}: {exc.message}") from None
+        entries = sorted(trace, key=lambda e: e.seq)
+        last_seq = max((e.seq for e in entries), default=0)
+        if int(snapshot.cursor.get("seq", 0) or 0) > last_seq:
+            raise RefusedError(f"run {snapshot.run_id}: the trace ends at seq {last_seq} but the checkpoint "
+                               f"is at {snapshot.cursor.get('seq')}; the trace given is incomplete")
+        decision = None
+        if snapshot.status == "interrupted":
+            decision = self._decision(snapshot, entries, outcome, payload)
+        elif outcome is not None or payload is not None:
+            raise RefusedError(f"run {snapshot.run_id} is not waiting at an interrupt; "
+                               "resume it without --outcome/--payload")
+        run = RunContext(self, snapshot.run_id, snapshot.workflow, snapshot.input, last_seq, decision)
+        return await self._drive(run, new_frame(plan, snapshot.input, trace=entries))
+
+    def _decision(self, snapshot: RunSnapshot, entries: list[TraceEntry], outcome: str | None,
+                  payload: Any) -> tuple[str, str, Any]:
+        """Check the resume outcome and payload against the open interrupt, before anything runs."""
+        path = snapshot.interrupt.step if snapshot.interrupt else next(
+            (e.step for e in reversed(entries) if e.kind == "interrupt" and e.outcome is None), None)
+        sp = self._step_at(snapshot.workflow, path) if path else None
+        if sp is None or sp.kind != "interrupt":
+            raise RefusedError(f"run {snapshot.run_id} is interrupted but its open interrupt cannot be found")
+        choices = ", ".join(sp.routes)
+        if outcome is None:
+            raise RefusedError(f"run {snapshot.run_id} waits at {path}: give an outcome, one of {choices}")
+        if outcome not in sp.routes:
+            raise RefusedError(f"outcome {outcome!r} is not one the interrupt at {path} accepts; use one of "
+                               f"{choices}")
+        problem = first_error(sp.resume_schema, payload)
+        if problem is not None:
+            raise InvalidInput(f"payload does not match the resume_schema of {path}: {problem}")
+        return path, outcome, payload
+
+    def _step_at(self, workflow: str, path: str) -> StepPlan | None:
+        """The step a trace path names, following subworkflow steps (`outer/inner`)."""
+        plan, sp = self.plan(workflow), None
+        for part in path.split("/"):
+            if sp is not None:
+                if sp.kind != "workflow" or not sp.workflow:
+                    return None
+                plan = self.plan(sp.workflow)
+            sp = plan.steps.get(part)
+            if sp is None:
+                return None
+        return sp
+
+    async def _drive(self, run: RunContext, frame: Any) -> RunSnapshot:
+        with contextlib.suppress(Paused):
+            await run.run_frame(frame, top=True)
+        assert run.last is not None
+        return run.last

@@ -1,0 +1,101 @@
+"""The foreach step: items run serially or in parallel (bounded by `concurrency`); each
+finished item is committed as its own trace entry `<step>[i]`, so a resumed run skips
+the items already done. Results are kept in item order whatever order items finish in."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from wfops.engine.errors import StepFailed
+from wfops.engine.frame import Frame
+from wfops.engine.plan import StepPlan
+from wfops.engine.run import RunContext, Transition, now
+from wfops.engine.types import TraceEntry
+
+
+def _split_pending(path: str, pending: list[TraceEntry]) -> tuple[dict[int, TraceEntry], dict[int, list]]:
+    """Finished items (their item entries) and the child-frame trace of unfinished ones."""
+    done: dict[int, TraceEntry] = {}
+    children: dict[int, list[TraceEntry]] = {}
+    cut = len(path) + 1
+    for entry in pending:
+        index_text, _, tail = entry.step[cut:].partition("]")
+        if not index_text.isdigit():
+            continue
+        if tail:
+            children.setdefault(int(index_text), []).append(entry)
+        else:
+            done[int(index_text)] = entry
+    return done, children
+
+
+async def run_foreach(run: RunContext, frame: Frame, sp: StepPlan, pending: list[TraceEntry]) -> Transition:
+    visit = frame.visits.get(sp.id, 0) + 1
+    path, key = frame.prefix + sp.id, f"{frame.key_prefix}{sp.id}#{visit}"
+    started = now()
+    items = sp.foreach(run.scope(frame, run.context(frame, path, 1, key))) if sp.foreach else None
+    if not isinstance(items, list):
+        failure = StepFailed("NotAList", f"foreach of step {path} needs a list, got {type(items).__name__}")
+        return run.fail(frame, sp, path, failure, kind="foreach", input=None, attempt=1, started=started)
+    done, children = _split_pending(path, pending)
+    results: dict[int, Any] = {i: e.output for i, e in done.items() if e.error is None}
+    errors: dict[int, dict[str, Any]] = {i: e.error for i, e in done.items() if e.error is not None}
+    stop = asyncio.Event()
+
+    async def one(index: int) -> None:
+        if index in done or stop.is_set():
+            return
+        item_path, item_key = f"{path}[{index}]", f"{key}[{index}]"
+        item_started = now()
+        ctx = run.context(frame, item_path, 1, item_key)
+        payload = sp.with_(run.scope(frame, ctx, items[index], index)) if sp.with_ else {}
+        outcome, output, error, attempt = None, None, None, 1
+        try:
+            if sp.uses is not None:
+                outcome, output, attempt = await run.call(sp, payload, ctx)
+            else:
+                outcome, output = await run.run_child(
+                    sp.workflow or "", payload, prefix=item_path + "/", key_prefix=item_key + "/",
+                    in_foreach=True, trace=children.get(index), timeout=sp.timeout)
+        except StepFailed as failure:
+            attempt = getattr(failure, "attempt", attempt)
+            error = failure.as_error(getattr(failure, "inner_step", None) or item_path)
+        entry = run.entry(item_path, "item", attempt, payload, outcome, output, [], None, error, item_started)
+        run.commit([entry])
+        if error is None:
+            results[index] = output
+        else:
+            errors[index] = entry.error or error
+            if sp.on_item_error == "fail":
+                stop.set()
+
+    if sp.parallel and items:
+        limit = asyncio.Semaphore(sp.concurrency or len(items))
+
+        async def bounded(index: int) -> None:
+            async with limit:
+                await one(index)
+
+        await asyncio.gather(*(bounded(i) for i in range(len(items))))
+    else:
+        for index in range(len(items)):
+            await one(index)
+    shown = {"items": len(items)}
+    if errors and sp.on_item_error == "fail":
+        first = min(errors)
+        failure = StepFailed(str(errors[first].get("type")), f"item {first}: {errors[first].get('message')}")
+        return run.fail(frame, sp, path, failure, kind="foreach", input=shown, attempt=1, started=started)
+    ordered = [results[i] for i in sorted(results)]
+    try:
+        target = run.route(sp, "ok", path)
+        state, changes = run.stage(frame, sp.save, ordered, listwise=True)
+        if sp.on_item_error == "collect" and sp.errors:
+            collected = [{"index": i, "type": errors[i].get("type"), "message": errors[i].get("message")}
+                         for i in sorted(errors)]
+            holder = Frame(frame.plan, frame.input, state=state)
+            state, more = run.stage(holder, sp.errors, collected)
+            changes += more
+    except StepFailed as failure:
+        return run.fail(frame, sp, path, failure, kind="foreach", input=shown, attempt=1, started=started)
+    return Transition(run.entry(path, "foreach", 1, shown, "ok", ordered, changes, target, None, started), state)

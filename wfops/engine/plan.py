@@ -1,0 +1,137 @@
+"""A Workflow model compiled once into what the engine needs per step: parsed paths
+as closures, routing tables, save targets and the state reducers."""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any
+
+from wfops.engine.reducers import REDUCERS, Reducer
+from wfops.engine.values import Getter, Predicate, compile_condition, compile_value
+from wfops.model.paths import parse_save_target
+from wfops.model.workflow import (
+    CallStep,
+    ConditionStep,
+    EndStep,
+    ForeachStep,
+    InterruptStep,
+    SubworkflowStep,
+    Workflow,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class SaveTarget:
+    source: str | None  # output field to take, or None for the whole value
+    field: str
+    keys: tuple[str, ...]
+    path: str  # "state.f.k", as recorded in state_changes
+
+
+def compile_save(save: str | dict[str, str] | None) -> tuple[SaveTarget, ...]:
+    if save is None:
+        return ()
+    if isinstance(save, str):
+        name, keys = parse_save_target(save)
+        return (SaveTarget(None, name, keys, save),)
+    targets = []
+    for source, target in save.items():
+        name, keys = parse_save_target(target)
+        targets.append(SaveTarget(source, name, keys, target))
+    return tuple(targets)
+
+
+@dataclass(slots=True)
+class StepPlan:
+    id: str
+    kind: str  # call | workflow | condition | foreach | interrupt | end
+    routes: dict[str, str] = field(default_factory=dict)
+    with_: Getter | None = None
+    save: tuple[SaveTarget, ...] = ()
+    uses: str | None = None
+    workflow: str | None = None
+    attempts: int = 1
+    backoff: float = 0.0
+    timeout: float | None = None
+    catch_next: str | None = None
+    catch_save: tuple[SaveTarget, ...] = ()
+    condition: Predicate | None = None
+    condition_value: Getter | None = None
+    foreach: Getter | None = None
+    parallel: bool = False
+    concurrency: int | None = None
+    on_item_error: str = "fail"
+    errors: tuple[SaveTarget, ...] = ()
+    request: Getter | None = None
+    resume_schema: dict[str, Any] | None = None
+    interrupt: str | None = None
+    end: str | None = None
+
+
+@dataclass(slots=True)
+class Plan:
+    name: str
+    start: str
+    steps: dict[str, StepPlan]
+    reducers: dict[str, Reducer]
+    initial_state: dict[str, Any]
+    input_schema: dict[str, Any] | None
+    output: Getter | None
+    output_schema: dict[str, Any] | None
+
+    def fresh_state(self) -> dict[str, Any]:
+        return copy.deepcopy(self.initial_state) if self.initial_state else {}
+
+
+def _common(plan: StepPlan, step: Any) -> None:
+    plan.routes = step.routes()
+    if getattr(step, "retry", None) is not None:
+        plan.attempts, plan.backoff = step.retry.attempts, step.retry.backoff
+    plan.timeout = getattr(step, "timeout", None)
+    catch = getattr(step, "catch", None)
+    if catch is not None:
+        plan.catch_next = catch.next
+        plan.catch_save = compile_save(catch.save)
+
+
+def compile_step(step: Any) -> StepPlan:
+    if isinstance(step, CallStep):
+        plan = StepPlan(step.id, "call", uses=step.uses, with_=compile_value(step.with_),
+                        save=compile_save(step.save))
+    elif isinstance(step, SubworkflowStep):
+        plan = StepPlan(step.id, "workflow", workflow=step.workflow, with_=compile_value(step.with_),
+                        save=compile_save(step.save))
+    elif isinstance(step, ConditionStep):
+        plan = StepPlan(step.id, "condition", condition=compile_condition(step.if_),
+                        condition_value=compile_value(step.if_))
+    elif isinstance(step, ForeachStep):
+        plan = StepPlan(step.id, "foreach", uses=step.uses, workflow=step.workflow,
+                        with_=compile_value(step.with_), save=compile_save(step.save),
+                        foreach=compile_value(step.foreach), parallel=step.mode == "parallel",
+                        concurrency=step.concurrency, on_item_error=step.on_item_error,
+                        errors=compile_save(step.errors))
+    elif isinstance(step, InterruptStep):
+        plan = StepPlan(step.id, "interrupt", interrupt=step.interrupt, request=compile_value(step.request),
+                        resume_schema=step.resume_schema, save=compile_save(step.save))
+    elif isinstance(step, EndStep):
+        return StepPlan(step.id, "end", end=step.end)
+    else:  # pragma: no cover - the model's union is closed
+        raise TypeError(f"unknown step type {type(step).__name__}")
+    _common(plan, step)
+    return plan
+
+
+def compile_workflow(workflow: Workflow) -> Plan:
+    initial = {name: f.json_schema()["default"] for name, f in workflow.state.items()
+               if "default" in f.json_schema()}
+    return Plan(
+        name=workflow.name,
+        start=workflow.start_step,
+        steps={step.id: compile_step(step) for step in workflow.steps},
+        reducers={name: REDUCERS[f.reducer] for name, f in workflow.state.items()},
+        initial_state=initial,
+        input_schema=workflow.input,
+        output=compile_value(workflow.output) if workflow.output is not None else None,
+        output_schema=workflow.output_schema,
+    )

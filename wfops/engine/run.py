@@ -1,0 +1,255 @@
+"""One run being driven: numbering, redaction and committing of trace entries, capability
+calls with retries and timeouts, and the loop that walks a frame's steps."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from wfops.engine.errors import StepFailed, failure_of
+from wfops.engine.frame import Frame, new_frame
+from wfops.engine.plan import Plan, SaveTarget, StepPlan
+from wfops.engine.redact import Redactor
+from wfops.engine.reducers import ReducerError, apply_write
+from wfops.engine.schemas import first_error
+from wfops.engine.types import Interrupt, RunSnapshot, TraceEntry
+from wfops.engine.values import Scope
+from wfops.sources.base import Capability, StepContext
+
+if TYPE_CHECKING:
+    from wfops.engine.engine import Engine
+
+TRUSTED_SOURCES = frozenset({"std"})  # platform capabilities whose outputs need no check
+
+
+def now() -> str:
+    return datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+class Paused(Exception):  # noqa: N818 - control flow, not an error
+    """Unwinds every frame once an interrupt has been committed."""
+
+
+@dataclass(slots=True)
+class Transition:
+    """What a step did: its entry (state_changes filled in) and where the frame goes next."""
+
+    entry: TraceEntry
+    state: dict[str, Any] | None = None  # the frame's state after the step's writes
+    end: str | None = None  # the frame's outcome when the step ends it
+    failed: dict[str, Any] | None = None  # the frame's error when the step fails it
+
+
+class RunContext:
+    def __init__(self, engine: Engine, run_id: str, workflow: str, input: Any, seq: int = 0,
+                 decision: tuple[str, str, Any] | None = None) -> None:
+        self.engine = engine
+        self.run_id = run_id
+        self.workflow = workflow
+        self.input = input
+        self.seq = seq
+        self.decision = decision  # (interrupt step path, outcome, payload) to apply on resume
+        self.redactor: Redactor = engine.redactor
+        self.secrets: Mapping[str, str] = engine.secrets
+        self.last: RunSnapshot | None = None
+
+    # -- snapshots and commits -------------------------------------------------------
+    def snapshot(self, status: str = "running", **fields: Any) -> RunSnapshot:
+        return RunSnapshot(self.run_id, self.workflow, self.engine.artifacts.get(self.workflow, ""),
+                           self.engine.deployment, status, self.input, **fields)  # type: ignore[arg-type]
+
+    def commit(self, entries: list[TraceEntry], snapshot: RunSnapshot | None = None) -> RunSnapshot:
+        for entry in entries:
+            self.seq += 1
+            entry.seq = self.seq
+        run = snapshot or self.snapshot()
+        run.cursor = {"seq": self.seq, "step": entries[-1].step if entries else None}
+        self.engine.sink.commit(run, entries)
+        self.last = run
+        return run
+
+    def entry(self, step: str, kind: str, attempt: int, input: Any, outcome: str | None, output: Any,
+              changes: list[dict[str, Any]], next: str | None, error: dict[str, Any] | None,
+              started: str) -> TraceEntry:
+        red = self.redactor.redact if self.redactor.active else _same
+        return TraceEntry(0, step, kind, attempt, red(input), outcome, red(output), red(changes), next,
+                          red(error), started, now())
+
+    def pause(self, entry: TraceEntry, interrupt: Interrupt) -> None:
+        interrupt.request = self.redactor.redact(interrupt.request)
+        self.commit([entry], self.snapshot("interrupted", interrupt=interrupt))
+        raise Paused
+
+    # -- step helpers ----------------------------------------------------------------
+    def context(self, frame: Frame, path: str, attempt: int, key: str) -> StepContext:
+        return StepContext(self.run_id, frame.plan.name, self.engine.deployment, path, attempt,
+                           f"{self.run_id}:{key}")
+
+    def scope(self, frame: Frame, ctx: StepContext, item: Any = None, index: int | None = None) -> Scope:
+        return Scope(frame.input, frame.state, ctx, self.secrets, item, index)
+
+    def capability(self, ref: str) -> Capability:
+        return self.engine.capability(ref)
+
+    async def call(self, sp: StepPlan, payload: Any, ctx: StepContext) -> tuple[str, Any, int]:
+        """Call `sp.uses` with retries and a per-attempt timeout; (outcome, output, attempts)."""
+        ref = sp.uses or ""
+        cap = self.capability(ref)
+        resolver = self.engine.resolver
+        attempt = 1
+        while True:
+            try:
+                coro = resolver.call(ref, payload, ctx)
+                result = await (asyncio.wait_for(coro, sp.timeout) if sp.timeout else coro)
+                check_result(cap, result.outcome, result.output)
+                return result.outcome, result.output, attempt
+            except TimeoutError:
+                failure = StepFailed("Timeout", f"{ref} timed out after {sp.timeout:g}s")
+            except Exception as exc:  # any capability failure is a step failure
+                failure = failure_of(exc)
+            if attempt >= sp.attempts:
+                failure.attempt = attempt  # type: ignore[attr-defined]
+                raise failure
+            await asyncio.sleep(sp.backoff * 2 ** (attempt - 1))
+            attempt += 1
+            ctx = StepContext(ctx.run_id, ctx.workflow, ctx.deployment, ctx.step, attempt, ctx.idempotency_key)
+
+    def stage(self, frame: Frame, targets: tuple[SaveTarget, ...], value: Any, *, listwise: bool = False
+              ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """The frame's state with the writes applied (a new dict) and the writes as recorded."""
+        if not targets or value is None:
+            return frame.state, []
+        state = dict(frame.state)
+        changes: list[dict[str, Any]] = []
+        for target in targets:
+            if target.source is None:
+                written = value
+            elif listwise:
+                written = [v.get(target.source) if isinstance(v, dict) else None for v in value]
+            elif isinstance(value, dict) and target.source in value:
+                written = value[target.source]
+            else:
+                continue  # the output has no such field: nothing to write
+            try:
+                apply_write(state, frame.plan.reducers, target.field, target.keys, written)
+            except ReducerError as exc:
+                raise StepFailed("SaveError", f"saving to {target.path}: {exc}") from None
+            changes.append({"path": target.path, "value": written})
+        return state, changes
+
+    def fail(self, frame: Frame, sp: StepPlan, path: str, failure: StepFailed, *, kind: str,
+             input: Any, attempt: int, started: str, error: dict[str, Any] | None = None) -> Transition:
+        """Route a failed step through `catch`, or fail the frame."""
+        error = error or failure.as_error(path)
+        if failure.catchable and sp.catch_next is not None:
+            try:
+                state, changes = self.stage(frame, sp.catch_save, dict(error))
+            except StepFailed as bad:
+                error = bad.as_error(path)
+            else:
+                entry = self.entry(path, kind, attempt, input, None, None, changes, sp.catch_next, error, started)
+                return Transition(entry, state)
+        return Transition(self.entry(path, kind, attempt, input, None, None, [], None, error, started),
+                          failed=self.redactor.redact(error))
+
+    def route(self, sp: StepPlan, outcome: str, path: str) -> str:
+        target = sp.routes.get(outcome)
+        if target is None:
+            raise StepFailed("UnroutedOutcome", f"step {path} ended in outcome {outcome!r}, which no route "
+                             f"handles (routed: {', '.join(sp.routes) or 'none'})", catchable=False)
+        return target
+
+    # -- frames ----------------------------------------------------------------------
+    async def run_frame(self, frame: Frame, *, top: bool = False) -> None:
+        from wfops.engine.steps import EXECUTORS
+
+        if frame.done and top:
+            self.commit([], self.final(frame))
+        while not frame.done:
+            sp = frame.plan.steps.get(frame.current)
+            if sp is None:
+                frame.error = {"type": "UnknownStep", "message": f"no step {frame.current!r} in workflow "
+                               f"{frame.plan.name!r}", "step": frame.prefix + frame.current}
+                if top:
+                    self.commit([], self.final(frame))
+                return
+            pending, frame.pending = frame.pending, []
+            move = await EXECUTORS[sp.kind](self, frame, sp, pending)
+            entry = move.entry
+            if move.state is not None:
+                frame.state = move.state
+            if move.failed is not None:
+                frame.error = move.failed
+            elif move.end is not None:
+                frame.outcome = move.end
+            else:
+                frame.visits[sp.id] = frame.visits.get(sp.id, 0) + 1
+                if entry.next == "end":
+                    frame.outcome = "ok"
+                else:
+                    frame.current = entry.next or ""
+            self.commit([entry], self.final(frame) if top and frame.done else None)
+
+    def output_of(self, frame: Frame) -> Any:
+        """The frame's projected output, checked against its `output_schema`."""
+        plan = frame.plan
+        if plan.output is None:
+            return None
+        output = plan.output(Scope(frame.input, frame.state, None, self.secrets))
+        problem = first_error(plan.output_schema, output)
+        if problem is not None:
+            raise StepFailed("InvalidOutput", f"workflow {plan.name} output does not match output_schema: "
+                             f"{problem}")
+        return output
+
+    def final(self, frame: Frame) -> RunSnapshot:
+        if frame.error is not None:
+            return self.snapshot("failed", error=frame.error)
+        try:
+            output = self.output_of(frame)
+        except StepFailed as failure:
+            return self.snapshot("failed", error=self.redactor.redact(failure.as_error("output")))
+        return self.snapshot("completed", outcome=frame.outcome, output=self.redactor.redact(output))
+
+    async def run_child(self, workflow: str, input: Any, *, prefix: str, key_prefix: str, in_foreach: bool,
+                        trace: list[TraceEntry] | None, timeout: float | None) -> tuple[str, Any]:
+        """Run (or continue) a child workflow; its (outcome, output), or StepFailed."""
+        plan = self.engine.plan(workflow)
+        problem = first_error(plan.input_schema, input)
+        if problem is not None:
+            raise StepFailed("InvalidInput", f"input of workflow {workflow}: {problem}")
+        child = new_frame(plan, input, prefix=prefix, key_prefix=key_prefix, in_foreach=in_foreach,
+                          trace=trace)
+        try:
+            if timeout:
+                await asyncio.wait_for(self.run_frame(child), timeout)
+            else:
+                await self.run_frame(child)
+        except TimeoutError:
+            raise StepFailed("Timeout", f"workflow {workflow} timed out after {timeout:g}s") from None
+        if child.error is not None:
+            failure = StepFailed(str(child.error.get("type")), str(child.error.get("message")))
+            failure.inner_step = child.error.get("step")  # type: ignore[attr-defined]
+            raise failure
+        return child.outcome or "ok", self.output_of(child)
+
+
+def check_result(cap: Capability, outcome: str, output: Any) -> None:
+    if outcome not in cap.outcomes:
+        raise StepFailed("UndeclaredOutcome", f"{cap.ref} returned outcome {outcome!r}; it declares "
+                         f"{', '.join(cap.outcomes)}")
+    if output is not None and cap.source not in TRUSTED_SOURCES:
+        problem = first_error(cap.output_schema, output)
+        if problem is not None:
+            raise StepFailed("InvalidOutput", f"{cap.ref} output does not match its output schema: {problem}")
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+Executor = Callable[[RunContext, Frame, StepPlan, list[TraceEntry]], Awaitable[Transition]]
+__all__ = ["Paused", "Plan", "RunContext", "Transition", "now"]

@@ -1,0 +1,170 @@
+"""Values and conditions compiled once into small closures over a `Scope`.
+
+A string starting with `$` is a path (`$$` escapes a literal `$`); paths may stand
+anywhere in a nested value. A path that does not exist resolves to null, at any
+depth, for every root (`exists` is how a workflow tells null from missing).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from wfops.model.paths import parse_path
+from wfops.sources.base import StepContext
+
+MISSING: Any = object()
+
+
+class Scope:
+    """What paths can read while one step runs."""
+
+    __slots__ = ("input", "state", "ctx", "item", "index", "secrets")
+
+    def __init__(self, input: Any, state: dict[str, Any], ctx: StepContext | None,
+                 secrets: Mapping[str, str], item: Any = None, index: int | None = None) -> None:
+        self.input = input
+        self.state = state
+        self.ctx = ctx
+        self.secrets = secrets
+        self.item = item
+        self.index = index
+
+
+Getter = Callable[[Scope], Any]
+
+_ROOTS: dict[str, Getter] = {
+    "input": lambda s: s.input,
+    "state": lambda s: s.state,
+    "context": lambda s: s.ctx.as_dict() if s.ctx is not None else MISSING,
+    "item": lambda s: s.item,
+    "index": lambda s: s.index,
+    "secret": lambda s: s.secrets,
+}
+
+
+def walk(value: Any, parts: tuple[str | int, ...]) -> Any:
+    for part in parts:
+        if isinstance(value, dict):
+            value = value.get(part if isinstance(part, str) else str(part), MISSING)
+        elif isinstance(value, list) and isinstance(part, int):
+            value = value[part] if part < len(value) else MISSING
+        else:
+            return MISSING
+        if value is MISSING:
+            return MISSING
+    return value
+
+
+def compile_path(text: str) -> Getter:
+    """A getter returning MISSING for an absent path (callers map it to null)."""
+    path = parse_path(text)
+    root, parts = _ROOTS[path.root], path.parts
+    if not parts:
+        return root
+    if path.root == "state" and len(parts) == 1 and isinstance(parts[0], str):
+        name = parts[0]  # the common case, kept to one dict lookup
+        return lambda s: s.state.get(name, MISSING)
+    return lambda s: walk(root(s), parts)
+
+
+def _const(value: Any) -> Getter:
+    return lambda _s: value
+
+
+def _unescaped(value: Any) -> Any:
+    if isinstance(value, str):
+        return value[1:] if value.startswith("$$") else value
+    if isinstance(value, dict):
+        return {k: _unescaped(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_unescaped(v) for v in value]
+    return value
+
+
+def _has_path(value: Any) -> bool:
+    if isinstance(value, str):
+        return value.startswith("$") and not value.startswith("$$")
+    if isinstance(value, dict):
+        return any(_has_path(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_path(v) for v in value)
+    return False
+
+
+def compile_value(value: Any) -> Getter:
+    """A getter that builds `value` with every path resolved (missing -> null)."""
+    if not _has_path(value):
+        return _const(_unescaped(value))
+    if isinstance(value, str):
+        getter = compile_path(value)
+
+        def resolve(s: Scope) -> Any:
+            found = getter(s)
+            return None if found is MISSING else found
+
+        return resolve
+    if isinstance(value, dict):
+        items = [(k, compile_value(v)) for k, v in value.items()]
+        return lambda s: {k: g(s) for k, g in items}
+    getters = [compile_value(v) for v in value]
+    return lambda s: [g(s) for g in getters]
+
+
+Predicate = Callable[[Scope], bool]
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool)
+
+
+def json_equal(a: Any, b: Any) -> bool:
+    """Equality as JSON sees it: `true` is not `1`."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
+    return a == b
+
+
+def _ordered(op: Callable[[Any, Any], bool]) -> Callable[[Any, Any], bool]:
+    """Comparisons hold only between two numbers or two strings; anything else is false."""
+
+    def compare(a: Any, b: Any) -> bool:
+        if (_is_number(a) and _is_number(b)) or (isinstance(a, str) and isinstance(b, str)):
+            return op(a, b)
+        return False
+
+    return compare
+
+
+_BINARY: dict[str, Callable[[Any, Any], bool]] = {
+    "eq": json_equal,
+    "ne": lambda a, b: not json_equal(a, b),
+    "gt": _ordered(lambda a, b: a > b),
+    "ge": _ordered(lambda a, b: a >= b),
+    "lt": _ordered(lambda a, b: a < b),
+    "le": _ordered(lambda a, b: a <= b),
+    "in": lambda x, seq: isinstance(seq, list) and any(json_equal(x, item) for item in seq),
+}
+
+
+def compile_condition(cond: dict[str, Any]) -> Predicate:
+    (op, operand), = cond.items()
+    if op == "and":
+        parts = [compile_condition(c) for c in operand]
+        return lambda s: all(p(s) for p in parts)
+    if op == "or":
+        parts = [compile_condition(c) for c in operand]
+        return lambda s: any(p(s) for p in parts)
+    if op == "not":
+        inner = compile_condition(operand)
+        return lambda s: not inner(s)
+    if op == "exists":
+        getter = compile_path(operand)
+        return lambda s: getter(s) not in (MISSING, None)
+    test = _BINARY[op]
+    left, right = compile_value(operand[0]), compile_value(operand[1])
+    return lambda s: test(left(s), right(s))
