@@ -1,7 +1,8 @@
 """Validate a whole project: load, import python sources, run every static check.
 
-OWNED BY: the static-checks work (issue 2). This file fixes the signature the
-rest of wfops (compile, check, run, watch, mcp) calls.
+The rest of wfops (compile, check, run, watch, mcp) calls `validate_project`.
+Checks that depend on bindings run once per environment (see checks/envs.py);
+a finding that only some deployments produce names them.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from wfops.diagnostics import Diagnostic
+from wfops.diagnostics import Diagnostic, sort_key
 from wfops.loader.project import Project
 from wfops.sources.base import Capability, Source
 
@@ -33,4 +34,15 @@ def validate_project(root: Path, *, live: bool = False) -> Validation:
     A capability of an MCP source the lock does not hold is `contract-unknown`
     (a warning here; `check` makes it an error).
     """
-    raise NotImplementedError
+    from wfops.compiler.checks.catalog import build_catalog
+    from wfops.compiler.checks.context import CheckContext
+    from wfops.compiler.checks.run import run_checks
+    from wfops.loader.project import load_project
+    from wfops.sources.registry import build_sources
+
+    project = load_project(Path(root))
+    sources, source_diagnostics = build_sources(project)
+    catalog, catalog_diagnostics = build_catalog(project, sources, live=live)
+    ctx = CheckContext(project, catalog)
+    found = [*project.diagnostics, *source_diagnostics, *catalog_diagnostics, *run_checks(ctx)]
+    return Validation(project, sources, catalog.caps, sorted(dict.fromkeys(found), key=sort_key))

@@ -1,0 +1,102 @@
+"""The capability catalog validation checks against.
+
+std and python sources are read live (importing a python source is the only
+user code validation runs). MCP contracts come from `wfops.lock`; only with
+`live` are the servers started and listed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Mapping
+from typing import Any
+
+from wfops.compiler.checks.context import Catalog
+from wfops.diagnostics import Diagnostic, error
+from wfops.errors import WfopsError
+from wfops.loader.project import LOCK_FILE, Project
+from wfops.sources.base import Capability, Source
+
+
+def build_catalog(project: Project, sources: Mapping[str, Source], *, live: bool = False
+                  ) -> tuple[Catalog, list[Diagnostic]]:
+    from wfops.model.sources import McpSource
+
+    catalog = Catalog()
+    diagnostics: list[Diagnostic] = []
+    catalog.sources_known = "sources.yaml" not in project.broken_files
+    declared = dict(project.sources.model.sources) if project.sources is not None else {}
+    mcp_ids = [sid for sid, spec in declared.items() if isinstance(spec, McpSource) and sid in sources]
+    for source_id, source in sources.items():
+        if source_id in mcp_ids:
+            continue
+        catalog.kinds[source_id] = "std" if source_id == "std" else "python"
+        catalog.caps[source_id] = dict(source.capabilities())
+    catalog.broken = {sid for sid in declared if sid not in sources}
+    if not mcp_ids:
+        return catalog, diagnostics
+    for sid in mcp_ids:
+        catalog.kinds[sid] = "mcp"
+    if live:
+        diagnostics += _list_live(project, {sid: sources[sid] for sid in mcp_ids}, catalog)
+    else:
+        diagnostics += _from_lock(project, mcp_ids, catalog)
+    return catalog, diagnostics
+
+
+def _from_lock(project: Project, mcp_ids: list[str], catalog: Catalog) -> list[Diagnostic]:
+    try:
+        from wfops.lock.lockfile import read_lock
+    except ImportError:  # the lock module is optional for validation
+        lock = None
+    else:
+        try:
+            lock = read_lock(project.root)
+        except WfopsError as exc:
+            catalog.lock_backed.update(mcp_ids)
+            return [error("lock-corrupt", exc.message, LOCK_FILE, hint=exc.hint)]
+    for sid in mcp_ids:
+        catalog.lock_backed.add(sid)
+        entry = ((lock or {}).get("sources") or {}).get(sid) or {}
+        caps: dict[str, Capability] = {}
+        for name, contract in (entry.get("capabilities") or {}).items():
+            cap = _capability(sid, name, contract)
+            if cap is not None:
+                caps[name] = cap
+        catalog.caps[sid] = caps
+    return []
+
+
+def _capability(source_id: str, name: str, contract: Any) -> Capability | None:
+    if not isinstance(contract, dict):
+        return None
+    outcomes = contract.get("outcomes") or ["ok"]
+    return Capability(source_id, name, contract.get("input_schema") or {}, contract.get("output_schema") or {},
+                      tuple(str(o) for o in outcomes), str(contract.get("description") or ""))
+
+
+def _list_live(project: Project, mcp: dict[str, Source], catalog: Catalog) -> list[Diagnostic]:
+    """Start each MCP server, list its tools, stop it. A server that fails is a finding."""
+
+    async def one(sid: str, source: Source) -> Diagnostic | None:
+        try:
+            await source.open()
+            catalog.caps[sid] = dict(source.capabilities())
+        except Exception as exc:  # a broken server is a finding, never a crash
+            catalog.broken.add(sid)
+            message = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
+            loaded = project.sources
+            at = loaded.doc.at(("sources", sid)) if loaded is not None else (1, 1)
+            return error("source-unavailable", f"MCP source {sid!r} could not be listed: {message}",
+                         loaded.file if loaded is not None else "sources.yaml", at,
+                         hint="check its `command`/`url`; run the server by hand to see its error")
+        finally:
+            with contextlib.suppress(Exception):  # closing a failed server must not hide the finding
+                await source.close()
+        return None
+
+    async def all_sources() -> list[Diagnostic | None]:
+        return list(await asyncio.gather(*(one(sid, src) for sid, src in mcp.items())))
+
+    return [d for d in asyncio.run(all_sources()) if d is not None]

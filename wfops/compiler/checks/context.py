@@ -1,0 +1,102 @@
+"""What every check receives: the loaded project, the capability catalog, and a
+place to put findings that knows where each YAML node stands."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from wfops.diagnostics import Diagnostic, Severity
+from wfops.loader.project import Loaded, Project
+from wfops.sources.base import Capability
+
+
+@dataclass(frozen=True)
+class Env:
+    """A binding environment: the deployment (if any) a workflow is checked under."""
+
+    deployment: str | None = None
+    bindings: Mapping[str, str] = field(default_factory=dict)
+    secrets: frozenset[str] | None = None  # None: no deployment, so secrets are not checked
+
+    def concrete(self, logical: str) -> str:
+        return self.bindings.get(logical, logical)
+
+    def bound(self, logical: str) -> bool:
+        return logical in self.bindings
+
+
+IDENTITY = Env()
+
+
+@dataclass
+class Catalog:
+    """Concrete source id -> capability name -> contract, plus what is known about each source."""
+
+    caps: dict[str, dict[str, Capability]] = field(default_factory=dict)
+    kinds: dict[str, str] = field(default_factory=dict)      # id -> std | python | mcp
+    broken: set[str] = field(default_factory=set)             # declared, but could not be loaded
+    lock_backed: set[str] = field(default_factory=set)  # mcp sources read from wfops.lock: a missing capability is contract-unknown
+    sources_known: bool = True                                # False when sources.yaml itself is broken
+
+    def declared(self, source_id: str) -> bool:
+        return source_id in self.kinds or source_id in self.broken
+
+
+@dataclass
+class Lookup:
+    """How a `uses:` resolved under one environment."""
+
+    capability: Capability | None = None
+    contract_unknown: bool = False  # an MCP capability the lock does not hold: outcomes `ok`, types unknown
+
+
+class Sink:
+    """Collects findings; a check names a node by its document path."""
+
+    def __init__(self) -> None:
+        self.found: list[Diagnostic] = []
+
+    def add(self, severity: Severity, code: str, message: str, loaded: Loaded, path: tuple,
+            hint: str | None = None, *, key: bool = False) -> None:
+        line, column = loaded.doc.at(path, key=key)
+        self.found.append(Diagnostic(severity, code, message, loaded.file, line, column, hint))
+
+    def error(self, code: str, message: str, loaded: Loaded, path: tuple, hint: str | None = None,
+              *, key: bool = False) -> None:
+        self.add("error", code, message, loaded, path, hint, key=key)
+
+    def warning(self, code: str, message: str, loaded: Loaded, path: tuple, hint: str | None = None,
+                *, key: bool = False) -> None:
+        self.add("warning", code, message, loaded, path, hint, key=key)
+
+
+@dataclass
+class CheckContext:
+    project: Project
+    catalog: Catalog
+    sink: Sink = field(default_factory=Sink)
+
+    @property
+    def workflows(self) -> dict[str, Loaded]:
+        return self.project.workflows
+
+    def workflow_file_broken(self, name: str) -> bool:
+        """A referenced workflow may live in a file that failed to load: do not call it unknown."""
+        return any(f.rsplit("/", 1)[-1].rsplit(".", 1)[0] == name for f in self.project.broken_files
+                   if f.startswith("workflows/"))
+
+    def lookup(self, env: Env, uses: str) -> Lookup | None:
+        """Resolve `logical.capability`; None when the source or capability is missing or broken."""
+        logical, _, name = uses.partition(".")
+        concrete = env.concrete(logical)
+        if concrete in self.catalog.lock_backed:
+            cap = self.catalog.caps.get(concrete, {}).get(name)
+            return Lookup(cap, contract_unknown=cap is None)
+        cap = self.catalog.caps.get(concrete, {}).get(name)
+        return Lookup(cap) if cap is not None else None
+
+
+def steps_of(loaded: Loaded) -> list[Any]:
+    return list(loaded.model.steps)

@@ -1,0 +1,231 @@
+"""Gradual data-flow types: bindings against the inputs they feed, saves against the
+state fields they write. An error only where the declared types cannot overlap."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from wfops.compiler.checks.context import Sink
+from wfops.compiler.checks.jsontypes import (
+    NUMERIC,
+    Sch,
+    child,
+    closed,
+    describe,
+    inline,
+    items,
+    json_type,
+    mismatch,
+    open_to_extra,
+    overlaps,
+    properties,
+    required,
+    sch,
+    types_of,
+)
+from wfops.compiler.checks.names import suggest
+from wfops.compiler.checks.paths import target_schema
+from wfops.compiler.checks.scope import Scope, item_schema, safe_parse, schema_of
+from wfops.loader.project import Loaded
+from wfops.model.paths import is_path
+
+ERROR_SCHEMA = {"type": "object", "properties": {"type": {"type": "string"}, "message": {"type": "string"},
+                                                 "step": {"type": "string"}}}
+ITEM_ERRORS_SCHEMA = {"type": "array", "items": {"type": "object", "properties": {
+    "index": {"type": "integer"}, "type": {"type": "string"}, "message": {"type": "string"}}}}
+
+
+class Flow:
+    """Type checks for one workflow file."""
+
+    def __init__(self, loaded: Loaded, sink: Sink) -> None:
+        self.loaded = loaded
+        self.sink = sink
+
+    # -- inputs --------------------------------------------------------------------------
+
+    def bindings(self, index: int, with_: dict[str, Any], target: Sch | None, consumer: str, scope: Scope,
+                 kind_key: str) -> None:
+        """Check a step's `with` against the input schema of what it feeds."""
+        if target is None:
+            return
+        base = ("steps", index, "with")
+        props = properties(target)
+        for key, value in with_.items():
+            if props is not None and key not in props and not open_to_extra(target):
+                self.sink.error("unknown-input", f"{consumer} has no input `{key}`", self.loaded, (*base, key),
+                                hint=suggest(key, props, "remove it"), key=True)
+                continue
+            self.value(value, child(target, key), (*base, key), f"input `{key}` of {consumer}", scope)
+        missing = [name for name in required(target) if name not in with_]
+        if missing:
+            raw = self.loaded.doc.data["steps"][index]
+            at = base if isinstance(raw, dict) and "with" in raw else ("steps", index, kind_key)
+            names = ", ".join(f"`{m}`" for m in missing)
+            self.sink.error("missing-input", f"{consumer} requires input {names}, which `with` does not bind",
+                            self.loaded, at, hint="add " + ", ".join(f"`{m}: <value or $path>`" for m in missing)
+                            + " under `with:`", key=True)
+
+    def value(self, value: Any, dst: Sch | None, at: tuple, label: str, scope: Scope) -> None:
+        """One bound value (a path or a literal, at any depth) against the schema it feeds."""
+        if dst is None:
+            return
+        if is_path(value):
+            path = safe_parse(value)
+            if path is None or (path.root in ("item", "index") and not scope.foreach):
+                return  # reported by the path checks
+            found = mismatch(schema_of(path, scope), dst)
+            if found is not None:
+                inner, src_t, dst_t = found
+                where = f" at `{'.'.join(map(str, inner))}`" if inner else ""
+                self.sink.error("type-mismatch", f"{label} expects {describe(dst_t)}{where}, but `{value}` is "
+                                f"{describe(src_t)}", self.loaded, at,
+                                hint=f"bind a value of type {describe(dst_t)}, or change the schema of the "
+                                "value you bind")
+            return
+        literal = json_type(value)
+        dst_t = types_of(dst)
+        if not overlaps(frozenset({literal}), dst_t, exact=True):
+            self.sink.error("type-mismatch", f"{label} expects {describe(dst_t)}, but the literal {value!r} is "
+                            f"{literal}", self.loaded, at, hint=f"write a value of type {describe(dst_t)} here")
+            return
+        if isinstance(value, dict):
+            props = properties(dst)
+            for key, inner in value.items():
+                if props is not None and key not in props and closed(dst):
+                    self.sink.error("unknown-input", f"{label} has no field `{key}`", self.loaded, (*at, key),
+                                    hint=suggest(str(key), props, "remove it"), key=True)
+                    continue
+                self.value(inner, child(dst, key), (*at, key), f"`{key}` of {label}", scope)
+            missing = [name for name in required(dst) if name not in value]
+            if missing:
+                self.sink.error("missing-input", f"{label} requires field(s) {', '.join(missing)}", self.loaded,
+                                at, hint="add " + ", ".join(f"`{m}:`" for m in missing))
+        elif isinstance(value, list):
+            for position, inner in enumerate(value):
+                self.value(inner, items(dst), (*at, position), f"item {position} of {label}", scope)
+
+    # -- outputs -------------------------------------------------------------------------
+
+    def saves(self, index: int, save: Any, output: Sch | None, producer: str, *, as_list: bool = False) -> None:
+        """`save` names fields `output` has, and each write fits its state field."""
+        if save is None or output is None:
+            return
+        if isinstance(save, str):
+            self.write(_listed(output) if as_list else output, save, ("steps", index, "save"), producer)
+            return
+        props = properties(output)
+        for field, target in save.items():
+            if props is not None and field not in props and not open_to_extra(output):
+                self.sink.error("unknown-output-field", f"{producer} has no output field `{field}`", self.loaded,
+                                ("steps", index, "save", field),
+                                hint=suggest(field, props, "save one of its output fields"), key=True)
+                continue
+            if props is None and types_of(output) is None:
+                continue
+            value = child(output, field)
+            self.write(_listed(value) if as_list else value, target, ("steps", index, "save", field),
+                       f"output `{field}` of {producer}")
+
+    def write(self, value: Sch | None, target: str, at: tuple, producer: str) -> None:
+        dst, reducer = target_schema(self.loaded, target)
+        if reducer is None or value is None:
+            return
+        src_t = types_of(value)
+        needs: frozenset[str] | None = None
+        found = None
+        if reducer == "replace":
+            found = mismatch(value, dst)
+        elif reducer == "append":
+            found = mismatch(value, items(dst))
+        elif reducer == "extend":
+            needs = frozenset({"array"})
+            found = mismatch(items(value), items(dst)) if overlaps(src_t, needs) else None
+        elif reducer == "union":
+            found = mismatch(items(value) if src_t and "array" in src_t else value, items(dst))
+        elif reducer in ("add", "min", "max"):
+            needs = NUMERIC
+        elif reducer == "merge":
+            needs = frozenset({"object"})
+        if needs is not None and not overlaps(src_t, needs):
+            self.sink.error("type-mismatch", f"`{target}` uses reducer `{reducer}`, which takes "
+                            f"{describe(needs)}, but {producer} is {describe(src_t)}", self.loaded, at,
+                            hint=f"save a {describe(needs)} here, or change the field's reducer")
+        elif found is not None:
+            inner, got, want = found
+            where = f" at `{'.'.join(map(str, inner))}`" if inner else ""
+            per = " (one item per write, reducer `" + reducer + "`)" if reducer in ("append", "union") else ""
+            self.sink.error("type-mismatch", f"`{target}` holds {describe(want)}{where}{per}, but {producer} "
+                            f"is {describe(got)}", self.loaded, at,
+                            hint="change the state field's schema, or save a different output field")
+
+    # -- the rest --------------------------------------------------------------------------
+
+    def foreach_array(self, index: int, foreach: str) -> None:
+        path = safe_parse(foreach)
+        if path is None or path.root in ("item", "index"):
+            return
+        types = types_of(schema_of(path, Scope(self.loaded, "foreach")))
+        if types is not None and "array" not in types:
+            self.sink.error("foreach-not-array", f"`foreach: {foreach}` iterates {describe(types)}, not an array",
+                            self.loaded, ("steps", index, "foreach"),
+                            hint="iterate a path whose schema is `type: array`")
+
+    def static_step(self, index: int, step: Any, children: dict[str, Loaded]) -> None:
+        """Checks that do not depend on bindings: subworkflows, interrupts, catch, foreach."""
+        scope = Scope(self.loaded, "with")
+        foreach = getattr(step, "foreach", None)
+        if foreach is not None:
+            self.foreach_array(index, foreach)
+            scope = Scope(self.loaded, "with", True, item_schema(self.loaded, foreach))
+        name = getattr(step, "workflow", None)
+        if isinstance(name, str) and name in children:
+            child_wf = children[name]
+            self.bindings(index, step.with_, sch(child_wf.model.input), f"workflow `{name}`", scope, "workflow")
+            self.saves(index, step.save, output_of(child_wf), f"workflow `{name}`", as_list=foreach is not None)
+        if hasattr(step, "resume_schema"):
+            self.saves(index, step.save, sch(step.resume_schema), f"the `{step.interrupt}` resume payload")
+        catch = getattr(step, "catch", None)
+        if catch is not None and catch.save:
+            self.write(sch(ERROR_SCHEMA), catch.save, ("steps", index, "catch", "save"), "the caught error")
+        if getattr(step, "errors", None):
+            self.write(sch(ITEM_ERRORS_SCHEMA), step.errors, ("steps", index, "errors"), "the item errors")
+
+    def call_step(self, index: int, step: Any, input_schema: dict, output_schema: dict, ref: str) -> None:
+        foreach = getattr(step, "foreach", None)
+        scope = Scope(self.loaded, "with", foreach is not None,
+                      item_schema(self.loaded, foreach) if foreach is not None else None)
+        self.bindings(index, step.with_, sch(input_schema), f"`{ref}`", scope, "uses")
+        self.saves(index, step.save, sch(output_schema), f"`{ref}`", as_list=foreach is not None)
+
+    def output(self) -> None:
+        model = self.loaded.model
+        if not model.output or not model.output_schema:
+            return
+        target = sch(model.output_schema)
+        props = properties(target) or {}
+        for key, value in model.output.items():
+            if key in props:
+                self.value(value, child(target, key), ("output", key), f"`output_schema` field `{key}`",
+                           Scope(self.loaded, "output"))
+
+
+def _listed(s: Sch | None) -> Sch:
+    node = {"type": "array", "items": inline(s)}
+    return Sch(node, node)
+
+
+def output_of(loaded: Loaded) -> Sch:
+    """What a workflow returns: its `output_schema`, else the schemas its `output` paths read."""
+    model = loaded.model
+    if model.output_schema:
+        return sch(model.output_schema)
+    props: dict[str, Any] = {}
+    for key, value in (model.output or {}).items():
+        if is_path(value):
+            path = safe_parse(value)
+            props[key] = inline(schema_of(path, Scope(loaded, "output"))) if path else {}
+        else:
+            props[key] = {"type": json_type(value)}
+    node = {"type": "object", "properties": props}
+    return Sch(node, node)

@@ -1,0 +1,137 @@
+"""Every path's root is valid where it stands, `$state` paths name declared fields,
+and `save` targets write to a declared field (or under an object field)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from wfops.compiler.checks.context import Sink
+from wfops.compiler.checks.jsontypes import Sch, child, closed, describe, properties, sch, types_of
+from wfops.compiler.checks.names import suggest
+from wfops.compiler.checks.scope import CONTEXT_FIELDS, Scope, sites
+from wfops.loader.project import Loaded
+from wfops.model.paths import PathSyntaxError, iter_paths, parse_path, parse_save_target
+
+_WHERE = {"with": "`with`", "foreach": "the `foreach` expression", "request": "`request`",
+          "if": "a condition", "output": "`output`"}
+
+
+def check_paths(loaded: Loaded, sink: Sink) -> None:
+    for site in sites(loaded):
+        for inner, text in iter_paths(site.value):
+            _check_path(loaded, (*site.at, *inner), text, site.scope, sink)
+    for at, target in save_targets(loaded):
+        _check_target(loaded, at, target, sink)
+
+
+def save_targets(loaded: Loaded) -> list[tuple[tuple, str]]:
+    """(document path, `state.x.y`) for every write a step makes."""
+    found: list[tuple[tuple, str]] = []
+    for index, step in enumerate(loaded.model.steps):
+        base = ("steps", index)
+        save = getattr(step, "save", None)
+        if isinstance(save, str):
+            found.append(((*base, "save"), save))
+        elif isinstance(save, dict):
+            found += [((*base, "save", key), target) for key, target in save.items()]
+        catch = getattr(step, "catch", None)
+        if catch is not None and catch.save:
+            found.append(((*base, "catch", "save"), catch.save))
+        if getattr(step, "errors", None):
+            found.append(((*base, "errors"), step.errors))
+    return found
+
+
+def _check_path(loaded: Loaded, at: tuple, text: str, scope: Scope, sink: Sink) -> None:
+    try:
+        path = parse_path(text)
+    except PathSyntaxError as exc:
+        sink.error("invalid-path", f"`{text}`: {exc}", loaded, at,
+                   hint="paths look like `$input.a`, `$state.x.0`, `$context.run_id`, `$item`, `$index`, "
+                   "`$secret.NAME`; write `$$` for a literal `$`")
+        return
+    where = _WHERE[scope.where]
+    if path.root in ("item", "index") and not scope.foreach:
+        sink.error("path-not-allowed", f"`{text}` is only defined inside a foreach step's `with`, not in {where}",
+                   loaded, at, hint="move it into the `with` of a foreach step, or read the value from `$state`")
+        return
+    if path.root == "secret" and scope.where == "output":
+        sink.error("path-not-allowed", f"`{text}`: secrets cannot be part of a workflow's output", loaded, at,
+                   hint="remove it from `output`; pass secrets only to the steps that need them")
+        return
+    if path.root == "context":
+        name = path.parts[0] if path.parts else None
+        if len(path.parts) != 1 or name not in CONTEXT_FIELDS:
+            sink.error("invalid-path", f"`{text}` is not a context field", loaded, at,
+                       hint=suggest(str(name or ""), CONTEXT_FIELDS, "use `$context.<field>`"))
+        return
+    if path.root == "state":
+        _check_state_path(loaded, at, text, path.parts, sink)
+
+
+def _check_state_path(loaded: Loaded, at: tuple, text: str, parts: tuple, sink: Sink) -> None:
+    state = loaded.model.state
+    if not parts:
+        sink.error("invalid-path", f"`{text}` names no state field", loaded, at, hint="write `$state.<field>`")
+        return
+    field = parts[0]
+    if not isinstance(field, str) or field not in state:
+        sink.error("unknown-state-field", f"`{text}` reads state field `{field}`, which `state:` does not declare",
+                   loaded, at, hint=suggest(str(field), state, f"declare it under `state:`, e.g. `{field}: "
+                                            "{type: string}`"))
+        return
+    problem = _nested_problem(sch(state[field].json_schema()), f"$state.{field}", parts[1:], reading=True)
+    if problem is not None:
+        code, message, hint = problem
+        sink.error(code, f"`{text}`: {message}", loaded, at, hint=hint)
+
+
+def _nested_problem(s: Sch | None, shown: str, parts: tuple, *, reading: bool) -> tuple[str, str, str] | None:
+    for part in parts:
+        types = types_of(s)
+        container = {"object", "array"} if reading else {"object"}
+        if types is not None and not types & container:
+            return ("invalid-path" if reading else "unknown-state-field",
+                    f"`{shown}` is {describe(types)}, so it has no field `{part}`",
+                    "declare the field as an object (`type: object` with `properties`)" if not reading
+                    else f"read `{shown}` itself, or change its schema")
+        props = properties(s)
+        if isinstance(part, str) and closed(s) and props is not None and part not in props:
+            return ("unknown-state-field", f"`{shown}` has no property `{part}` (additionalProperties is false)",
+                    suggest(part, props, "add it to the field's `properties`"))
+        s = child(s, part)
+        shown = f"{shown}.{part}"
+    return None
+
+
+def _check_target(loaded: Loaded, at: tuple, target: Any, sink: Sink) -> None:
+    try:
+        field, rest = parse_save_target(target)
+    except PathSyntaxError as exc:
+        sink.error("invalid-path", str(exc), loaded, at, hint="write `state.<field>`")
+        return
+    state = loaded.model.state
+    if field not in state:
+        sink.error("unknown-state-field", f"`{target}` writes state field `{field}`, which `state:` does not "
+                   "declare", loaded, at,
+                   hint=suggest(field, state, f"declare it under `state:`, e.g. `{field}: {{type: object}}`"))
+        return
+    problem = _nested_problem(sch(state[field].json_schema()), f"state.{field}", rest, reading=False)
+    if problem is not None:
+        code, message, hint = problem
+        sink.error(code, f"`{target}`: {message}", loaded, at, hint=hint)
+
+
+def target_schema(loaded: Loaded, target: str) -> tuple[Sch | None, str | None]:
+    """(schema the write must fit, reducer) for a valid target; the reducer only for whole-field writes."""
+    try:
+        field, rest = parse_save_target(target)
+    except PathSyntaxError:
+        return None, None
+    declared = loaded.model.state.get(field)
+    if declared is None:
+        return None, None
+    s: Sch | None = sch(declared.json_schema())
+    for part in rest:
+        s = child(s, part)
+    return s, (declared.reducer if not rest else "replace")

@@ -1,0 +1,96 @@
+"""Run every check over a loaded project, in two passes.
+
+Static checks see each file once. Binding-dependent checks (capability lookups,
+outcomes, data-flow types of calls, secrets) run once per environment that
+reaches the workflow; a finding produced under only some of them says which.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from wfops.compiler.checks.context import CheckContext, Env, Sink
+from wfops.compiler.checks.cycles import check_cycles
+from wfops.compiler.checks.dataflow import Flow
+from wfops.compiler.checks.envs import environments
+from wfops.compiler.checks.paths import check_paths
+from wfops.compiler.checks.refs import check_deployment, check_workflow_refs, resolve_uses
+from wfops.compiler.checks.routing import (
+    check_outcomes,
+    check_reachable,
+    check_targets,
+    child_outcomes,
+)
+from wfops.compiler.checks.schemas import check_schemas
+from wfops.compiler.checks.secrets import check_secrets
+from wfops.compiler.checks.state import check_reducers
+from wfops.compiler.checks.structure import check_structure
+from wfops.diagnostics import Diagnostic
+from wfops.loader.project import Loaded
+
+
+def run_checks(ctx: CheckContext) -> list[Diagnostic]:
+    for loaded in ctx.workflows.values():
+        static_checks(ctx, loaded)
+    check_cycles(ctx)
+    for loaded in ctx.project.deployments.values():
+        check_deployment(ctx, loaded)
+    found = list(ctx.sink.found)
+    reached = environments(ctx.project)
+    for name, loaded in ctx.workflows.items():
+        found += _under_environments(ctx, loaded, reached[name])
+    return found
+
+
+def static_checks(ctx: CheckContext, loaded: Loaded) -> None:
+    sink = ctx.sink
+    check_structure(loaded, sink)
+    check_targets(loaded, sink)
+    check_reachable(loaded, sink)
+    check_paths(loaded, sink)
+    check_schemas(loaded, sink)
+    check_reducers(loaded, sink)
+    check_workflow_refs(ctx, loaded)
+    flow = Flow(loaded, sink)
+    for index, step in enumerate(loaded.model.steps):
+        flow.static_step(index, step, ctx.workflows)
+        if getattr(step, "foreach", None) is not None:
+            check_outcomes(loaded, index, {"ok"}, "a foreach step", sink)
+        elif isinstance(getattr(step, "workflow", None), str) and step.workflow in ctx.workflows:
+            check_outcomes(loaded, index, child_outcomes(ctx.workflows[step.workflow]),
+                           f"workflow `{step.workflow}`", sink)
+    flow.output()
+
+
+def env_checks(ctx: CheckContext, env: Env, loaded: Loaded) -> None:
+    flow = Flow(loaded, ctx.sink)
+    for index, step in enumerate(loaded.model.steps):
+        if getattr(step, "uses", None) is None:
+            continue
+        found = resolve_uses(ctx, env, loaded, index, step)
+        if found is None:
+            continue
+        cap = found.capability
+        if getattr(step, "foreach", None) is None:
+            outcomes = set(cap.outcomes) if cap is not None and not found.contract_unknown else {"ok"}
+            check_outcomes(loaded, index, outcomes, f"`{step.uses}`", ctx.sink)
+        if cap is not None and not found.contract_unknown:
+            flow.call_step(index, step, cap.input_schema, cap.output_schema, step.uses)
+    check_secrets(loaded, env, ctx.sink)
+
+
+def _under_environments(ctx: CheckContext, loaded: Loaded, envs: list[Env]) -> list[Diagnostic]:
+    hits: dict[Diagnostic, list[Env]] = {}
+    for env in envs:
+        scoped = CheckContext(ctx.project, ctx.catalog, Sink())
+        env_checks(scoped, env, loaded)
+        for diagnostic in dict.fromkeys(scoped.sink.found):
+            hits.setdefault(diagnostic, []).append(env)
+    found = []
+    for diagnostic, under in hits.items():
+        if len(under) < len(envs):
+            names = ", ".join(f"`{env.deployment}`" for env in under)
+            plural = "s" if len(under) > 1 else ""
+            diagnostic = replace(diagnostic, message=f"{diagnostic.message} (under deployment{plural} {names})")
+        found.append(diagnostic)
+    return found

@@ -1,0 +1,97 @@
+"""Where values with paths stand in a workflow, and the schema each path reads."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from wfops.compiler.checks.jsontypes import Sch, child, sch
+from wfops.loader.project import Loaded
+from wfops.model.paths import PathSyntaxError, ValuePath, is_path, parse_path
+
+CONTEXT_FIELDS = {"run_id": "string", "workflow": "string", "deployment": "string", "step": "string",
+                  "attempt": "integer", "idempotency_key": "string"}
+
+
+@dataclass(frozen=True)
+class Scope:
+    loaded: Loaded
+    where: str              # with | foreach | request | if | output
+    foreach: bool = False   # inside a foreach step's `with`: $item and $index are allowed
+    item: Sch | None = None  # the schema of $item when known
+
+
+@dataclass(frozen=True)
+class Site:
+    """One value that may hold paths, at document path `at`."""
+
+    at: tuple
+    value: Any
+    scope: Scope
+
+
+def state_schema(loaded: Loaded, field: str) -> Sch | None:
+    declared = loaded.model.state.get(field)
+    return sch(declared.json_schema()) if declared is not None else None
+
+
+def walk(s: Sch | None, parts: tuple) -> Sch | None:
+    for part in parts:
+        s = child(s, part)
+        if s is None:
+            return None
+    return s
+
+
+def safe_parse(text: str) -> ValuePath | None:
+    try:
+        return parse_path(text)
+    except PathSyntaxError:
+        return None
+
+
+def schema_of(path: ValuePath, scope: Scope) -> Sch | None:
+    """The schema a path reads, or None when unknown."""
+    model = scope.loaded.model
+    if path.root == "input":
+        return walk(sch(model.input), path.parts)
+    if path.root == "state":
+        if not path.parts or not isinstance(path.parts[0], str):
+            return None
+        return walk(state_schema(scope.loaded, path.parts[0]), path.parts[1:])
+    if path.root == "context":
+        kind = CONTEXT_FIELDS.get(str(path.parts[0])) if len(path.parts) == 1 else None
+        return sch({"type": kind}) if kind else None
+    if path.root == "item":
+        return walk(scope.item, path.parts)
+    if path.root == "index":
+        return sch({"type": "integer"})
+    if path.root == "secret":
+        return sch({"type": "string"})
+    return None
+
+
+def item_schema(loaded: Loaded, foreach: str) -> Sch | None:
+    path = safe_parse(foreach) if is_path(foreach) else None
+    if path is None:
+        return None
+    return child(schema_of(path, Scope(loaded, "foreach")), 0)
+
+
+def sites(loaded: Loaded) -> Iterator[Site]:
+    """Every value of a workflow that may hold paths."""
+    for index, step in enumerate(loaded.model.steps):
+        base = ("steps", index)
+        foreach = getattr(step, "foreach", None)
+        if foreach is not None:
+            yield Site((*base, "foreach"), foreach, Scope(loaded, "foreach"))
+            yield Site((*base, "with"), step.with_, Scope(loaded, "with", True, item_schema(loaded, foreach)))
+        elif hasattr(step, "with_"):
+            yield Site((*base, "with"), step.with_, Scope(loaded, "with"))
+        if hasattr(step, "request"):
+            yield Site((*base, "request"), step.request, Scope(loaded, "request"))
+        if hasattr(step, "if_"):
+            yield Site((*base, "if"), step.if_, Scope(loaded, "if"))
+    if loaded.model.output is not None:
+        yield Site(("output",), loaded.model.output, Scope(loaded, "output"))
