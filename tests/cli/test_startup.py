@@ -1,0 +1,42 @@
+"""Start-up stays lean: importing the CLI loads none of the heavy libraries (STYLE §1)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+HEAVY = ("pydantic", "pydantic_core", "ruamel", "jsonschema", "sqlite3", "_sqlite3", "mcp", "watchfiles",
+         "rich")
+
+PROBE = """
+import json, sys
+import wfops.cli.main
+print(json.dumps(sorted({name.split('.')[0] for name in sys.modules})))
+"""
+
+
+def loaded_top_level_modules(code: str) -> set[str]:
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return set(json.loads(done.stdout.splitlines()[-1]))
+
+
+def test_importing_the_cli_loads_no_heavy_module() -> None:
+    loaded = loaded_top_level_modules(PROBE)
+    assert "wfops" in loaded and "typer" in loaded  # the probe really imported the CLI
+    assert sorted(loaded & set(HEAVY)) == []
+
+
+def test_the_probe_can_fail() -> None:
+    # The same probe sees a heavy import when one happens, so the test above is not vacuous.
+    loaded = loaded_top_level_modules(PROBE.replace("import wfops.cli.main", "import wfops.cli.main, sqlite3"))
+    assert "sqlite3" in loaded
+
+
+def test_python_m_wfops_help() -> None:
+    done = subprocess.run([sys.executable, "-m", "wfops", "--help"], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "Usage:" in done.stdout and "validate" in done.stdout and "schema" in done.stdout
+    assert done.stderr == ""
