@@ -1,0 +1,192 @@
+"""The `wfops mcp` server: typed tools over the project's whole lifecycle.
+
+Each tool is a thin async wrapper: it runs one plain function of `operations` in a
+worker thread and returns its result model. `_guard` is the one error boundary:
+known errors become `ok: false` results with the error and its hint, a part of
+wfops this build lacks becomes an `Unavailable` error, and a bug becomes a tool
+error (its traceback goes to a crash log). Nothing a client sends kills the server.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Annotated, Any, Literal, TypeVar
+
+from pydantic import Field
+
+from wfops.mcpserver import operations as ops
+from wfops.mcpserver.models import (
+    CapabilitiesResult,
+    CheckResult,
+    CompileResult,
+    DiagnosticOut,
+    Envelope,
+    ErrorOut,
+    GraphResult,
+    RunResult,
+    RunsResult,
+    TraceResult,
+    ValidateResult,
+)
+
+R = TypeVar("R", bound=Envelope)
+
+INSTRUCTIONS = """\
+wfops: declarative workflows in git. Typical loop: validate (files, or YAML text
+before saving it) -> fix diagnostics (each has a hint) -> compile (writes wfops.lock)
+-> run_deployment -> show_run / read_trace; an interrupted run waits for resume_run.
+Every result has ok, error, diagnostics and next_steps."""
+
+# Loading a project imports its python sources (sys.modules is process-wide) and
+# compile writes wfops.lock: one project operation at a time. Store reads skip this.
+_PROJECT = threading.Lock()
+
+
+def build_server(opts: ops.ServerOptions) -> Any:
+    from mcp.server.mcpserver import MCPServer
+
+    app = MCPServer("wfops", instructions=INSTRUCTIONS, log_level="WARNING")
+
+    @app.tool()
+    async def list_capabilities(
+            source: Annotated[str | None, Field(description="Only this source; names an MCP source "
+                                                            "to start it and list it live.")] = None,
+    ) -> CapabilitiesResult:
+        """Every capability (`uses: source.name`) the project can call, with input/output schemas."""
+        return await _guard(CapabilitiesResult, {}, ops.capabilities, opts, source)
+
+    @app.tool()
+    async def validate(
+            paths: Annotated[list[str] | None, Field(description="Report only on these project files "
+                                                                 "(default: the whole project).")] = None,
+            text: Annotated[str | None, Field(description="YAML text to check instead of files.")] = None,
+            kind: Annotated[Literal["workflow", "deployment", "sources"] | None,
+                            Field(description="What `text` is (required with text).")] = None,
+            path: Annotated[str | None, Field(description="The project file `text` is meant for, e.g. "
+                                                          "workflows/x.yaml (it replaces that file).")] = None,
+    ) -> ValidateResult:
+        """Syntax, schema and static checks, as `wfops validate`: diagnostics with line, column and hint."""
+        if text is not None:
+            if kind is None:
+                return _usage(ValidateResult, {}, "`kind` is required with `text`",
+                              "pass kind: workflow, deployment or sources")
+            return await _guard(ValidateResult, {}, ops.validate_text, opts, text, kind, path)
+        return await _guard(ValidateResult, {}, ops.validate_files, opts, list(paths or []))
+
+    @app.tool(name="compile")
+    async def compile_() -> CompileResult:
+        """Validate, snapshot capability contracts (MCP servers are started) and write wfops.lock."""
+        return await _guard(CompileResult, {}, ops.compile_lock, opts)
+
+    @app.tool()
+    async def check(
+            live: Annotated[bool, Field(description="Also start MCP sources and compare their contracts.")] = False,
+    ) -> CheckResult:
+        """Compare the project with wfops.lock (stale lock, contract drift), as `wfops check`."""
+        return await _guard(CheckResult, {"live": live}, ops.check, opts, live)
+
+    @app.tool()
+    async def run_deployment(
+            deployment: Annotated[str, Field(description="The deployment's `name`.")],
+            input: Annotated[dict[str, Any] | None,  # noqa: A002 - the SPEC's word
+                             Field(description="Run input, merged over the deployment's defaults.")] = None,
+    ) -> RunResult:
+        """Execute a deployment to completion, failure or its first interrupt."""
+        return await _guard(RunResult, {}, ops.run_deployment, opts, deployment, dict(input or {}))
+
+    @app.tool()
+    async def resume_run(
+            run_id: str,
+            outcome: Annotated[str | None, Field(description="The outcome that answers the open "
+                                                             "interrupt (see run.interrupt.outcomes).")] = None,
+            payload: Annotated[Any, Field(description="The interrupt's answer (its resume_schema).")] = None,
+    ) -> RunResult:
+        """Continue an interrupted run (answering it) or a crashed one (from its last committed step)."""
+        return await _guard(RunResult, {}, ops.resume_run, opts, run_id, outcome, payload)
+
+    @app.tool()
+    async def show_run(run_id: str) -> RunResult:
+        """One run: status, outcome, output, error and the open interrupt."""
+        return await _guard(RunResult, {}, ops.show_run, opts, run_id, exclusive=False)
+
+    @app.tool()
+    async def list_runs(deployment: str | None = None,
+                        status: Literal["running", "completed", "failed", "interrupted"] | None = None,
+                        limit: Annotated[int, Field(ge=1, le=200)] = 20) -> RunsResult:
+        """Run history, newest first."""
+        return await _guard(RunsResult, {}, ops.list_runs, opts, deployment, status, limit, exclusive=False)
+
+    @app.tool()
+    async def read_trace(
+            run_id: str,
+            from_seq: Annotated[int | None, Field(description="First seq to return (`--from`).")] = None,
+            limit: Annotated[int | None, Field(ge=1, le=ops.MAX_TRACE_PAGE)] = 100,
+    ) -> TraceResult:
+        """A run's step trace in order: each step's input, outcome, output, state writes and error."""
+        return await _guard(TraceResult, {"run_id": run_id}, ops.read_trace, opts, run_id, from_seq, limit,
+                            exclusive=False)
+
+    @app.tool()
+    async def draw_graph(workflow: str, format: Literal["mermaid", "dot"] = "mermaid") -> GraphResult:  # noqa: A002
+        """A workflow's steps and routes as mermaid or dot text."""
+        return await _guard(GraphResult, {"workflow": workflow, "format": format}, ops.draw_graph, opts,
+                            workflow, format)
+
+    return app
+
+
+async def _guard(result: type[R], required: dict[str, Any], fn: Callable[..., R], *args: Any,
+                 exclusive: bool = True) -> R:
+    import anyio
+
+    def work() -> R:
+        if not exclusive:
+            return fn(*args)
+        with _PROJECT:
+            return fn(*args)
+
+    try:
+        return await anyio.to_thread.run_sync(work)
+    except Exception as exc:  # noqa: BLE001 - the one boundary of the server
+        return _failure(result, required, exc)
+
+
+def _failure(result: type[R], required: dict[str, Any], exc: Exception) -> R:
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    from wfops.errors import RefusedError, WfopsError
+
+    if isinstance(exc, RefusedError):
+        found = list(exc.diagnostics)
+        from wfops.mcpserver.advice import after_refusal
+
+        return result(ok=False, error=_error(exc), diagnostics=[DiagnosticOut.of(d) for d in found],
+                      next_steps=after_refusal(found), **required)
+    if isinstance(exc, WfopsError):
+        return result(ok=False, error=_error(exc), next_steps=[exc.hint] if exc.hint else [], **required)
+    if isinstance(exc, NotImplementedError) or (isinstance(exc, ImportError)
+                                                 and (exc.name or "").startswith("wfops")):
+        return result(ok=False, error=ErrorOut(
+            type="Unavailable", message=f"this build of wfops cannot do that yet ({type(exc).__name__}: {exc})",
+            hint="upgrade wfops, or use the matching CLI verb"), **required)
+    from wfops.cli.crash import report_crash
+
+    report_crash(exc)  # the traceback goes to a crash log named on the server's stderr
+    raise ToolError(f"internal error in wfops: {type(exc).__name__}: {exc} (a bug; the server's "
+                    "stderr names the crash log)") from None
+
+
+def _usage(result: type[R], required: dict[str, Any], message: str, hint: str) -> R:
+    return result(ok=False, error=ErrorOut(type="UsageError", message=message, hint=hint),
+                  next_steps=[hint], **required)
+
+
+def _error(exc: Any) -> ErrorOut:
+    return ErrorOut(type=type(exc).__name__, message=exc.message, hint=exc.hint)
+
+
+def serve(opts: ops.ServerOptions) -> None:
+    """Serve over stdio until the client disconnects. The SDK points fd 1 at stderr while
+    serving, so stray prints from user code cannot corrupt the protocol."""
+    build_server(opts).run()
