@@ -1,0 +1,129 @@
+"""Every worked example runs end to end through the real CLI (a copy of the repo's project)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.everyday.helpers import REPO, copy_examples, json_of, wfops
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = copy_examples(tmp_path_factory.mktemp("examples"))
+    compiled = wfops("compile", cwd=root)
+    assert compiled.returncode == 0, compiled.stdout + compiled.stderr
+    return root
+
+
+def run(project: Path, *args: str) -> tuple[int, dict]:
+    proc = wfops("run", *args, "--json", "--db", str(project / "runs.db"), cwd=project)
+    return proc.returncode, json_of(proc)
+
+
+def test_meeting_report(project: Path) -> None:
+    code, result = run(project, "meeting-report.local")
+    assert code == 0 and result["status"] == "completed" and result["outcome"] == "ok"
+    report = result["output"]["report"]
+    assert report["title"] == "Platform weekly sync" and report["date"] == "2026-11-23"
+    assert report["attendees"] == ["Ana", "Bruno", "Chen", "Dara"]
+    assert len(report["decisions"]) == 3
+    assert [(a["owner"], a["done"]) for a in report["action_items"]] == [
+        ("Ana", False), ("bruno", False), ("Chen", True), (None, False)]
+    assert report["action_items"][0]["due"] == "2026-11-26"
+    markdown = result["output"]["markdown"]
+    assert markdown.startswith("# Platform weekly sync\n") and "## Action items" in markdown
+    assert result["output"]["log"] == ["read 19 lines from examples/report/input.md",
+                                       "rendered 3 decisions and 4 action items"]
+
+
+def test_meeting_report_empty_notes_end_in_empty(project: Path) -> None:
+    code, result = run(project, "meeting-report.local", "--input", "path=examples/report/empty.md")
+    assert code == 0 and result["status"] == "completed" and result["outcome"] == "empty"
+    assert result["output"]["markdown"] is None
+
+
+@pytest.mark.parametrize("path", ["../outside.md", "/etc/hostname", "examples/../../outside.md"])
+def test_meeting_report_refuses_paths_outside_the_project(project: Path, path: str) -> None:
+    (project.parent / "outside.md").write_text("# Secret\n## Decisions\n- leak\n")
+    code, result = run(project, "meeting-report.local", "--input", f"path={path}")
+    assert code == 1 and result["status"] == "failed"
+    assert "relative to the project root" in result["error"]["message"] or \
+        "outside the project" in result["error"]["message"]
+
+
+def test_meeting_report_refuses_a_symlink_out_of_the_project(project: Path) -> None:
+    (project.parent / "outside.md").write_text("# Secret\n## Decisions\n- leak\n")
+    link = project / "examples" / "report" / "link.md"
+    link.unlink(missing_ok=True)
+    link.symlink_to(project.parent / "outside.md")
+    code, result = run(project, "meeting-report.local", "--input", "path=examples/report/link.md")
+    assert code == 1 and "outside the project" in result["error"]["message"]
+
+
+def test_approval_interrupts_and_resumes(project: Path) -> None:
+    db = str(project / "runs.db")
+    code, result = run(project, "approval.local")
+    assert code == 3 and result["status"] == "interrupted"
+    assert result["interrupt"]["kind"] == "approval" and result["interrupt"]["step"] == "ask"
+    assert result["interrupt"]["request"]["change"] == "Deploy wfops v1 to production"
+    refused = wfops("resume", result["run_id"], "--outcome", "approved", "--payload", '{"who": "ana"}',
+                    "--json", "--db", db, cwd=project)
+    assert refused.returncode == 2
+    done = wfops("resume", result["run_id"], "--outcome", "approved", "--payload", '{"by": "ana"}',
+                 "--json", "--db", db, cwd=project)
+    assert done.returncode == 0, done.stderr
+    final = json_of(done)
+    assert final["status"] == "completed" and final["outcome"] == "ok"
+    assert final["output"]["message"] == "Approved by ana: Deploy wfops v1 to production"
+
+
+def test_approval_rejected(project: Path) -> None:
+    db = str(project / "runs.db")
+    _, result = run(project, "approval.local", "--input", "change=Drop the prod database")
+    done = wfops("resume", result["run_id"], "--outcome", "rejected",
+                 "--payload", '{"by": "bruno", "comment": "no"}', "--json", "--db", db, cwd=project)
+    final = json_of(done)
+    assert done.returncode == 0 and final["outcome"] == "rejected"
+    assert final["output"]["message"] == "Rejected by bruno: Drop the prod database"
+
+
+def test_fanout_collects_the_failed_item(project: Path) -> None:
+    code, result = run(project, "fanout.local")
+    assert code == 0 and result["status"] == "completed" and result["outcome"] == "partial"
+    output = result["output"]
+    assert [g["text"] for g in output["greetings"] if g] == ["Hi Ana!", "Hi Bruno!", "Hi Chen!", "Hi Dara!", "Hi Eve!"]
+    assert [(f["index"], f["message"]) for f in output["failures"]] == [(2, "cannot greet a blank name")]
+    assert output["summary"] == "Some greetings failed; the first, item 2: cannot greet a blank name"
+
+
+def test_fanout_all_good_and_formal(project: Path) -> None:
+    names = json.dumps([f"n{i}" for i in range(9)])
+    code, result = run(project, "fanout.local", "--input", f"names={names}", "--input", "formal=true")
+    assert code == 0 and result["outcome"] == "ok"
+    assert [g["text"] for g in result["output"]["greetings"]] == [f"Good day, n{i}." for i in range(9)]
+    assert result["output"]["summary"] == "Greeted everyone on the list."
+
+
+def test_repo_examples_validate_cleanly() -> None:
+    proc = wfops("validate", "--format", "json", cwd=REPO)
+    found = json_of(proc)
+    assert proc.returncode == 0 and found["ok"], found
+    mine = [d for d in found["diagnostics"] if d["file"].startswith(("workflows/", "deployments/"))
+            and "world-clock" not in d["file"]]
+    assert mine == []
+
+
+def test_notes_parser_variants() -> None:
+    sys.path.insert(0, str(REPO))
+    from examples.report.ops import parse_notes
+
+    report = parse_notes("no title here\n## TODO:\n* [X] @dev ship it (due: Friday)\n1. Ana Lopez: plan\n"
+                         "## Other\n- ignored\n### Decisions\n- keep it\n")
+    assert report.title == "Untitled meeting" and report.decisions == ["keep it"]
+    assert [(a.owner, a.task, a.due, a.done) for a in report.action_items] == [
+        ("dev", "ship it", "Friday", True), ("Ana Lopez", "plan", None, False)]
+    assert parse_notes("").action_items == [] and parse_notes("").decisions == []
