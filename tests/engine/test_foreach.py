@@ -1,0 +1,96 @@
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from wfops.errors import CapabilityError
+
+from .helpers import make_engine, run
+
+
+def fan(**step: object) -> dict:
+    base = {"id": "fan", "foreach": "$input.items", "uses": "t.work", "with": {"x": "$item", "i": "$index"},
+            "save": "state.results", "next": "end"}
+    return {"name": "fan", "state": {"results": {"reducer": "extend"}, "errors": {}, "vs": {}},
+            "output": {"results": "$state.results", "errors": "$state.errors", "vs": "$state.vs"},
+            "steps": [{**base, **step}]}
+
+
+def work_source(source) -> list[int]:
+    active: list[int] = []
+    peak: list[int] = [0]
+
+    async def work(payload: dict, ctx) -> dict:
+        active.append(1)
+        peak[0] = max(peak[0], len(active))
+        # later items finish first, so completion order differs from item order
+        await asyncio.sleep(0.002 * (10 - payload["x"]))
+        active.pop()
+        if payload["x"] == 3:
+            raise CapabilityError("three is bad")
+        return {"v": payload["x"] * 10, "i": payload["i"]}
+
+    source.add("work", work)
+    return peak
+
+
+def test_serial_foreach_keeps_item_order() -> None:
+    engine, source, sink = make_engine([fan()])
+    work_source(source)
+    snap = run(engine.start("fan", {"items": [1, 2, 4]}, run_id="R"))
+    assert snap.output["results"] == [{"v": 10, "i": 0}, {"v": 20, "i": 1}, {"v": 40, "i": 2}]
+    assert [e.step for e in sink.trace] == ["fan[0]", "fan[1]", "fan[2]", "fan"]
+    assert [c.idempotency_key for _, c in source.called("work")] == ["R:fan#1[0]", "R:fan#1[1]", "R:fan#1[2]"]
+
+
+def test_parallel_foreach_respects_concurrency_and_item_order() -> None:
+    engine, source, sink = make_engine([fan(mode="parallel", concurrency=3, save={"v": "state.vs"})])
+    peak = work_source(source)
+    snap = run(engine.start("fan", {"items": [1, 2, 4, 5, 6, 7, 8]}))
+    assert snap.output["vs"] == [10, 20, 40, 50, 60, 70, 80]
+    assert peak[0] == 3
+    item_steps = [e.step for e in sink.trace if e.kind == "item"]
+    assert item_steps != sorted(item_steps)  # they finished out of order
+
+
+@pytest.mark.parametrize("mode", ["serial", "parallel"])
+def test_collect_records_errors_and_keeps_other_results(mode: str) -> None:
+    engine, source, _ = make_engine([fan(mode=mode, on_item_error="collect", errors="state.errors")])
+    work_source(source)
+    snap = run(engine.start("fan", {"items": [1, 3, 4]}))
+    assert snap.status == "completed"
+    assert [r["v"] for r in snap.output["results"]] == [10, 40]
+    assert snap.output["errors"] == [{"index": 1, "type": "CapabilityError", "message": "three is bad"}]
+
+
+def test_skip_drops_failed_items_silently() -> None:
+    engine, source, _ = make_engine([fan(on_item_error="skip", errors="state.errors")])
+    work_source(source)
+    snap = run(engine.start("fan", {"items": [3, 4]}))
+    assert snap.output["results"] == [{"v": 40, "i": 1}] and snap.output["errors"] is None
+
+
+@pytest.mark.parametrize("mode", ["serial", "parallel"])
+def test_fail_mode_fails_the_step_and_stops_starting_items(mode: str) -> None:
+    engine, source, _ = make_engine([fan(mode=mode, concurrency=1)])
+    work_source(source)
+    snap = run(engine.start("fan", {"items": [1, 3, 4, 5]}))
+    assert snap.status == "failed" and snap.error["message"] == "item 1: three is bad"
+    assert snap.error["step"] == "fan" and len(source.calls) == 2
+
+
+def test_foreach_over_a_workflow_body_and_non_list() -> None:
+    child = {"name": "child", "state": {"y": {}}, "output": {"y": "$state.y"},
+             "steps": [{"id": "e", "uses": "std.echo", "with": {"value": "$input.x"}, "save": {"value": "state.y"},
+                        "next": "end"}]}
+    wf = fan(workflow="child", mode="parallel", with_={})
+    wf["steps"][0].pop("uses")
+    wf["steps"][0].pop("with_")
+    wf["steps"][0]["with"] = {"x": "$item"}
+    engine, _, sink = make_engine([wf, child])
+    snap = run(engine.start("fan", {"items": ["a", "b"]}))
+    assert snap.output["results"] == [{"y": "a"}, {"y": "b"}]
+    assert {e.step for e in sink.trace} == {"fan[0]/e", "fan[1]/e", "fan[0]", "fan[1]", "fan"}
+    snap = run(engine.start("fan", {"items": "nope"}))
+    assert snap.status == "failed" and snap.error["type"] == "NotAList"
