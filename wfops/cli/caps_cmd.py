@@ -66,14 +66,18 @@ def _show(catalog: Any, ref: str, json_out: bool) -> int:
     say(cap.ref)
     if cap.description:
         say("")
-        say("\n".join("  " + line for line in cap.description.strip().splitlines()))
+        say(_indent(cap.description.strip()))
     say("")
     say(f"outcomes:      {', '.join(cap.outcomes)}")
     say(f"contract hash: {cap.contract_hash}")
     for title, schema in (("input schema", cap.input_schema), ("output schema", cap.output_schema)):
         say(f"{title}:")
-        say("\n".join("  " + line for line in json.dumps(schema, indent=2, ensure_ascii=False).splitlines()))
+        say(_indent(json.dumps(schema, indent=2, ensure_ascii=False)))
     return 0
+
+
+def _indent(text: str) -> str:
+    return "\n".join("  " + line if line.strip() else "" for line in text.splitlines())
 
 
 def _call(catalog: Any, ref: str, input_file: str) -> int:
