@@ -43,21 +43,25 @@ def run_checks(ctx: CheckContext) -> list[Diagnostic]:
 
 
 def static_checks(ctx: CheckContext, loaded: Loaded) -> None:
-    sink = ctx.sink
+    check_workflow_refs(ctx, loaded)
+    file_checks(loaded, ctx.sink, ctx.workflows)
+
+
+def file_checks(loaded: Loaded, sink: Sink, workflows: dict[str, Loaded]) -> None:
+    """Everything that needs no other file than `workflows` (the children it calls, when known)."""
     check_structure(loaded, sink)
     check_targets(loaded, sink)
     check_reachable(loaded, sink)
     check_paths(loaded, sink)
     check_schemas(loaded, sink)
     check_reducers(loaded, sink)
-    check_workflow_refs(ctx, loaded)
     flow = Flow(loaded, sink)
     for index, step in enumerate(loaded.model.steps):
-        flow.static_step(index, step, ctx.workflows)
+        flow.static_step(index, step, workflows)
         if getattr(step, "foreach", None) is not None:
             check_outcomes(loaded, index, {"ok"}, "a foreach step", sink)
-        elif isinstance(getattr(step, "workflow", None), str) and step.workflow in ctx.workflows:
-            check_outcomes(loaded, index, child_outcomes(ctx.workflows[step.workflow]),
+        elif isinstance(getattr(step, "workflow", None), str) and step.workflow in workflows:
+            check_outcomes(loaded, index, child_outcomes(workflows[step.workflow]),
                            f"workflow `{step.workflow}`", sink)
     flow.output()
 

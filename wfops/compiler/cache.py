@@ -1,0 +1,107 @@
+"""A content-addressed cache of `wfops validate` results under `.wfops/cache/`.
+
+`wfops validate` runs on every commit, and most commits leave the wfops files
+alone. The key is the sha256 of every input: the wfops files (sources.yaml,
+workflows/, deployments/, wfops.lock, by content and by name so added and
+removed files count), the wfops code itself and the Python version. The entry
+also records every project Python file validation imported (python sources and
+whatever they import from the project), with its hash: any edit there misses too.
+A hit replays the diagnostics without importing pydantic, ruamel or user code.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from wfops.diagnostics import Diagnostic
+
+CACHE_FILE = Path(".wfops") / "cache" / "validate.json"
+FORMAT = 1
+
+
+def input_files(root: Path) -> list[Path]:
+    found = [root / name for name in ("sources.yaml", "wfops.lock") if (root / name).is_file()]
+    for folder in ("workflows", "deployments"):
+        directory = root / folder
+        if directory.is_dir():
+            found += sorted(p for p in directory.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file())
+    return found
+
+
+def _file_hash(path: Path) -> str | None:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def _tool_fingerprint() -> str:
+    """Changes whenever the wfops code (an editable install included) or Python changes."""
+    import wfops
+
+    digest = hashlib.sha256(f"{FORMAT}|{sys.version}|{getattr(wfops, '__version__', '')}".encode())
+    package = Path(wfops.__file__).parent
+    for dirpath, dirnames, filenames in os.walk(package):
+        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+        for name in sorted(filenames):
+            if name.endswith(".py"):
+                stat = os.stat(os.path.join(dirpath, name))
+                digest.update(f"{dirpath}/{name}|{stat.st_mtime_ns}|{stat.st_size}".encode())
+    return digest.hexdigest()
+
+
+def cache_key(root: Path) -> str:
+    digest = hashlib.sha256(_tool_fingerprint().encode())
+    for path in input_files(root):
+        digest.update(f"{path.relative_to(root).as_posix()}\0{_file_hash(path)}\n".encode())
+    return digest.hexdigest()
+
+
+def lookup(root: Path, key: str) -> list[Diagnostic] | None:
+    """The cached diagnostics for `key`, or None on any miss (or an unreadable cache)."""
+    try:
+        entry = json.loads((root / CACHE_FILE).read_text(encoding="utf-8"))
+        if entry.get("key") != key:
+            return None
+        for rel, digest in entry["python"].items():
+            if _file_hash(root / rel) != digest:
+                return None
+        return [Diagnostic(**d) for d in entry["diagnostics"]]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def imported_project_files(root: Path) -> list[str]:
+    """Project Python files that are loaded now (after validation imported the python sources)."""
+    root = root.resolve()
+    found = set()
+    for module in list(sys.modules.values()):
+        origin = getattr(module, "__file__", None)
+        if not origin or "site-packages" in origin:
+            continue
+        path = Path(origin).resolve()
+        if path.is_relative_to(root):
+            found.add(path.relative_to(root).as_posix())
+    return sorted(found)
+
+
+def store(root: Path, key: str, diagnostics: list[Diagnostic]) -> None:
+    """Best effort: a read-only checkout simply runs uncached."""
+    entry: dict[str, Any] = {
+        "key": key,
+        "python": {rel: _file_hash(root / rel) for rel in imported_project_files(root)},
+        "diagnostics": [d.to_dict() for d in diagnostics],
+    }
+    target = root / CACHE_FILE
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(entry), encoding="utf-8")
+        tmp.replace(target)
+    except OSError:
+        pass
