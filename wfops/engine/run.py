@@ -4,16 +4,16 @@ calls with retries and timeouts, and the loop that walks a frame's steps."""
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from wfops.engine.errors import StepFailed, failure_of
 from wfops.engine.frame import Frame, new_frame
 from wfops.engine.plan import Plan, SaveTarget, StepPlan
 from wfops.engine.redact import Redactor
-from wfops.engine.reducers import ReducerError, apply_write
+from wfops.engine.reducers import REDUCERS, ReducerError, apply_write
 from wfops.engine.schemas import first_error
 from wfops.engine.types import Interrupt, RunSnapshot, TraceEntry
 from wfops.engine.values import Scope
@@ -22,11 +22,19 @@ from wfops.sources.base import Capability, StepContext
 if TYPE_CHECKING:
     from wfops.engine.engine import Engine
 
+REPLACE = REDUCERS["replace"]
 TRUSTED_SOURCES = frozenset({"std"})  # platform capabilities whose outputs need no check
 
 
+_SECOND: list[Any] = [-1, ""]
+
+
 def now() -> str:
-    return datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+    """ISO-8601 UTC with microseconds; the date part is formatted once per second (hot path)."""
+    second, nanos = divmod(time.time_ns(), 1_000_000_000)
+    if second != _SECOND[0]:
+        _SECOND[0], _SECOND[1] = second, time.strftime("%Y-%m-%dT%H:%M:%S.", time.gmtime(second))
+    return _SECOND[1] + str(1_000_000 + nanos // 1000)[1:] + "Z"
 
 
 class Paused(Exception):  # noqa: N818 - control flow, not an error
@@ -55,11 +63,12 @@ class RunContext:
         self.redactor: Redactor = engine.redactor
         self.secrets: Mapping[str, str] = engine.secrets
         self.last: RunSnapshot | None = None
+        self.artifact = engine.artifacts.get(workflow, "")
 
     # -- snapshots and commits -------------------------------------------------------
     def snapshot(self, status: str = "running", **fields: Any) -> RunSnapshot:
-        return RunSnapshot(self.run_id, self.workflow, self.engine.artifacts.get(self.workflow, ""),
-                           self.engine.deployment, status, self.input, **fields)  # type: ignore[arg-type]
+        return RunSnapshot(self.run_id, self.workflow, self.artifact, self.engine.deployment, status,  # type: ignore[arg-type]
+                           self.input, **fields)
 
     def commit(self, entries: list[TraceEntry], snapshot: RunSnapshot | None = None) -> RunSnapshot:
         for entry in entries:
@@ -74,9 +83,10 @@ class RunContext:
     def entry(self, step: str, kind: str, attempt: int, input: Any, outcome: str | None, output: Any,
               changes: list[dict[str, Any]], next: str | None, error: dict[str, Any] | None,
               started: str) -> TraceEntry:
-        red = self.redactor.redact if self.redactor.active else _same
-        return TraceEntry(0, step, kind, attempt, red(input), outcome, red(output), red(changes), next,
-                          red(error), started, now())
+        if self.redactor.active:
+            red = self.redactor.redact
+            input, output, changes, error = red(input), red(output), red(changes), red(error)
+        return TraceEntry(0, step, kind, attempt, input, outcome, output, changes, next, error, started, now())
 
     def pause(self, entry: TraceEntry, interrupt: Interrupt) -> None:
         interrupt.request = self.redactor.redact(interrupt.request)
@@ -122,21 +132,27 @@ class RunContext:
         """The frame's state with the writes applied (a new dict) and the writes as recorded."""
         if not targets or value is None:
             return frame.state, []
-        state = dict(frame.state)
+        state = frame.state.copy()
+        reducers = frame.plan.reducers
         changes: list[dict[str, Any]] = []
         for target in targets:
-            if target.source is None:
+            source = target.source
+            if source is None:
                 written = value
             elif listwise:
-                written = [v.get(target.source) if isinstance(v, dict) else None for v in value]
-            elif isinstance(value, dict) and target.source in value:
-                written = value[target.source]
+                written = [v.get(source) if isinstance(v, dict) else None for v in value]
+            elif isinstance(value, dict) and source in value:
+                written = value[source]
             else:
                 continue  # the output has no such field: nothing to write
-            try:
-                apply_write(state, frame.plan.reducers, target.field, target.keys, written)
-            except ReducerError as exc:
-                raise StepFailed("SaveError", f"saving to {target.path}: {exc}") from None
+            reducer = reducers.get(target.field)
+            if not target.keys and (reducer is None or reducer is REPLACE):
+                state[target.field] = written  # the common case, without a call
+            else:
+                try:
+                    apply_write(state, reducers, target.field, target.keys, written)
+                except ReducerError as exc:
+                    raise StepFailed("SaveError", f"saving to {target.path}: {exc}") from None
             changes.append({"path": target.path, "value": written})
         return state, changes
 
@@ -245,10 +261,6 @@ def check_result(cap: Capability, outcome: str, output: Any) -> None:
         problem = first_error(cap.output_schema, output)
         if problem is not None:
             raise StepFailed("InvalidOutput", f"{cap.ref} output does not match its output schema: {problem}")
-
-
-def _same(value: Any) -> Any:
-    return value
 
 
 Executor = Callable[[RunContext, Frame, StepPlan, list[TraceEntry]], Awaitable[Transition]]
