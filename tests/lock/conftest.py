@@ -90,31 +90,6 @@ def project(tmp_path: Path) -> Path:
     return write(root, FILES)
 
 
-def _fallback_validate(root: Path, *, live: bool = False):
-    """Stand-in until the static checks land: load, import, catalog (no static checks)."""
-    from wfops.compiler.validate import Validation
-    from wfops.loader.project import load_project
-    from wfops.sources.registry import build_sources
-
-    project = load_project(root)
-    sources, diagnostics = build_sources(project)
-    catalog = {sid: dict(src.capabilities()) for sid, src in sources.items()
-               if type(src).__name__ != "McpClientSource"}
-    return Validation(project, sources, catalog, project.diagnostics + diagnostics)
-
-
-@pytest.fixture(autouse=True)
-def _validate_available(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    import wfops.compiler.validate as validate
-
-    try:
-        validate.validate_project(tmp_path / "nothing-here")
-    except NotImplementedError:
-        monkeypatch.setattr(validate, "validate_project", _fallback_validate)
-    except Exception:
-        pass
-
-
 def cli(*args: str) -> int:
     """Run the CLI in-process and return its exit code (main() returns normally on success).
 
