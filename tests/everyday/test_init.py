@@ -1,0 +1,90 @@
+"""`wfops init`: the scaffold validates, compiles, checks and runs as it is."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.everyday.helpers import cli, json_of, wfops
+from wfops.cli.init_cmd import SCHEMA_DIR, scaffold_files
+
+EXPECTED = {
+    "sources.yaml", "workflows/hello.yaml", "deployments/hello.local.yaml", "nodes/__init__.py",
+    "nodes/hello.py", ".pre-commit-config.yaml", ".github/workflows/wfops.yml", ".gitignore",
+    f"{SCHEMA_DIR}/workflow.schema.json", f"{SCHEMA_DIR}/deployment.schema.json",
+    f"{SCHEMA_DIR}/sources.schema.json",
+}
+
+
+def test_scaffold_files() -> None:
+    files = scaffold_files()
+    assert set(files) == EXPECTED
+    assert ".wfops/" in files[".gitignore"].splitlines()
+    for rel in ("sources.yaml", "workflows/hello.yaml", "deployments/hello.local.yaml"):
+        first = files[rel].splitlines()[0]
+        assert first.startswith("# yaml-language-server: $schema=")
+        schema = (Path("/p") / rel).parent / first.split("=", 1)[1]
+        assert schema.resolve().relative_to("/p").as_posix() in files, first  # resolvable offline
+    for kind in ("workflow", "deployment", "sources"):
+        schema = json.loads(files[f"{SCHEMA_DIR}/{kind}.schema.json"])
+        assert schema["$schema"] == "http://json-schema.org/draft-07/schema#"
+    hooks = files[".pre-commit-config.yaml"]
+    assert "id: wfops-validate" in hooks and "id: wfops-check" in hooks
+    ci = files[".github/workflows/wfops.yml"]
+    assert "pull_request:" in ci and "push:" in ci and "pull_request_target" not in ci.replace(
+        "(never pull_request_target)", "")
+    assert "wfops check --format github" in ci
+
+
+def test_init_writes_and_refuses_to_overwrite(tmp_path: Path, capsys) -> None:
+    target = tmp_path / "new"
+    assert cli("init", str(target)) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"Created a wfops project in {target}:")
+    assert "Next steps:" in out and "wfops run hello.local" in out and "wfops compile" in out
+    written = {p.relative_to(target).as_posix() for p in target.rglob("*") if p.is_file()}
+    assert written == EXPECTED
+    (target / "workflows" / "hello.yaml").write_text("# mine\n")
+    assert cli("init", str(target)) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("wfops: error: ") and "already exists" in err and "nothing was written" in err
+    assert (target / "workflows" / "hello.yaml").read_text() == "# mine\n"
+    assert cli("init", str(target), "--force") == 0
+    assert (target / "workflows" / "hello.yaml").read_text().startswith("# yaml-language-server")
+    (tmp_path / "file").write_text("")
+    assert cli("init", str(tmp_path / "file")) == 2
+
+
+def test_init_merges_an_existing_gitignore(tmp_path: Path) -> None:
+    (tmp_path / ".gitignore").write_text("node_modules/")
+    assert cli("init", str(tmp_path)) == 0
+    assert (tmp_path / ".gitignore").read_text() == "node_modules/\n.wfops/\n__pycache__/\n"
+
+
+def test_scaffold_validates_compiles_checks_and_runs(tmp_path: Path) -> None:
+    assert wfops("init", "proj", cwd=tmp_path).returncode == 0
+    project = tmp_path / "proj"
+    for verb in (["validate"], ["compile"], ["check"]):
+        proc = wfops(*verb, cwd=project)
+        assert proc.returncode == 0, (verb, proc.stdout, proc.stderr)
+    assert (project / "wfops.lock").is_file()
+    proc = wfops("run", "hello.local", "--input", "name=you", "--json", cwd=project)
+    assert proc.returncode == 0, proc.stderr
+    result = json_of(proc)
+    assert result["status"] == "completed" and result["outcome"] == "ok"
+    assert result["output"] == {"greeting": "Hello, you!", "banner": "*** Hello, you! ***"}
+    assert (project / ".wfops" / "wfops.db").is_file()  # the embedded SQLite default
+    graph = wfops("graph", "hello", cwd=project)
+    assert graph.returncode == 0 and graph.stdout.startswith("flowchart TD")
+
+
+def test_scaffold_precommit_config_is_valid(tmp_path: Path) -> None:
+    import shutil
+    import subprocess
+
+    exe = shutil.which("pre-commit")
+    assert exe, "pre-commit is a test dependency (pip install -e '.[test]')"
+    assert cli("init", str(tmp_path)) == 0
+    proc = subprocess.run([exe, "validate-config", ".pre-commit-config.yaml"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
