@@ -1,0 +1,161 @@
+"""`wfops watch`: a change to a project file triggers revalidation, python sources reloaded."""
+
+from __future__ import annotations
+
+import io
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from wfops.cli.watch_cmd import is_watched, one_pass, watch_loop
+from wfops.sources.python import forget_project_modules
+
+NODES = '''
+from pydantic import BaseModel
+import wfops
+
+class In(BaseModel):
+    text: str
+
+class Out(BaseModel):
+    text: str
+
+@wfops.node(outcomes={outcomes})
+def shout(payload: In) -> Out:
+    return Out(text=payload.text.upper())
+'''
+
+WORKFLOW = """
+name: loud
+input: {type: object, properties: {text: {type: string}}}
+state: {text: {type: string}}
+output: {text: $state.text}
+steps:
+  - id: shout
+    uses: ops.shout
+    with: {text: $input.text}
+    save: {text: state.text}
+    next: end
+"""
+
+
+@pytest.fixture
+def project(make_project) -> Iterator[Path]:
+    root = make_project({
+        "sources.yaml": "sources:\n  ops: {kind: python, module: watchnodes}\n",
+        "watchnodes.py": NODES.format(outcomes='["ok"]'),
+        "workflows/loud.yaml": WORKFLOW,
+        "deployments/loud.local.yaml": "name: loud.local\nworkflow: loud\ninput: {text: hey}\n",
+    })
+    yield root
+    forget_project_modules(root)
+
+
+def test_is_watched(tmp_path: Path) -> None:
+    yes = ["sources.yaml", "wfops.lock", "workflows/a.yaml", "deployments/b.yml", "pkg/mod.py", "x.py"]
+    no = ["README.md", "workflows/sub/a.yaml", ".wfops/wfops.db", ".git/index", "pkg/__pycache__/m.py",
+          ".venv/lib/x.py", "workflows/notes.txt", "../elsewhere.py"]
+    for rel in yes:
+        assert is_watched(tmp_path, tmp_path / rel), rel
+    for rel in no:
+        assert not is_watched(tmp_path, tmp_path / rel), rel
+
+
+def test_an_edit_triggers_revalidation_within_a_bounded_time(project: Path) -> None:
+    calls: list[tuple[float, set[str]]] = []
+    stop = threading.Event()
+    first = threading.Event()
+    second = threading.Event()
+
+    def handle(changed: set[str]) -> None:
+        calls.append((time.monotonic(), changed))
+        (second if changed else first).set()
+
+    thread = threading.Thread(target=watch_loop, args=(project, handle),
+                              kwargs={"stop_event": stop, "debounce_ms": 50}, daemon=True)
+    thread.start()
+    try:
+        assert first.wait(10), "no initial pass"
+        time.sleep(0.5)  # let the watcher arm before editing
+        (project / "README.md").write_text("not watched\n")
+        (project / ".wfops").mkdir(exist_ok=True)
+        (project / ".wfops" / "wfops.db").write_text("not watched\n")
+        edited_at = time.monotonic()
+        (project / "workflows" / "loud.yaml").write_text(WORKFLOW.replace("hey", "ho") + "\n# edited\n")
+        assert second.wait(5), "the edit was not noticed within 5 s"
+        noticed_at, changed = calls[1]
+        assert changed == {"workflows/loud.yaml"}
+        assert noticed_at - edited_at < 5
+    finally:
+        stop.set()
+        thread.join(10)
+    assert not thread.is_alive(), "watch_loop did not stop on its stop event"
+
+
+def test_max_passes_ends_the_loop(project: Path) -> None:
+    seen: list[set[str]] = []
+
+    def edit_soon() -> None:
+        time.sleep(0.6)
+        (project / "watchnodes.py").write_text(NODES.format(outcomes='["ok"]') + "\n# touched\n")
+
+    threading.Thread(target=edit_soon, daemon=True).start()
+    passes = watch_loop(project, seen.append, max_passes=1, debounce_ms=50)
+    assert passes == 1 and seen[0] == set() and seen[1] == {"watchnodes.py"}
+
+
+def test_one_pass_reloads_python_sources(project: Path) -> None:
+    out = io.StringIO()
+    assert one_pass(project, set(), stream=out) is True
+    assert "ok: no problems" in out.getvalue()
+    # The node now declares an outcome the workflow does not route: only a fresh import sees it.
+    (project / "watchnodes.py").write_text(NODES.format(outcomes='["ok", "quiet"]'))
+    out = io.StringIO()
+    assert one_pass(project, {"watchnodes.py"}, stream=out) is False
+    text = out.getvalue()
+    assert "watchnodes.py" in text.splitlines()[1] and "unrouted-outcome" in text and "quiet" in text
+    (project / "watchnodes.py").write_text(NODES.format(outcomes='["ok"]'))
+    assert one_pass(project, {"watchnodes.py"}, stream=io.StringIO()) is True
+
+
+def test_one_pass_reruns_a_valid_deployment(project: Path, tmp_path: Path, capsys) -> None:
+    from tests.everyday.helpers import wfops
+
+    assert wfops("compile", cwd=project).returncode == 0
+    out = io.StringIO()
+    assert one_pass(project, set(), deployment="loud.local", db=str(tmp_path / "w.db"), stream=out)
+    assert "run of loud.local exited 0" in out.getvalue()
+    assert "HEY" in capsys.readouterr().out
+    (project / "workflows" / "loud.yaml").write_text(WORKFLOW + "description: changed\n")
+    out = io.StringIO()
+    one_pass(project, {"workflows/loud.yaml"}, deployment="loud.local", db=str(tmp_path / "w.db"), stream=out)
+    assert "wfops: error:" in out.getvalue()  # refused (stale lock): reported, the loop goes on
+
+
+def test_ctrl_c_stops_watch_cleanly(project: Path) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from tests.everyday.helpers import REPO
+
+    proc = subprocess.Popen([sys.executable, "-m", "wfops", "watch"], cwd=project, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env={**os.environ, "PYTHONPATH": str(REPO), "PYTHONUNBUFFERED": "1"})
+    try:
+        assert proc.stdout is not None
+        deadline = time.monotonic() + 20
+        seen = ""
+        while "validated in" not in seen and time.monotonic() < deadline:
+            seen += proc.stdout.readline()
+        assert "watching" in seen and "ok: no problems" in seen, seen
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=10)
+    finally:
+        proc.kill()
+    assert proc.returncode in (0, 130), err
+    assert "Traceback" not in err
