@@ -1,0 +1,69 @@
+"""`wfops mcp` as a real subprocess, driven with the SDK's Client over stdio."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+
+from mcp import Client, StdioServerParameters
+
+from tests.mcp.projects import BROKEN_WORKFLOW, std_project
+
+
+def test_a_client_validates_compiles_runs_and_reads_the_trace(tmp_path: Path) -> None:
+    root = std_project(tmp_path)
+    params = StdioServerParameters(command=sys.executable, args=["-m", "wfops", "mcp", "--project", str(root)],
+                                   cwd=str(tmp_path))
+
+    async def session() -> None:
+        async with Client(params) as client:
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            assert {"list_capabilities", "validate", "compile", "check", "run_deployment", "show_run",
+                    "read_trace", "resume_run", "draw_graph"} <= set(tools)
+            assert tools["validate"].output_schema is not None  # typed: clients get structured content
+
+            # Broken YAML text: diagnostics with code, position and hint, before anything is saved.
+            bad = (await client.call_tool("validate", {"text": BROKEN_WORKFLOW, "kind": "workflow",
+                                                       "path": "workflows/broken.yaml"})).structured_content
+            assert bad["ok"] is False
+            [finding] = [d for d in bad["diagnostics"] if d["code"] == "unknown-target"]
+            assert (finding["file"], finding["line"], finding["column"]) == ("workflows/broken.yaml", 6, 11)
+            assert finding["hint"]
+            assert not (root / "workflows/broken.yaml").exists()
+
+            clean = (await client.call_tool("validate", {})).structured_content
+            assert clean["ok"] is True and clean["next_steps"][0].startswith("compile")
+
+            compiled = (await client.call_tool("compile", {})).structured_content
+            assert compiled["ok"] is True and (root / "wfops.lock").is_file()
+            assert any("hello.local" in step for step in compiled["next_steps"])
+
+            ran = (await client.call_tool("run_deployment", {"deployment": "hello.local",
+                                                             "input": {"who": "mcp"}})).structured_content
+            assert ran["ok"] is True and ran["exit_code"] == 0
+            run = ran["run"]
+            assert (run["status"], run["output"]) == ("completed", {"greeting": "hello mcp"})
+
+            trace = (await client.call_tool("read_trace", {"run_id": run["run_id"]})).structured_content
+            assert [(e["seq"], e["step"], e["outcome"]) for e in trace["entries"]] == [
+                (1, "greet", "ok"), (2, "shout", "ok")]
+            assert trace["entries"][0]["input"] == {"template": "hello {who}", "values": {"who": "mcp"}}
+
+            # Errors are results, and the server keeps serving.
+            missing = (await client.call_tool("show_run", {"run_id": "nope"})).structured_content
+            assert missing["ok"] is False and missing["error"]["type"] == "UnknownRunError"
+            shown = (await client.call_tool("show_run", {"run_id": run["run_id"]})).structured_content
+            assert shown["run"]["status"] == "completed"
+
+    asyncio.run(asyncio.wait_for(session(), 60))
+
+
+def test_no_project_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-m", "wfops", "mcp"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=30, stdin=subprocess.DEVNULL)
+    assert done.returncode == 2
+    assert done.stderr.startswith("wfops: error: no wfops project here")
+    assert done.stdout == ""
