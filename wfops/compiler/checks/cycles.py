@@ -16,8 +16,9 @@ def check_cycles(ctx: CheckContext) -> None:
             back = _path(graph, child, name)
             if back is not None:
                 chain = " -> ".join([name, *back])
-                ctx.sink.error("subworkflow-cycle", f"workflow `{name}` calls `{child}`, which leads back to "
-                               f"`{name}`: {chain}", loaded, ("steps", index, "workflow"),
+                what = "itself" if child == name else f"`{child}`, which leads back to `{name}`: {chain}"
+                ctx.sink.error("subworkflow-cycle", f"workflow `{name}` calls {what}", loaded,
+                               ("steps", index, "workflow"),
                                hint="break the cycle: a workflow cannot run itself; use a foreach or a "
                                "condition loop inside one workflow instead")
 

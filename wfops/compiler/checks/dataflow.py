@@ -78,7 +78,8 @@ class Flow:
             if found is not None:
                 inner, src_t, dst_t = found
                 where = f" at `{'.'.join(map(str, inner))}`" if inner else ""
-                self.sink.error("type-mismatch", f"{label} expects {describe(dst_t)}{where}, but `{value}` is "
+                read = value + "".join(f".{p}" for p in inner)
+                self.sink.error("type-mismatch", f"{label} expects {describe(dst_t)}{where}, but `{read}` is "
                                 f"{describe(src_t)}", self.loaded, at,
                                 hint=f"bind a value of type {describe(dst_t)}, or change the schema of the "
                                 "value you bind")
@@ -153,10 +154,10 @@ class Flow:
                             hint=f"save a {describe(needs)} here, or change the field's reducer")
         elif found is not None:
             inner, got, want = found
-            where = f" at `{'.'.join(map(str, inner))}`" if inner else ""
+            held = target + "".join("[]" if isinstance(p, int) else f".{p}" for p in inner)
             per = " (one item per write, reducer `" + reducer + "`)" if reducer in ("append", "union") else ""
-            self.sink.error("type-mismatch", f"`{target}` holds {describe(want)}{where}{per}, but {producer} "
-                            f"is {describe(got)}", self.loaded, at,
+            self.sink.error("type-mismatch", f"`{held}` holds {describe(want)}{per}, but {producer} gives "
+                            f"{describe(got)} there", self.loaded, at,
                             hint="change the state field's schema, or save a different output field")
 
     # -- the rest --------------------------------------------------------------------------

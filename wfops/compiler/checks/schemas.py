@@ -119,5 +119,8 @@ def schema_problem(schema: Any) -> tuple[tuple, str] | None:
     try:
         Draft202012Validator.check_schema(schema)
     except SchemaError as exc:
-        return tuple(exc.path), exc.message
+        path = tuple(exc.path)
+        if path and path[-1] == "type":
+            return path, f"{exc.instance!r} is not a JSON Schema type; use " + ", ".join(sorted(JSON_TYPES))
+        return path, exc.message
     return None
