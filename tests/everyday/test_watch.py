@@ -132,7 +132,8 @@ def test_one_pass_reruns_a_valid_deployment(project: Path, tmp_path: Path, capsy
     (project / "workflows" / "loud.yaml").write_text(WORKFLOW + "description: changed\n")
     out = io.StringIO()
     one_pass(project, {"workflows/loud.yaml"}, deployment="loud.local", db=str(tmp_path / "w.db"), stream=out)
-    assert "wfops: error:" in out.getvalue()  # refused (stale lock): reported, the loop goes on
+    assert "wfops: error: run of loud.local refused" in out.getvalue()  # reported; the loop goes on
+    assert "error[stale-lock]" in capsys.readouterr().err
 
 
 def test_ctrl_c_stops_watch_cleanly(project: Path) -> None:
