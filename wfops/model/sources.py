@@ -6,6 +6,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from wfops.model.errors import invalid
+
 SOURCE_ID_PATTERN = r"^[A-Za-z0-9_-]+$"
 
 
@@ -33,16 +35,19 @@ class McpSource(_Strict):
     @classmethod
     def _argv(cls, value: Any) -> Any:
         if isinstance(value, str):
-            raise ValueError("`command` must be an argv list, e.g. [python, -m, server]; "
-                             "a shell string is not allowed")
+            raise invalid("shell-command", "`command` must be an argv list; a shell string is not allowed",
+                          "write the command as a list, e.g. `command: [python, -m, server]`; wfops never "
+                          "runs a shell")
         return value
 
     @model_validator(mode="after")
     def _one_transport(self) -> McpSource:
         if (self.command is None) == (self.url is None):
-            raise ValueError("an mcp source needs exactly one of `command` or `url`")
+            raise invalid("invalid-source", "an mcp source needs exactly one of `command` or `url`",
+                          "use `command: [argv, ...]` for a stdio server or `url: http://...` for HTTP")
         if self.url is not None and (self.env or self.cwd):
-            raise ValueError("`env` and `cwd` apply only to a `command` source")
+            raise invalid("invalid-source", "`env` and `cwd` apply only to a `command` source",
+                          "remove `env` and `cwd`, or start the server with `command:`")
         return self
 
 
@@ -56,5 +61,6 @@ class SourcesFile(_Strict):
     @classmethod
     def _std_reserved(cls, value: dict) -> dict:
         if "std" in value:
-            raise ValueError("`std` is the platform source and cannot be redeclared")
+            raise invalid("reserved-source-id", "`std` is the platform source and cannot be redeclared",
+                          "give the source another id")
         return value

@@ -18,6 +18,8 @@ from pydantic import (
     model_validator,
 )
 
+from wfops.model.errors import invalid
+
 NAME_PATTERN = r"^[a-z0-9][a-z0-9_.-]*$"
 STEP_ID_PATTERN = r"^[A-Za-z_][A-Za-z0-9_-]*$"
 REDUCERS = ("replace", "append", "extend", "union", "merge", "add", "min", "max")
@@ -32,24 +34,32 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
 
 
-def _check_condition(value: Any, where: str = "condition") -> Any:
+_CONDITION_HINT = "write one operator, e.g. `if: {eq: [$state.x, 1]}` or `if: {and: [{exists: $state.x}, ...]}`"
+
+
+def _check_condition(value: Any, where: str = "the condition") -> Any:
     if not isinstance(value, dict) or len(value) != 1:
-        raise ValueError(f"{where} must be a mapping with exactly one operator: {', '.join(CONDITION_OPERATORS)}")
+        raise invalid("invalid-condition",
+                      f"{where} must be a mapping with exactly one operator ({', '.join(CONDITION_OPERATORS)})",
+                      _CONDITION_HINT)
     (op, operand), = value.items()
     if op not in CONDITION_OPERATORS:
-        raise ValueError(f"unknown condition operator {op!r}; use one of {', '.join(CONDITION_OPERATORS)}")
+        raise invalid("invalid-condition", f"unknown condition operator `{op}`",
+                      f"use one of {', '.join(CONDITION_OPERATORS)}")
     if op in ("and", "or"):
         if not isinstance(operand, list) or not operand:
-            raise ValueError(f"`{op}` takes a non-empty list of conditions")
+            raise invalid("invalid-condition", f"`{op}` takes a non-empty list of conditions",
+                          f"write `{op}: [{{exists: $state.a}}, {{eq: [$state.b, 1]}}]`")
         for item in operand:
             _check_condition(item, f"each item of `{op}`")
     elif op == "not":
         _check_condition(operand, "the operand of `not`")
     elif op == "exists":
         if not isinstance(operand, str) or not operand.startswith("$"):
-            raise ValueError("`exists` takes one path, e.g. {exists: $state.x}")
+            raise invalid("invalid-condition", "`exists` takes one path", "write `{exists: $state.x}`")
     elif not isinstance(operand, list) or len(operand) != 2:
-        raise ValueError(f"`{op}` takes a list of two operands, e.g. {{{op}: [$state.x, 1]}}")
+        raise invalid("invalid-condition", f"`{op}` takes a list of two operands",
+                      f"write `{{{op}: [$state.x, 1]}}`; operands are paths or literals")
     return value
 
 
@@ -82,7 +92,8 @@ class _StepBase(_Strict):
     @classmethod
     def _not_end(cls, value: str) -> str:
         if value == "end":
-            raise ValueError("`end` is reserved and cannot be a step id")
+            raise invalid("reserved-step-id", "`id: end` is reserved: `end` is the route that finishes a workflow",
+                          "give the step another id")
         return value
 
 
@@ -93,7 +104,8 @@ class _Routed(_StepBase):
     @model_validator(mode="after")
     def _next_or_on(self) -> _Routed:
         if self.next is not None and self.on is not None and "ok" in self.on:
-            raise ValueError("give either `next` or `on.ok`, not both")
+            raise invalid("conflicting-routes", "the step gives both `next` and `on.ok`",
+                          "keep one: `next: <step>` is shorthand for `on: {ok: <step>}`")
         return self
 
     def routes(self) -> dict[str, str]:
@@ -104,7 +116,14 @@ class _Routed(_StepBase):
         return table
 
 
-Save = str | dict[str, SaveTarget]
+def _save_form(value: Any) -> str:
+    return "save-map" if isinstance(value, dict) else "save-path"
+
+
+Save = Annotated[
+    Annotated[SaveTarget, Tag("save-path")] | Annotated[dict[str, SaveTarget], Tag("save-map")],
+    Discriminator(_save_form),
+]
 
 
 class CallStep(_Routed):
@@ -155,7 +174,9 @@ class ForeachStep(_Routed):
     @model_validator(mode="after")
     def _one_body(self) -> ForeachStep:
         if (self.uses is None) == (self.workflow is None):
-            raise ValueError("a foreach step needs exactly one of `uses` or `workflow`")
+            raise invalid("invalid-foreach", "a foreach step needs exactly one of `uses` or `workflow`",
+                          "add `uses: <source>.<capability>` or `workflow: <name>` (not both) to say what runs "
+                          "for each item")
         return self
 
 

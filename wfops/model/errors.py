@@ -1,0 +1,17 @@
+"""Model validation errors that carry their own diagnostic code and repair hint.
+
+`wfops.loader.project.schema_diagnostics` reads `code` and `hint` from the
+error context, so a validator states once what is wrong and how to fix it.
+"""
+
+from __future__ import annotations
+
+from pydantic_core import PydanticCustomError
+
+ERROR_TYPE = "wfops"
+
+
+def invalid(code: str, message: str, hint: str) -> PydanticCustomError:
+    # The message goes through the context, never into the template: braces in
+    # examples such as `{eq: [a, b]}` would otherwise be read as placeholders.
+    return PydanticCustomError(ERROR_TYPE, "{message}", {"code": code, "message": message, "hint": hint})
