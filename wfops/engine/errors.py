@@ -22,6 +22,8 @@ class StepFailed(Exception):
         self.type = type_
         self.message = message
         self.catchable = catchable
+        self.attempt = 1  # attempts made before giving up
+        self.inner_step: str | None = None  # where a child workflow failed, for the error's `step`
 
     def as_error(self, step: str) -> dict[str, Any]:
         return {"type": self.type, "message": self.message, "step": step}

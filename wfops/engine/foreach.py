@@ -59,8 +59,8 @@ async def run_foreach(run: RunContext, frame: Frame, sp: StepPlan, pending: list
                     sp.workflow or "", payload, prefix=item_path + "/", key_prefix=item_key + "/",
                     in_foreach=True, trace=children.get(index), timeout=sp.timeout)
         except StepFailed as failure:
-            attempt = getattr(failure, "attempt", attempt)
-            error = failure.as_error(getattr(failure, "inner_step", None) or item_path)
+            attempt = max(attempt, failure.attempt)
+            error = failure.as_error(failure.inner_step or item_path)
         entry = run.entry(item_path, "item", attempt, payload, outcome, output, [], None, error, item_started)
         run.commit([entry])
         if error is None:

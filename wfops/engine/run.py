@@ -121,7 +121,7 @@ class RunContext:
             except Exception as exc:  # any capability failure is a step failure
                 failure = failure_of(exc)
             if attempt >= sp.attempts:
-                failure.attempt = attempt  # type: ignore[attr-defined]
+                failure.attempt = attempt
                 raise failure
             await asyncio.sleep(sp.backoff * 2 ** (attempt - 1))
             attempt += 1
@@ -248,7 +248,7 @@ class RunContext:
             raise StepFailed("Timeout", f"workflow {workflow} timed out after {timeout:g}s") from None
         if child.error is not None:
             failure = StepFailed(str(child.error.get("type")), str(child.error.get("message")))
-            failure.inner_step = child.error.get("step")  # type: ignore[attr-defined]
+            failure.inner_step = child.error.get("step")
             raise failure
         return child.outcome or "ok", self.output_of(child)
 

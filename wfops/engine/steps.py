@@ -27,7 +27,7 @@ async def run_call(run: RunContext, frame: Frame, sp: StepPlan, pending: list[Tr
         target = run.route(sp, outcome, path)
         state, changes = run.stage(frame, sp.save, output)
     except StepFailed as failure:
-        attempt = getattr(failure, "attempt", attempt)
+        attempt = max(attempt, failure.attempt)
         return run.fail(frame, sp, path, failure, kind="call", input=payload, attempt=attempt, started=started)
     return Transition(run.entry(path, "call", attempt, payload, outcome, output, changes, target, None, started),
                       state)
@@ -45,7 +45,7 @@ async def run_subworkflow(run: RunContext, frame: Frame, sp: StepPlan, pending: 
         target = run.route(sp, outcome, path)
         state, changes = run.stage(frame, sp.save, output)
     except StepFailed as failure:
-        error = failure.as_error(getattr(failure, "inner_step", None) or path)
+        error = failure.as_error(failure.inner_step or path)
         return run.fail(frame, sp, path, failure, kind="workflow", input=child_input, attempt=1,
                         started=started, error=error)
     return Transition(run.entry(path, "workflow", 1, child_input, outcome, output, changes, target, None,
