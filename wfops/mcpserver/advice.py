@@ -25,10 +25,13 @@ def after_findings(diagnostics: Iterable[Diagnostic], *, clean: list[str]) -> li
         steps.append("compile (the lock is out of date: compile snapshots the contracts and rewrites "
                      "wfops.lock; review and commit it)")
     others = [d for d in errors if d.code not in {"stale-lock", "missing-lock", "contract-unknown"}]
-    if others:
+    if len(others) == 1:
+        only = others[0]
+        steps.insert(0, f"fix the error in {only.file} ({only.hint or only.message}), then validate again")
+    elif others:
         files = sorted({d.file for d in others})
-        steps.insert(0, f"fix the {len(others)} error{'s' if len(others) != 1 else ''} in "
-                        f"{', '.join(files)} (each diagnostic has a hint), then validate again")
+        steps.insert(0, f"fix the {len(others)} errors in {', '.join(files)} (each diagnostic has a hint), "
+                        "then validate again")
     return steps
 
 
@@ -68,5 +71,6 @@ def after_run(run: Any) -> list[str]:
     return [f"read_trace with run_id={run.run_id!r} to see every step"]
 
 
-def after_refusal(diagnostics: Iterable[Diagnostic]) -> list[str]:
-    return after_findings(diagnostics, clean=["fix the input and call run_deployment again"])
+def after_refusal(diagnostics: Iterable[Diagnostic], hint: str | None, tool: str) -> list[str]:
+    """A run or resume that may not start: the findings say why, else the error's hint does."""
+    return after_findings(diagnostics, clean=[hint or f"fix what the error says, then call {tool} again"])

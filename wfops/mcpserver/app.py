@@ -149,10 +149,10 @@ async def _guard(result: type[R], required: dict[str, Any], fn: Callable[..., R]
     try:
         return await anyio.to_thread.run_sync(work)
     except Exception as exc:  # noqa: BLE001 - the one boundary of the server
-        return _failure(result, required, exc)
+        return _failure(result, required, exc, fn.__name__)
 
 
-def _failure(result: type[R], required: dict[str, Any], exc: Exception) -> R:
+def _failure(result: type[R], required: dict[str, Any], exc: Exception, tool: str) -> R:
     from mcp.server.mcpserver.exceptions import ToolError
 
     from wfops.errors import RefusedError, WfopsError
@@ -162,7 +162,7 @@ def _failure(result: type[R], required: dict[str, Any], exc: Exception) -> R:
         from wfops.mcpserver.advice import after_refusal
 
         return result(ok=False, error=_error(exc), diagnostics=[DiagnosticOut.of(d) for d in found],
-                      next_steps=after_refusal(found), **required)
+                      next_steps=after_refusal(found, exc.hint, tool), **required)
     if isinstance(exc, WfopsError):
         return result(ok=False, error=_error(exc), next_steps=[exc.hint] if exc.hint else [], **required)
     if isinstance(exc, NotImplementedError) or (isinstance(exc, ImportError)

@@ -1,0 +1,161 @@
+"""The `wfops mcp` tools in-process (the SDK's in-memory transport): every tool, its advice
+and its errors, against real temp projects and a real SQLite store."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+
+from tests.mcp.projects import BROKEN_WORKFLOW, std_project
+from wfops.mcpserver import operations
+from wfops.mcpserver.app import build_server
+from wfops.mcpserver.operations import ServerOptions
+
+Call = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
+
+
+def drive(root: Path, script: Callable[[Call], Awaitable[None]]) -> None:
+    async def main() -> None:
+        async with Client(build_server(ServerOptions(root))) as client:
+            async def call(name: str, args: dict[str, Any]) -> dict[str, Any]:
+                result = await client.call_tool(name, args)
+                assert not result.is_error, result.content
+                return result.structured_content
+
+            await script(call)
+
+    asyncio.run(main())
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    return std_project(tmp_path)
+
+
+def test_inline_text_replaces_the_file_it_is_meant_for(root: Path) -> None:
+    async def script(call: Call) -> None:
+        # A new version of workflows/hello.yaml that routes to a missing step: found at its node.
+        text = (root / "workflows/hello.yaml").read_text().replace("next: end", "next: nowhere")
+        out = await call("validate", {"text": text, "kind": "workflow", "path": "workflows/hello.yaml"})
+        assert out["ok"] is False and out["static_checks"] is True
+        assert [(d["code"], d["file"]) for d in out["diagnostics"]] == [("unknown-target", "workflows/hello.yaml")]
+        # Without a path it stands in for the workflow of the same name.
+        out = await call("validate", {"text": text, "kind": "workflow"})
+        assert [d["file"] for d in out["diagnostics"]] == ["<inline workflow>"]
+        # A clean text: advice to save it, then compile.
+        good = await call("validate", {"text": BROKEN_WORKFLOW.replace("nowhere", "end"), "kind": "workflow",
+                                       "path": "workflows/broken.yaml"})
+        assert good["ok"] is True and good["diagnostics"] == []
+        assert good["next_steps"][0] == "save the text as workflows/broken.yaml"
+        assert any(s.startswith("compile") for s in good["next_steps"])
+
+    drive(root, script)
+
+
+def test_inline_syntax_schema_and_deployment_errors(root: Path) -> None:
+    async def script(call: Call) -> None:
+        syntax = await call("validate", {"text": "name: [unclosed\n", "kind": "workflow"})
+        [d] = syntax["diagnostics"]
+        assert d["code"].startswith("yaml") and d["line"] >= 1 and d["hint"]
+        schema = await call("validate", {"text": "name: x\nsteps:\n  - id: a\n    uses: std.echo\n    bogus: 1\n",
+                                         "kind": "workflow"})
+        assert [(d["code"], d["line"], d["column"]) for d in schema["diagnostics"]] == [("unknown-key", 5, 5)]
+        deployment = await call("validate", {"text": "name: other.local\nworkflow: nosuch\n",
+                                             "kind": "deployment"})
+        assert deployment["ok"] is False
+        assert any("nosuch" in d["message"] for d in deployment["diagnostics"])
+        sources = await call("validate", {"text": "sources:\n  x: {kind: mcp, command: 'python -m x'}\n",
+                                          "kind": "sources"})
+        assert sources["ok"] is False and sources["diagnostics"][0]["file"] == "sources.yaml"
+        no_kind = await call("validate", {"text": "name: x\n"})
+        assert no_kind["error"]["type"] == "UsageError"
+
+    drive(root, script)
+
+
+def test_validate_reports_on_the_files_asked_for(root: Path) -> None:
+    (root / "workflows/broken.yaml").write_text(BROKEN_WORKFLOW)
+
+    async def script(call: Call) -> None:
+        whole = await call("validate", {})
+        assert whole["ok"] is False and {d["file"] for d in whole["diagnostics"]} == {"workflows/broken.yaml"}
+        assert whole["next_steps"][0].startswith("fix the error in workflows/broken.yaml (route to a step id")
+        other = await call("validate", {"paths": ["workflows/hello.yaml"]})
+        assert other["ok"] is True and other["checked"] == ["workflows/hello.yaml"]
+
+    drive(root, script)
+
+
+def test_interrupt_then_resume_with_advice(root: Path) -> None:
+    async def script(call: Call) -> None:
+        refused = await call("run_deployment", {"deployment": "ask.local"})
+        assert refused["ok"] is False and refused["error"]["type"] == "RefusedError"
+        assert any(d["code"] == "stale-lock" for d in refused["diagnostics"])
+        assert refused["next_steps"][0].startswith("compile")
+        assert (await call("compile", {}))["ok"] is True
+        assert (await call("check", {}))["ok"] is True
+
+        out = await call("run_deployment", {"deployment": "ask.local"})
+        run = out["run"]
+        assert (run["status"], out["exit_code"]) == ("interrupted", 3)
+        assert run["interrupt"]["request"] == {"question": "Ship it?"}
+        assert sorted(run["interrupt"]["outcomes"]) == ["approved", "rejected"]
+        assert "resume_run" in out["next_steps"][0] and "'approved'" in out["next_steps"][0]
+
+        bad = await call("resume_run", {"run_id": run["run_id"], "outcome": "maybe"})
+        assert bad["ok"] is False and bad["error"]["message"]
+        done = await call("resume_run", {"run_id": run["run_id"], "outcome": "approved",
+                                         "payload": {"by": "ana"}})
+        assert done["run"]["status"] == "completed" and done["run"]["output"] == {"answer": {"by": "ana"}}
+        listed = await call("list_runs", {"deployment": "ask.local"})
+        assert [r["run_id"] for r in listed["runs"]] == [run["run_id"]]
+
+    drive(root, script)
+
+
+def test_trace_pages(root: Path) -> None:
+    async def script(call: Call) -> None:
+        await call("compile", {})
+        run_id = (await call("run_deployment", {"deployment": "hello.local"}))["run"]["run_id"]
+        first = await call("read_trace", {"run_id": run_id, "limit": 1})
+        assert [e["step"] for e in first["entries"]] == ["greet"] and first["next_from"] == 2
+        rest = await call("read_trace", {"run_id": run_id, "from_seq": first["next_from"]})
+        assert [e["step"] for e in rest["entries"]] == ["shout"] and rest["next_from"] is None
+        unknown = await call("read_trace", {"run_id": "nope"})
+        assert unknown["ok"] is False and unknown["error"]["type"] == "UnknownRunError"
+
+    drive(root, script)
+
+
+def test_capabilities_and_graph(root: Path) -> None:
+    async def script(call: Call) -> None:
+        caps = await call("list_capabilities", {})
+        echo = next(c for c in caps["capabilities"] if c["ref"] == "std.echo")
+        assert echo["input_schema"]["required"] == ["value"] and echo["origin"] == "live"
+        graph = await call("draw_graph", {"workflow": "hello", "format": "dot"})
+        assert graph["ok"] is True and graph["text"].startswith("digraph")
+        unknown = await call("draw_graph", {"workflow": "nope"})
+        assert unknown["ok"] is False and "hello" in unknown["error"]["hint"]
+
+    drive(root, script)
+
+
+def test_a_bug_is_a_tool_error_and_the_server_keeps_serving(root: Path, monkeypatch) -> None:
+    def broken(*_: Any) -> Any:
+        raise RuntimeError("simulated bug")
+
+    monkeypatch.setattr(operations, "check", broken)  # the seam: one operation fails like a bug
+
+    async def main() -> None:
+        async with Client(build_server(ServerOptions(root))) as client:
+            result = await client.call_tool("check", {})
+            assert result.is_error and "internal error in wfops: RuntimeError: simulated bug" in result.content[0].text
+            again = await client.call_tool("validate", {})
+            assert not again.is_error and again.structured_content["ok"] is True
+
+    asyncio.run(main())
