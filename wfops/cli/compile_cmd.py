@@ -46,8 +46,9 @@ def run(*, out: str | None, format: str, project: str | None) -> int:
     if diagnostics:
         render(diagnostics, format, sys.stdout)
     report = say if format == "text" else warn
-    report(f"wrote wfops.lock: {len(lock['workflows'])} workflows, {len(lock['deployments'])} deployments, "
-           f"{sum(len(s['capabilities']) for s in lock['sources'].values())} capability contracts")
+    contracts = sum(len(s["capabilities"]) for s in lock["sources"].values())
+    report(f"wrote wfops.lock: {_count(len(lock['workflows']), 'workflow')}, "
+           f"{_count(len(lock['deployments']), 'deployment')}, {_count(contracts, 'capability contract')}")
     for line in changes or ["unchanged"]:
         report(f"  {line}")
     for path in written:
@@ -68,3 +69,7 @@ def write_artifacts(directory: Path, compiled: Any) -> list[str]:
         path.write_text(dump_lock(body), encoding="utf-8", newline="\n")
         written.append(path.as_posix())
     return written
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")

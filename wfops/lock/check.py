@@ -25,7 +25,6 @@ def check_project(root: Path, *, live: bool = False) -> list[Diagnostic]:
         return _unique(found + [error("corrupt-lock", exc.message, LOCK_NAME, hint=exc.hint)])
     text = lock_path(root).read_text(encoding="utf-8") if lock is not None else None
     compiled = compile_project(validation)
-    found += compiled.diagnostics
     found += compare(validation, compiled, lock, text)
     return _unique(found)
 
