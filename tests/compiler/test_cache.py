@@ -1,0 +1,102 @@
+"""The validate cache replays findings only while every input is unchanged."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import write
+from wfops.cli.validate_cmd import project_diagnostics
+from wfops.compiler import cache
+from wfops.compiler.validate import validate_project
+
+HELPER_SOURCES = "sources:\n  nodes: {kind: python, module: nodes}\n  helped: {kind: python, module: helped}\n"
+HELPED = "from pydantic import BaseModel\nimport wfops\nfrom helper import Out\n\n" \
+         "class In(BaseModel):\n    text: str\n\n@wfops.node\ndef run(payload: In) -> Out:\n    return Out(n=1)\n"
+HELPER = "from pydantic import BaseModel\n\nclass Out(BaseModel):\n    n: int\n"
+WF = "name: w\nstate:\n  n: {type: integer}\nsteps:\n  - id: a\n    uses: helped.run\n    with: {text: x}\n" \
+     "    save: {n: state.n}\n    next: end\n"
+
+
+def hit(root: Path) -> bool:
+    return cache.lookup(root, cache.cache_key(root)) is not None
+
+
+@pytest.fixture(autouse=True)
+def stable_tool(monkeypatch) -> None:
+    """Other work on the wfops code itself must not turn a hit into a miss mid-test."""
+    monkeypatch.setattr(cache, "_tool_fingerprint", lambda: "this wfops")
+
+
+@pytest.fixture
+def warmed(project):
+    root = project({"sources.yaml": HELPER_SOURCES, "helped.py": HELPED, "helper.py": HELPER,
+                    "workflows/w.yaml": WF, "deployments/d.yaml": "name: d\nworkflow: w\n",
+                    "wfops.lock": '{"version": 1, "workflows": {}, "deployments": {}, "sources": {}}\n'})
+    assert project_diagnostics(root) == []
+    assert hit(root)
+    return root
+
+
+EDITS = {
+    "workflow edited": lambda r: write(r, {"workflows/w.yaml": WF.replace("text: x", "text: y")}),
+    "workflow added": lambda r: write(r, {"workflows/v.yaml": WF.replace("name: w", "name: v")}),
+    "workflow removed": lambda r: (r / "workflows/w.yaml").unlink(),
+    "deployment edited": lambda r: write(r, {"deployments/d.yaml": "name: d\nworkflow: w\nsecrets: [X]\n"}),
+    "sources.yaml edited": lambda r: write(r, {"sources.yaml": HELPER_SOURCES + "  x: {kind: python, module: nodes}\n"}),
+    "python source edited": lambda r: write(r, {"helped.py": HELPED + "\n# changed\n"}),
+    "module it imports edited": lambda r: write(r, {"helper.py": HELPER.replace("n: int", "n: str")}),
+    "lock edited": lambda r: write(r, {"wfops.lock": '{"version": 1, "workflows": {}, "deployments": {}, '
+                                                    '"sources": {"x": {}}}\n'}),
+}
+
+
+@pytest.mark.parametrize("edit", EDITS, ids=list(EDITS))
+def test_every_input_change_misses(warmed: Path, edit: str) -> None:
+    EDITS[edit](warmed)
+    assert not hit(warmed)
+    assert project_diagnostics(warmed) == validate_project(warmed).diagnostics
+    assert hit(warmed)
+
+
+def test_python_edit_changes_the_result(warmed: Path) -> None:
+    EDITS["module it imports edited"](warmed)
+    from wfops.sources.python import forget_project_modules
+
+    forget_project_modules(warmed)
+    found = project_diagnostics(warmed)
+    assert [(d.code, d.line, d.column) for d in found] == [("type-mismatch", 8, 15)]
+    assert [(d.code, d.line) for d in project_diagnostics(warmed)] == [("type-mismatch", 8)]  # replayed
+
+
+def test_wfops_code_change_misses(warmed: Path, monkeypatch) -> None:
+    monkeypatch.setattr(cache, "_tool_fingerprint", lambda: "another wfops")
+    assert not hit(warmed)
+
+
+def test_unchanged_comment_free_run_hits_and_replays_exactly(project) -> None:
+    root = project({"workflows/b.yaml": "name: b\nsteps:\n  - id: a\n    end: x\n  - id: z\n    end: y\n"})
+    first = project_diagnostics(root)
+    assert first and project_diagnostics(root) == first
+
+
+def test_corrupt_cache_is_a_miss(warmed: Path) -> None:
+    (warmed / cache.CACHE_FILE).write_text("{oops", encoding="utf-8")
+    assert not hit(warmed)
+    assert project_diagnostics(warmed) == []
+
+
+def test_a_hit_loads_no_yaml_parser_schema_library_or_user_code(project) -> None:
+    root = project({"workflows/w.yaml": "name: w\nsteps:\n  - id: a\n    end: x\n"})
+    script = ("import sys\nfrom wfops.cli.main import main\ntry:\n    main(['validate', '--format', 'json'])\n"
+              "except SystemExit:\n    pass\nprint(sorted(m for m in ('ruamel', 'jsonschema', 'nodes', 'wfops.model.workflow') "
+              "if m in sys.modules))\n")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    runs = [subprocess.run([sys.executable, "-c", script], cwd=root, capture_output=True, text=True, env=env,
+                           timeout=60) for _ in range(2)]
+    assert "'ruamel'" in runs[0].stdout.splitlines()[-1]
+    assert runs[1].stdout.splitlines()[-1] == "[]", runs[1].stdout
