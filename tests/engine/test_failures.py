@@ -2,11 +2,30 @@ from __future__ import annotations
 
 import asyncio
 import time
+import types
 
+from pydantic import BaseModel
+
+import wfops
 from wfops.errors import CapabilityError
 from wfops.sources.base import CallResult
+from wfops.sources.python import PythonSource
 
 from .helpers import make_engine, run, timed
+
+
+class NapIn(BaseModel):
+    seconds: float
+
+
+class NapOut(BaseModel):
+    slept: float
+
+
+@wfops.node
+def nap(payload: NapIn) -> NapOut:
+    time.sleep(payload.seconds)
+    return NapOut(slept=payload.seconds)
 
 
 def one_step(step: dict, **extra: object) -> dict:
@@ -138,3 +157,22 @@ def test_unknown_capability_is_a_step_failure_not_a_crash() -> None:
     engine, _, _ = make_engine([one_step({"uses": "t.missing", "next": "end"})])
     snap = run(engine.start("w", {}))
     assert snap.status == "failed" and snap.error["type"] == "UnknownCapability"
+
+
+def test_real_python_source_sync_node_times_out_and_async_node_runs() -> None:
+    module = types.ModuleType("naps")
+    module.nap = nap
+    source = PythonSource("t", module)
+    wf = one_step({"uses": "t.nap", "with": {"seconds": "$input.s"}, "save": {"slept": "state.out"},
+                   "next": "end", "timeout": 0.2})
+    engine, _, _ = make_engine([wf], source=source)  # type: ignore[arg-type]
+
+    async def go(seconds: float):
+        start = time.perf_counter()
+        snap = await engine.start("w", {"s": seconds})
+        return snap, time.perf_counter() - start
+
+    snap, _ = run(go(0.01))
+    assert snap.output["out"] == 0.01
+    snap, elapsed = run(go(0.7))
+    assert snap.error["type"] == "Timeout" and elapsed < 0.6
