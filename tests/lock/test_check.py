@@ -158,3 +158,11 @@ def test_text_and_github_formats(project: Path, capsys) -> None:
     assert cli("check", "--project", str(project), "--format", "github") == 1
     assert "::error file=wfops.lock" in capsys.readouterr().out
     assert cli("check", "--project", str(project), "--format", "nope") == 2
+
+
+def test_docstring_only_change_warns_but_passes(project: Path, capsys) -> None:
+    compile_and_commit(project)
+    edit(project / "nodes/ops.py", '"""Say hello."""', '"""Say hello, politely."""')
+    code, found = check(project, capsys)
+    assert code == 0 and [(d["code"], d["severity"]) for d in found] == [("stale-lock", "warning")]
+    assert "description" in found[0]["message"]
