@@ -81,3 +81,10 @@ def test_project_errors_refuse(project: Path) -> None:
     (project / "workflows/loud.yaml").write_text("name: loud\nsteps: []\n")
     gate = gate_for(project)
     assert not gate.ok and gate.diagnostics and all(d.is_error for d in gate.diagnostics)
+
+
+def test_corrupt_lock_refuses_with_a_diagnostic(project: Path) -> None:
+    (project / "wfops.lock").write_text('{"version": 99}')
+    gate = gate_for(project)
+    assert not gate.ok and [d.code for d in gate.diagnostics] == ["corrupt-lock"]
+    assert "version" in gate.diagnostics[0].message

@@ -42,7 +42,8 @@ class Gate:
 def check_deployment(validation: Validation, name: str, *,
                      live_catalog: Mapping[str, Mapping[str, Capability]] | None = None) -> Gate:
     """Decide whether deployment `name` may run. Never raises for bad projects: see `Gate.diagnostics`."""
-    from wfops.lock.lockfile import lock_path, read_lock
+    from wfops.errors import WfopsError
+    from wfops.lock.lockfile import LOCK_NAME, lock_path, read_lock
 
     project = validation.project
     errors = [d for d in validation.diagnostics if d.is_error]
@@ -61,7 +62,10 @@ def check_deployment(validation: Validation, name: str, *,
     assert compiled.artifacts is not None
     tree = compiled.artifacts.tree(root)
     scope = Scope(workflows=frozenset(tree), deployments=frozenset({name}))
-    lock = read_lock(project.root)
+    try:
+        lock = read_lock(project.root)
+    except WfopsError as exc:
+        return Gate(ok=False, diagnostics=[error("corrupt-lock", exc.message, LOCK_NAME, hint=exc.hint)])
     text = lock_path(project.root).read_text(encoding="utf-8") if lock is not None else None
 
     refusals: list[Diagnostic] = []
