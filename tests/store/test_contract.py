@@ -112,8 +112,27 @@ def test_delete_and_prune(store) -> None:
 def test_second_connection_sees_commits(store_factory) -> None:
     one, two = store_factory(), store_factory()
     start(one)
-    one.commit(snap(), [entry(1)])
-    assert [e.seq for e in two.trace("r1")] == [1]
+    one.commit(snap(at="s1"), [entry(1)])
+    one.commit(snap(at="s2"), [entry(2)])
+    assert [e.seq for e in two.trace("r1")] == [1, 2]
+    mid = two.get_run("r1")  # a reader sees the newest cursor and step count mid-run
+    assert mid.snapshot.cursor == {"at": "s2"} and mid.steps == 2 and mid.snapshot.status == "running"
+    one.commit(snap(status="completed", outcome="ok", at="done"), [entry(3)])
+    done = two.get_run("r1")
+    assert done.snapshot.cursor == {"at": "done"} and done.steps == 3 and done.snapshot.outcome == "ok"
+
+
+def test_a_new_process_continues_a_run(store_factory) -> None:
+    one = store_factory()
+    start(one)
+    one.commit(snap(at="s1"), [entry(1)])
+    one.close()
+    two = store_factory()  # like `wfops resume` after a crash
+    two.commit(snap(at="s2"), [entry(2)])
+    two.commit(snap(at="s3"), [entry(3)])
+    record = two.get_run("r1")
+    assert record.snapshot.cursor == {"at": "s3"} and record.steps == 3
+    assert record.snapshot.input == {"x": 1}
 
 
 def test_run_lock_is_exclusive(store_factory) -> None:

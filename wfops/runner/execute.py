@@ -82,9 +82,12 @@ async def run_deployment(options: RunOptions) -> RunResult:
     store = open_store(db_path)
     try:
         ids = used_sources(gate.workflows.values(), gate.bindings)
+        remote = [i for i in ids if _is_mcp(validation, i)]
         async with opened_sources(validation.sources, ids) as opened:
-            gate = check_deployment(validation, options.deployment, live_catalog=live_catalog(opened))
-            _refuse_unless_ok(gate, options.deployment)
+            if remote:  # python and std contracts were read at validation; MCP ones only now
+                gate = check_deployment(validation, options.deployment,
+                                        live_catalog=live_catalog({i: opened[i] for i in remote}))
+                _refuse_unless_ok(gate, options.deployment)
             run_id = new_run_id()
             with store.run_lock(run_id):
                 store.begin_run(run_id, artifacts=gate.artifacts, normalized=gate.normalized,
@@ -139,6 +142,13 @@ async def resume_run(options: ResumeOptions) -> RunResult:
         return RunResult(final, db_path, [], workflows.get(snapshot.workflow))
     finally:
         store.close()
+
+
+def _is_mcp(validation: Any, source_id: str) -> bool:
+    from wfops.model.sources import McpSource
+
+    declared = validation.project.sources
+    return declared is not None and isinstance(declared.model.sources.get(source_id), McpSource)
 
 
 def _resolver(opened: Mapping[str, Any], bindings: Mapping[str, str]) -> Any:

@@ -53,7 +53,7 @@ class ProgressPrinter:
 
 
 def describe(entry: TraceEntry) -> str:
-    result = entry.outcome or "-"
+    result = entry.outcome or ("waiting" if entry.kind == "interrupt" else "-")
     if entry.error:
         result = f"error {entry.error.get('type', '')}: {entry.error.get('message', '')}"
     arrow = f" -> {entry.next}" if entry.next else ""

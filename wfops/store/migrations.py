@@ -65,7 +65,16 @@ CREATE TABLE trace (
 ) WITHOUT ROWID;
 """
 
-MIGRATIONS: list[tuple[int, str]] = [(1, _V1)]
+# v2: a plain step becomes one trace insert; its cursor rides on the trace row, and
+# trace rows after `runs.cursor_seq` may hold a newer cursor than the run row.
+_V2 = """
+ALTER TABLE runs ADD COLUMN cursor_seq INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE trace ADD COLUMN cursor TEXT;
+DROP INDEX runs_by_status;
+CREATE INDEX runs_by_status ON runs (status);
+"""
+
+MIGRATIONS: list[tuple[int, str]] = [(1, _V1), (2, _V2)]
 LATEST = MIGRATIONS[-1][0]
 
 

@@ -47,6 +47,7 @@ class SqliteStore:
         # Artifacts and inputs are written with a run's first commit, so a run the
         # engine refuses (bad input) leaves nothing behind.
         self._pending: dict[str, tuple[dict, dict, dict]] = {}
+        self._heads: dict[str, tuple] = {}  # what the run row last said, per run this process drives
         with self._errors("open"):
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.conn = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None,
@@ -122,24 +123,37 @@ class SqliteStore:
 
     def commit(self, run: RunSnapshot, entries: list[TraceEntry]) -> None:
         stamp = now()
+        head = (run.status, run.outcome, _dump(run.output), _dump(run.error),
+                _dump(_interrupt_dict(run.interrupt)))
+        cursor = _dump(run.cursor) or "{}"
+        # A plain step (same status, nothing new to report) is ONE row insert: the cursor
+        # rides on the step's trace row and the run row is left alone. This halves the
+        # per-step cost; readers take the newest cursor from either place.
+        light = bool(entries) and self._heads.get(run.run_id) == head
+        last = max(e.seq for e in entries) if entries else None
         with self._write("commit a step") as db:
             pending = self._pending.get(run.run_id)
-            if pending is not None:
-                self._insert_run(db, run, stamp, *pending)
+            if pending is not None or run.run_id not in self._heads:
+                self._insert_run(db, run, stamp, *(pending or ({}, {}, {})))
             db.executemany(
-                "INSERT INTO trace VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                "INSERT INTO trace (run_id, seq, step, kind, attempt, input, outcome, output, "
+                "state_changes, next, error, started_at, ended_at, cursor) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 [(run.run_id, e.seq, e.step, e.kind, e.attempt, _dump(e.input), e.outcome,
                   _dump(e.output), _dump(e.state_changes) or "[]", e.next, _dump(e.error),
-                  e.started_at, e.ended_at) for e in entries])
-            cur = db.execute(
-                "UPDATE runs SET status=?, outcome=?, output=?, error=?, interrupt=?, cursor=?, "
-                "steps=steps+?, updated_at=? WHERE id=?",
-                (run.status, run.outcome, _dump(run.output), _dump(run.error),
-                 _dump(_interrupt_dict(run.interrupt)), _dump(run.cursor) or "{}", len(entries),
-                 stamp, run.run_id))
-            if cur.rowcount == 0:
-                self._insert_run(db, run, stamp, {}, {}, {})
-                db.execute("UPDATE runs SET steps=? WHERE id=?", (len(entries), run.run_id))
+                  e.started_at, e.ended_at, cursor if light and e.seq == last else None)
+                 for e in entries])
+            if not light:
+                cur = db.execute(
+                    "UPDATE runs SET status=:status, outcome=:outcome, output=:output, error=:error, "
+                    "interrupt=:interrupt, cursor=:cursor, "
+                    "cursor_seq=(SELECT COALESCE(MAX(seq), 0) FROM trace WHERE run_id=:id), "
+                    "steps=(SELECT count(*) FROM trace WHERE run_id=:id), updated_at=:stamp WHERE id=:id",
+                    {"status": head[0], "outcome": head[1], "output": head[2], "error": head[3],
+                     "interrupt": head[4], "cursor": cursor, "stamp": stamp, "id": run.run_id})
+                if cur.rowcount == 0:
+                    raise StoreError(f"store {self.path}: run {run.run_id} was removed while it ran")
+        self._heads[run.run_id] = head
         self._pending.pop(run.run_id, None)
 
     def _insert_run(self, db: sqlite3.Connection, run: RunSnapshot, stamp: str,
@@ -152,7 +166,9 @@ class SqliteStore:
         db.execute("INSERT OR IGNORE INTO run_inputs VALUES (?, ?, ?)",
                    (run.run_id, _dump(run.input) or "null", _dump(meta) or "{}"))
         db.execute(
-            "INSERT OR IGNORE INTO runs VALUES (?,?,?,?,?,?,?,?,?,?,0,?,?)",
+            "INSERT OR IGNORE INTO runs (id, deployment, workflow, artifact, status, outcome, output, "
+            "error, interrupt, cursor, steps, cursor_seq, created_at, updated_at) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,0,0,?,?)",
             (run.run_id, run.deployment, run.workflow, run.artifact, run.status, run.outcome,
              _dump(run.output), _dump(run.error), _dump(_interrupt_dict(run.interrupt)),
              _dump(run.cursor) or "{}", stamp, stamp))
@@ -182,9 +198,17 @@ class SqliteStore:
 
     # -- reads --------------------------------------------------------------------------
 
-    _RUN_COLUMNS = ("r.id, r.deployment, r.workflow, r.artifact, r.status, r.outcome, r.output, "
-                    "r.error, r.interrupt, r.cursor, r.steps, r.created_at, r.updated_at, "
-                    "i.input, i.meta")
+    # While a run is running, its newest cursor, step count and time may live in the trace
+    # (see `commit`); once it stops, the run row holds them.
+    _RUN_COLUMNS = (
+        "r.id, r.deployment, r.workflow, r.artifact, r.status, r.outcome, r.output, r.error, r.interrupt, "
+        "COALESCE((SELECT t.cursor FROM trace t WHERE t.run_id = r.id AND t.seq > r.cursor_seq "
+        "AND t.cursor IS NOT NULL ORDER BY t.seq DESC LIMIT 1), r.cursor), "
+        "CASE WHEN r.status = 'running' THEN (SELECT count(*) FROM trace t WHERE t.run_id = r.id) "
+        "ELSE r.steps END, r.created_at, "
+        "CASE WHEN r.status = 'running' THEN MAX(r.updated_at, COALESCE((SELECT t.ended_at FROM trace t "
+        "WHERE t.run_id = r.id ORDER BY t.seq DESC LIMIT 1), '')) ELSE r.updated_at END, "
+        "i.input, i.meta")
 
     def get_run(self, run_id: str) -> RunRecord:
         with self._errors("read a run"):
