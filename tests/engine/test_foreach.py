@@ -94,3 +94,33 @@ def test_foreach_over_a_workflow_body_and_non_list() -> None:
     assert {e.step for e in sink.trace} == {"fan[0]/e", "fan[1]/e", "fan[0]", "fan[1]", "fan"}
     snap = run(engine.start("fan", {"items": "nope"}))
     assert snap.status == "failed" and snap.error["type"] == "NotAList"
+
+
+def test_a_store_error_in_a_parallel_foreach_propagates_and_stops_other_items() -> None:
+    from wfops.errors import StoreError
+
+    from .helpers import MemorySink
+
+    class FailingSink(MemorySink):
+        def commit(self, run, entries) -> None:
+            if entries and entries[0].step == "fan[0]":
+                raise StoreError("disk full")
+            super().commit(run, entries)
+
+    finished: list[int] = []
+
+    async def slow(payload: dict, ctx) -> dict:
+        await asyncio.sleep(0.01 if payload["x"] == 0 else 0.3)
+        finished.append(payload["x"])
+        return {"v": payload["x"]}
+
+    engine, source, sink = make_engine([fan(mode="parallel")], sink=FailingSink())
+    source.add("work", slow)
+
+    async def go() -> None:
+        with pytest.raises(StoreError, match="disk full"):
+            await engine.start("fan", {"items": [0, 1, 2]})
+        await asyncio.sleep(0.4)
+
+    run(go())
+    assert finished == [0]  # the other items were cancelled, not left running

@@ -77,7 +77,15 @@ async def run_foreach(run: RunContext, frame: Frame, sp: StepPlan, pending: list
             async with limit:
                 await one(index)
 
-        await asyncio.gather(*(bounded(i) for i in range(len(items))))
+        tasks = [asyncio.ensure_future(bounded(i)) for i in range(len(items))]
+        try:
+            await asyncio.gather(*tasks)
+        except BaseException:
+            # A store error or cancellation: leave no item running behind the caller's back.
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
     else:
         for index in range(len(items)):
             await one(index)
