@@ -7,8 +7,6 @@ user code validation runs). MCP contracts come from `wfops.lock`; only with
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 from collections.abc import Mapping
 from typing import Any
 
@@ -78,6 +76,8 @@ def _capability(source_id: str, name: str, contract: Any) -> Capability | None:
 
 def _list_live(project: Project, mcp: dict[str, Source], catalog: Catalog) -> list[Diagnostic]:
     """Start each MCP server, list its tools, stop it. A server that fails is a finding."""
+    import asyncio
+    import contextlib
 
     async def one(sid: str, source: Source) -> Diagnostic | None:
         try:
