@@ -51,6 +51,21 @@ def wait_dead(pid: int, seconds: float = 5) -> bool:
     return False
 
 
+def processes_mentioning(marker: str) -> list[int]:
+    """Live (non-zombie) processes whose command line contains `marker`, e.g. a unique temp path."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if marker in cmdline and alive(int(entry.name)):
+            found.append(int(entry.name))
+    return found
+
+
 def read_pid(path: Path) -> int:
     return int(path.read_text())
 
