@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 _CACHE: dict[int, tuple[Any, Any]] = {}
+_MAX_CACHED = 1024
 
 
 def _validator(schema: dict[str, Any]) -> Any:
@@ -18,6 +19,8 @@ def _validator(schema: dict[str, Any]) -> Any:
     from jsonschema import Draft202012Validator
 
     validator = Draft202012Validator(schema)
+    if len(_CACHE) >= _MAX_CACHED:  # long-lived processes (watch, mcp) compile new models
+        _CACHE.clear()
     _CACHE[id(schema)] = (schema, validator)  # keep the schema alive so its id stays unique
     return validator
 
