@@ -30,13 +30,20 @@ def now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
+_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
+
+
 def _dump(value: Any) -> str | None:
-    return None if value is None else json.dumps(value, ensure_ascii=False, separators=(",", ":"),
-                                                 default=str)
+    return None if value is None else _encode(value)
 
 
 def _load(text: str | None) -> Any:
     return None if text is None else json.loads(text)
+
+
+_INSERT_TRACE = ("INSERT INTO trace (run_id, seq, step, kind, attempt, input, outcome, output, "
+                 "state_changes, next, error, started_at, ended_at, cursor) "
+                 "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)")
 
 
 class SqliteStore:
@@ -122,7 +129,6 @@ class SqliteStore:
         self._pending[run_id] = (dict(artifacts), dict(normalized), dict(meta))
 
     def commit(self, run: RunSnapshot, entries: list[TraceEntry]) -> None:
-        stamp = now()
         head = (run.status, run.outcome, _dump(run.output), _dump(run.error),
                 _dump(_interrupt_dict(run.interrupt)))
         cursor = _dump(run.cursor) or "{}"
@@ -131,30 +137,48 @@ class SqliteStore:
         # per-step cost; readers take the newest cursor from either place.
         light = bool(entries) and self._heads.get(run.run_id) == head
         last = max(e.seq for e in entries) if entries else None
-        with self._write("commit a step") as db:
-            pending = self._pending.get(run.run_id)
-            if pending is not None or run.run_id not in self._heads:
-                self._insert_run(db, run, stamp, *(pending or ({}, {}, {})))
-            db.executemany(
-                "INSERT INTO trace (run_id, seq, step, kind, attempt, input, outcome, output, "
-                "state_changes, next, error, started_at, ended_at, cursor) "
-                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                [(run.run_id, e.seq, e.step, e.kind, e.attempt, _dump(e.input), e.outcome,
-                  _dump(e.output), _dump(e.state_changes) or "[]", e.next, _dump(e.error),
-                  e.started_at, e.ended_at, cursor if light and e.seq == last else None)
-                 for e in entries])
-            if not light:
-                cur = db.execute(
-                    "UPDATE runs SET status=:status, outcome=:outcome, output=:output, error=:error, "
-                    "interrupt=:interrupt, cursor=:cursor, "
-                    "cursor_seq=(SELECT COALESCE(MAX(seq), 0) FROM trace WHERE run_id=:id), "
-                    "steps=(SELECT count(*) FROM trace WHERE run_id=:id), updated_at=:stamp WHERE id=:id",
-                    {"status": head[0], "outcome": head[1], "output": head[2], "error": head[3],
-                     "interrupt": head[4], "cursor": cursor, "stamp": stamp, "id": run.run_id})
-                if cur.rowcount == 0:
-                    raise StoreError(f"store {self.path}: run {run.run_id} was removed while it ran")
+        rows = [(run.run_id, e.seq, e.step, e.kind, e.attempt, _dump(e.input), e.outcome,
+                 _dump(e.output), _dump(e.state_changes) or "[]", e.next, _dump(e.error),
+                 e.started_at, e.ended_at, cursor if light and e.seq == last else None)
+                for e in entries]
+        db = self.conn
+        # Inlined `_write`: this is the hot path, once per step.
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                if not light:
+                    self._commit_head(db, run, head, cursor)
+                db.executemany(_INSERT_TRACE, rows)
+                if not light:
+                    self._finish_head(db, run.run_id)
+                db.execute("COMMIT")
+            except BaseException:
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+                raise
+        except sqlite3.Error as exc:
+            raise StoreError(self._describe(exc, "commit a step"), hint=self._hint(exc)) from None
         self._heads[run.run_id] = head
         self._pending.pop(run.run_id, None)
+
+    def _commit_head(self, db: sqlite3.Connection, run: RunSnapshot, head: tuple, cursor: str) -> None:
+        stamp = now()
+        pending = self._pending.get(run.run_id)
+        if pending is not None or run.run_id not in self._heads:
+            self._insert_run(db, run, stamp, *(pending or ({}, {}, {})))
+        cur = db.execute(
+            "UPDATE runs SET status=:status, outcome=:outcome, output=:output, error=:error, "
+            "interrupt=:interrupt, cursor=:cursor, updated_at=:stamp WHERE id=:id",
+            {"status": head[0], "outcome": head[1], "output": head[2], "error": head[3],
+             "interrupt": head[4], "cursor": cursor, "stamp": stamp, "id": run.run_id})
+        if cur.rowcount == 0:
+            raise StoreError(f"store {self.path}: run {run.run_id} was removed while it ran")
+
+    @staticmethod
+    def _finish_head(db: sqlite3.Connection, run_id: str) -> None:
+        # After this commit's trace rows: the run row's cursor is the newest one.
+        db.execute("UPDATE runs SET cursor_seq=(SELECT COALESCE(MAX(seq), 0) FROM trace WHERE run_id=:id), "
+                   "steps=(SELECT count(*) FROM trace WHERE run_id=:id) WHERE id=:id", {"id": run_id})
 
     def _insert_run(self, db: sqlite3.Connection, run: RunSnapshot, stamp: str,
                     artifacts: dict, normalized: dict, meta: dict) -> None:
