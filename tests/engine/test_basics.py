@@ -118,3 +118,11 @@ def test_start_step_and_save_into_nested_object_keys() -> None:
     snap = run(engine.start("nested", {}))
     assert snap.output == {"obj": {"keep": 1, "x": {"y": "v"}}}
     assert sink.trace[0].state_changes == [{"path": "state.obj.x.y", "value": "v"}]
+
+
+def test_a_malformed_path_refuses_the_run_instead_of_crashing() -> None:
+    wf = {"name": "bad", "steps": [{"id": "a", "uses": "std.echo", "with": {"value": "$nope.x"}, "next": "end"}]}
+    engine, _, sink = make_engine([wf])
+    with pytest.raises(Exception, match="unknown path root") as info:
+        run(engine.start("bad", {}))
+    assert info.value.exit_code == 2 and sink.commits == []

@@ -45,7 +45,10 @@ class Engine:
             workflow = self.workflows.get(name)
             if workflow is None:
                 raise StepFailed("UnknownWorkflow", f"no workflow named {name!r}")
-            plan = self._plans[name] = compile_workflow(workflow)
+            try:
+                plan = self._plans[name] = compile_workflow(workflow)
+            except ValueError as exc:  # e.g. a malformed path the static checks would have reported
+                raise StepFailed("InvalidWorkflow", f"workflow {name}: {exc}") from None
         return plan
 
     def capability(self, ref: str) -> Capability:
