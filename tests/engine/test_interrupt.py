@@ -95,3 +95,13 @@ def test_interrupt_inside_a_subworkflow_resumes_in_the_child() -> None:
     assert done.status == "completed"
     assert done.output == {"res": {"by": "cy", "log": ["before", "after"]}}
     assert len(source.called("note")) == 2
+
+
+def test_resume_keeps_the_artifact_and_deployment_the_run_started_with() -> None:
+    engine, source, sink = make_engine([APPROVAL], deployment="d", artifacts={"approval": "abc"})
+    source.add("note", lambda p, c: {"what": p["what"]})
+    snap = run(engine.start("approval", {"amount": 1}))
+    later, _, _ = make_engine([APPROVAL], source=source, sink=sink)  # a caller that passes neither
+    done = run(later.resume(snap, sink.trace, outcome="approved", payload={"by": "x"}))
+    assert (done.artifact, done.deployment) == ("abc", "d")
+    assert source.called("note")[-1][1].deployment == "d"

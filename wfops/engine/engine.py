@@ -92,7 +92,7 @@ class Engine:
         elif outcome is not None or payload is not None:
             raise RefusedError(f"run {snapshot.run_id} is not waiting at an interrupt; "
                                "resume it without --outcome/--payload")
-        run = RunContext(self, snapshot.run_id, snapshot.workflow, snapshot.input, last_seq, decision)
+        run = RunContext(self, snapshot.run_id, snapshot.workflow, snapshot.input, last_seq, decision, snapshot)
         return await self._drive(run, new_frame(plan, snapshot.input, trace=entries))
 
     def _decision(self, snapshot: RunSnapshot, entries: list[TraceEntry], outcome: str | None,

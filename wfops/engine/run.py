@@ -53,7 +53,7 @@ class Transition:
 
 class RunContext:
     def __init__(self, engine: Engine, run_id: str, workflow: str, input: Any, seq: int = 0,
-                 decision: tuple[str, str, Any] | None = None) -> None:
+                 decision: tuple[str, str, Any] | None = None, resumed: RunSnapshot | None = None) -> None:
         self.engine = engine
         self.run_id = run_id
         self.workflow = workflow
@@ -63,11 +63,13 @@ class RunContext:
         self.redactor: Redactor = engine.redactor
         self.secrets: Mapping[str, str] = engine.secrets
         self.last: RunSnapshot | None = None
-        self.artifact = engine.artifacts.get(workflow, "")
+        # A resumed run keeps what it was started with unless the caller says otherwise.
+        self.artifact = engine.artifacts.get(workflow) or (resumed.artifact if resumed else "")
+        self.deployment = engine.deployment or (resumed.deployment if resumed else None)
 
     # -- snapshots and commits -------------------------------------------------------
     def snapshot(self, status: str = "running", **fields: Any) -> RunSnapshot:
-        return RunSnapshot(self.run_id, self.workflow, self.artifact, self.engine.deployment, status,  # type: ignore[arg-type]
+        return RunSnapshot(self.run_id, self.workflow, self.artifact, self.deployment, status,  # type: ignore[arg-type]
                            self.input, **fields)
 
     def commit(self, entries: list[TraceEntry], snapshot: RunSnapshot | None = None) -> RunSnapshot:
@@ -95,7 +97,7 @@ class RunContext:
 
     # -- step helpers ----------------------------------------------------------------
     def context(self, frame: Frame, path: str, attempt: int, key: str) -> StepContext:
-        return StepContext(self.run_id, frame.plan.name, self.engine.deployment, path, attempt,
+        return StepContext(self.run_id, frame.plan.name, self.deployment, path, attempt,
                            f"{self.run_id}:{key}")
 
     def scope(self, frame: Frame, ctx: StepContext, item: Any = None, index: int | None = None) -> Scope:
