@@ -176,3 +176,10 @@ def test_a_server_that_dies_mid_run_is_a_clear_error_and_leaves_nothing(tmp_path
         assert wait_dead(pid)
     finally:
         loop.close()
+
+
+def test_each_call_carries_the_step_context_for_idempotency(shared) -> None:
+    loop, source, _, _ = shared
+    result = loop.run(source.call("context", {}, ctx("charge", attempt=2)))
+    assert result.output["result"] == {"run_id": "run-1", "workflow": "wf", "deployment": None, "step": "charge",
+                                       "attempt": 2, "idempotency_key": "run-1/charge"}

@@ -37,6 +37,9 @@ CLOSE_TIMEOUT = 10.0
 #: MCP error codes the SDK raises for a dead connection and an unanswered request.
 CONNECTION_CLOSED = -32000
 REQUEST_TIMEOUT = -32001
+#: `_meta` key of every tools/call: where the step runs, so side-effecting tools can deduplicate
+#: by `idempotency_key` (stable across retries and resumes of the step, SPEC §2).
+CONTEXT_META_KEY = "wfops/context"
 _PYTHON_NAMES = {"python", "python3", f"python3.{sys.version_info.minor}"}
 
 
@@ -45,6 +48,7 @@ class _Request:
     name: str
     payload: dict[str, Any]
     future: asyncio.Future
+    context: dict[str, Any] = field(default_factory=dict)
     scope: Any = None  # the anyio CancelScope of the child task serving this request
     stderr_at: int = 0  # where the server's stderr stood when the call was made
     done: bool = field(default=False)
@@ -99,7 +103,7 @@ class McpClientSource:
     async def call(self, name: str, payload: dict[str, Any], context: StepContext) -> CallResult:
         if self._capabilities is not None and name not in self._capabilities:
             raise CapabilityError(f"mcp source {self.id!r} has no tool {name!r}")
-        request = self._submit(name, payload)
+        request = self._submit(name, payload, context)
         try:
             # The SDK enforces spec.timeout per request; the margin only guards against a stuck SDK.
             result = await asyncio.wait_for(asyncio.shield(request.future), self.spec.timeout + 5)
@@ -179,7 +183,8 @@ class McpClientSource:
         with anyio.CancelScope() as request.scope:
             try:
                 result = await client.call_tool(request.name, request.payload,
-                                                read_timeout_seconds=self.spec.timeout)
+                                                read_timeout_seconds=self.spec.timeout,
+                                                meta={CONTEXT_META_KEY: request.context})
             except Exception as exc:  # noqa: BLE001 - handed to the caller as a step failure
                 self._settle(request, error=self._call_error(request, exc))
             else:
@@ -207,14 +212,14 @@ class McpClientSource:
 
     # -- requests ------------------------------------------------------------------------
 
-    def _submit(self, name: str, payload: dict[str, Any]) -> _Request:
+    def _submit(self, name: str, payload: dict[str, Any], context: StepContext) -> _Request:
         if self._owner is None or self._requests is None:
             raise CapabilityError(f"mcp source {self.id!r} is not open",
                                   hint="the runner opens every source before the first step")
         if self._failure is not None or self._owner.done():
             raise CapabilityError(self._failure or f"mcp source {self.id!r}: the session has ended")
         request = _Request(name, dict(payload), asyncio.get_running_loop().create_future(),
-                           stderr_at=self._stderr_size())
+                           context=_context_meta(context), stderr_at=self._stderr_size())
         self._pending.add(request)
         self._requests.put_nowait(request)
         return request
@@ -332,6 +337,11 @@ class McpClientSource:
         self._stderr = tempfile.TemporaryFile(  # noqa: SIM115 - closed by close()
             mode="w+b")
         return stdio_client(params, errlog=self._stderr)  # type: ignore[arg-type]
+
+
+def _context_meta(context: StepContext) -> dict[str, Any]:
+    return {"run_id": context.run_id, "workflow": context.workflow, "deployment": context.deployment,
+            "step": context.step, "attempt": context.attempt, "idempotency_key": context.idempotency_key}
 
 
 def _first_leaf(exc: BaseException) -> BaseException:

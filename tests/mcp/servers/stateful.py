@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TypedDict
 
 import anyio
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
 app = MCPServer("wfops-test-stateful")
@@ -68,6 +68,13 @@ def die() -> str:
 def env(name: str) -> str:
     """Read an environment variable of the server process ('' when unset)."""
     return os.environ.get(name, "")
+
+
+@app.tool()
+def context(ctx: Context) -> dict:
+    """The `wfops/context` the client sent in the request's `_meta`."""
+    meta = ctx.request_context.meta or {}
+    return dict(meta.get("wfops/context") or {})
 
 
 @app.tool()
