@@ -58,7 +58,8 @@ def _tool_fingerprint() -> str:
 def cache_key(root: Path) -> str:
     digest = hashlib.sha256(_tool_fingerprint().encode())
     for path in input_files(root):
-        digest.update(f"{path.relative_to(root).as_posix()}\0{_file_hash(path)}\n".encode())
+        # surrogateescape: a file name that is not UTF-8 must not crash the key (the loader reports it)
+        digest.update(f"{path.relative_to(root).as_posix()}\0{_file_hash(path)}\n".encode("utf-8", "surrogateescape"))
     return digest.hexdigest()
 
 

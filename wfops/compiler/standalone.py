@@ -17,6 +17,7 @@ KINDS = ("workflow", "deployment", "sources")
 
 
 def guess_kind(path: Path | None, data: Any) -> str | None:
+    """By location first (when a path is given), then by top-level keys."""
     if path is not None:
         if path.name in ("sources.yaml", "sources.yml"):
             return "sources"
@@ -40,8 +41,9 @@ def validate_file(path: Path, display: str, kind: str | None = None, *, quiet_un
     try:
         doc = load_yaml_file(path, display)
     except YamlLoadError as exc:
-        return [exc.diagnostic]
-    kind = kind or guess_kind(path, doc.data)
+        return [] if quiet_unknown else [exc.diagnostic]
+    # Inside a project only the keys count: `.github/workflows/ci.yml` is not a wfops workflow.
+    kind = kind or guess_kind(None if quiet_unknown else path, doc.data)
     if kind is None:
         if quiet_unknown:
             return []

@@ -67,6 +67,25 @@ def _check_path(loaded: Loaded, at: tuple, text: str, scope: Scope, sink: Sink) 
         return
     if path.root == "state":
         _check_state_path(loaded, at, text, path.parts, sink)
+    elif path.root == "input":
+        _check_input_path(loaded, at, text, path.parts, sink)
+    elif path.root == "item" and scope.item is not None:
+        problem = _nested_problem(scope.item, "$item", path.parts, reading=True)
+        if problem is not None:
+            sink.error(problem[0], f"`{text}`: {problem[1]}", loaded, at, hint=problem[2])
+
+
+def _check_input_path(loaded: Loaded, at: tuple, text: str, parts: tuple, sink: Sink) -> None:
+    """A typo in `$input.x` is likely; JSON Schema allows undeclared properties, so it only warns."""
+    schema = sch(loaded.model.input)
+    props = properties(schema)
+    if parts and isinstance(parts[0], str) and props is not None and parts[0] not in props:
+        sink.warning("undeclared-input", f"`{text}` reads input `{parts[0]}`, which the `input` schema does not "
+                     "declare", loaded, at, hint=suggest(parts[0], props, "declare it under `input.properties`"))
+        return
+    problem = _nested_problem(schema, "$input", parts, reading=True)
+    if problem is not None and problem[0] == "invalid-path":
+        sink.error(problem[0], f"`{text}`: {problem[1]}", loaded, at, hint=problem[2])
 
 
 def _check_state_path(loaded: Loaded, at: tuple, text: str, parts: tuple, sink: Sink) -> None:
