@@ -124,3 +124,32 @@ def test_a_store_error_in_a_parallel_foreach_propagates_and_stops_other_items() 
 
     run(go())
     assert finished == [0]  # the other items were cancelled, not left running
+
+
+def test_items_are_retried_and_a_failing_foreach_can_be_caught() -> None:
+    tries: dict[int, int] = {}
+
+    def work(payload: dict, ctx) -> dict:
+        tries[payload["x"]] = ctx.attempt
+        if payload["x"] == 2 or ctx.attempt < 2:
+            raise CapabilityError(f"no {payload['x']}")
+        return {"v": payload["x"]}
+
+    wf = fan(retry={"attempts": 2, "backoff": 0}, catch={"next": "end", "save": "state.errors"})
+    engine, source, sink = make_engine([wf])
+    source.add("work", work)
+    snap = run(engine.start("fan", {"items": [1, 2]}))
+    assert snap.status == "completed" and tries == {1: 2, 2: 2}
+    assert snap.output["errors"] == {"type": "CapabilityError", "message": "item 1: no 2", "step": "fan"}
+    assert [e.attempt for e in sink.trace if e.kind == "item"] == [2, 2]
+
+
+def test_interrupts_cannot_run_inside_a_foreach_body() -> None:
+    child = {"name": "child", "steps": [{"id": "ask", "interrupt": "approval", "on": {"ok": "end"}}]}
+    wf = fan(on_item_error="collect", errors="state.errors")
+    wf["steps"][0] = {k: v for k, v in wf["steps"][0].items() if k not in ("uses", "with")}
+    wf["steps"][0]["workflow"] = "child"
+    engine, _, _ = make_engine([wf, child])
+    snap = run(engine.start("fan", {"items": [1]}))
+    assert snap.status == "completed"
+    assert snap.output["errors"][0]["type"] == "InterruptInForeach"

@@ -69,3 +69,11 @@ def test_child_input_is_validated() -> None:
     snap = run(eng.start("parent", {"n": "x"}))
     assert snap.outcome == "broken" and "input of workflow child" in snap.output["err"]["message"]
     assert source.calls == []
+
+
+def test_subworkflow_timeout_bounds_the_whole_child() -> None:
+    slow = {"name": "slow", "steps": [{"id": "nap", "uses": "std.sleep", "with": {"seconds": 5}, "next": "end"}]}
+    wf = {"name": "p", "steps": [{"id": "sub", "workflow": "slow", "timeout": 0.1, "next": "end"}]}
+    eng, _, _ = make_engine([wf, slow])
+    snap = run(eng.start("p", {}))
+    assert snap.status == "failed" and snap.error["type"] == "Timeout" and snap.error["step"] == "sub"
