@@ -80,15 +80,24 @@ def load_project(root: Path) -> Project:
     sources_path = project.root / SOURCES_FILE
     if sources_path.exists():
         project.sources = _load(project, sources_path, SourcesFile)
-    for path in yaml_files(project.root / WORKFLOWS_DIR):
+    for path in _listed(project, WORKFLOWS_DIR):
         loaded = _load(project, path, Workflow)
         if loaded is not None:
             _register(project, project.workflows, loaded, "workflow", "duplicate-workflow")
-    for path in yaml_files(project.root / DEPLOYMENTS_DIR):
+    for path in _listed(project, DEPLOYMENTS_DIR):
         loaded = _load(project, path, Deployment)
         if loaded is not None:
             _register(project, project.deployments, loaded, "deployment", "duplicate-deployment")
     return project
+
+
+def _listed(project: Project, name: str) -> list[Path]:
+    try:
+        return yaml_files(project.root / name)
+    except OSError as exc:
+        project.diagnostics.append(error("file-unreadable", f"cannot list {name}/: {exc.strerror}", name,
+                                         hint="check the directory's permissions"))
+        return []
 
 
 def _register(project: Project, table: dict[str, Loaded], loaded: Loaded, what: str, code: str) -> None:
@@ -102,12 +111,16 @@ def _register(project: Project, table: dict[str, Loaded], loaded: Loaded, what: 
 
 
 def _load(project: Project, path: Path, model: type) -> Loaded | None:
-    rel = project.rel(path)
+    # The path as listed (a symlink keeps its own name), relative to the root.
+    rel = path.relative_to(project.root).as_posix()
     try:
+        refusal = _refuse_path(project, path, rel)
+        if refusal is not None:
+            raise YamlLoadError(refusal)
         doc = load_yaml_file(path, rel)
     except YamlLoadError as exc:
         project.diagnostics.append(exc.diagnostic)
-        project.broken_files.add(rel)
+        project.broken_files.add(exc.diagnostic.file)
         return None
     parsed, diagnostics = validate_document(doc, model)
     project.diagnostics.extend(diagnostics)
@@ -115,6 +128,22 @@ def _load(project: Project, path: Path, model: type) -> Loaded | None:
         project.broken_files.add(rel)
         return None
     return Loaded(rel, doc, parsed)
+
+
+def _refuse_path(project: Project, path: Path, rel: str) -> Diagnostic | None:
+    """Names that cannot be reported, and symlinks that lead out of the project."""
+    shown = rel.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    if shown != rel:
+        return error("file-name-encoding", f"the file name {shown!r} is not valid UTF-8", shown,
+                     hint="rename the file using UTF-8 characters")
+    try:
+        target = path.resolve(strict=True)
+    except (OSError, RuntimeError):  # dangling link or a loop: the read reports it
+        return None
+    if not target.is_relative_to(project.root):
+        return error("file-outside-project", f"{rel} is a symlink to {target}, outside the project", rel,
+                     hint="copy the file into the project; wfops reads only files under the project root")
+    return None
 
 
 def validate_document(doc: Document, model: type) -> tuple[Any, list[Diagnostic]]:
