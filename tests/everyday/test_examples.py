@@ -8,15 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.everyday.helpers import REPO, copy_examples, json_of, wfops
+from tests.everyday.helpers import REPO, json_of, wfops
 
 
-@pytest.fixture(scope="module")
-def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = copy_examples(tmp_path_factory.mktemp("examples"))
-    compiled = wfops("compile", cwd=root)
-    assert compiled.returncode == 0, compiled.stdout + compiled.stderr
-    return root
+@pytest.fixture
+def project(examples_project: Path) -> Path:
+    return examples_project
 
 
 def run(project: Path, *args: str) -> tuple[int, dict]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.everyday.helpers import copy_examples, wfops
+from tests.everyday.helpers import wfops
 from tests.everyday.test_graph import example
 from wfops.engine.types import Interrupt, RunSnapshot, TraceEntry
 from wfops.report.summary import append_step_summary, step_summary, taken_path
@@ -59,9 +59,8 @@ def test_taken_path_folds_nested_frames_and_retries() -> None:
     assert taken_path(entries, "failed") == ["greet", "any_failed", "summarize"]
 
 
-def test_wfops_run_appends_a_summary_under_github_actions(tmp_path: Path) -> None:
-    project = copy_examples(tmp_path / "p")
-    assert wfops("compile", cwd=project).returncode == 0
+def test_wfops_run_appends_a_summary_under_github_actions(examples_project: Path, tmp_path: Path) -> None:
+    project = examples_project
     summary = tmp_path / "step-summary.md"
     proc = wfops("run", "meeting-report.local", "--db", str(tmp_path / "db.sqlite"), cwd=project,
                  env={"GITHUB_STEP_SUMMARY": str(summary)})
