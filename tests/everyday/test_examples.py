@@ -124,3 +124,10 @@ def test_notes_parser_variants() -> None:
     assert [(a.owner, a.task, a.due, a.done) for a in report.action_items] == [
         ("dev", "ship it", "Friday", True), ("Ana Lopez", "plan", None, False)]
     assert parse_notes("").action_items == [] and parse_notes("").decisions == []
+
+
+def test_fresh_clone_promise_run_meeting_report_from_the_repo(tmp_path: Path) -> None:
+    """The README's first command: the committed wfops.lock must be fresh for the examples."""
+    proc = wfops("run", "meeting-report.local", "--json", "--db", str(tmp_path / "runs.db"), cwd=REPO)
+    assert proc.returncode == 0, proc.stderr
+    assert json_of(proc)["outcome"] == "ok"
