@@ -39,13 +39,20 @@ PATIENCE = """
 name: patience
 state:
   problem: {type: object}
+  impatient: {type: object}
   after: {type: object}
-output: {problem: $state.problem, after: $state.after}
+output: {problem: $state.problem, impatient: $state.impatient, after: $state.after}
 steps:
   - id: wait
     uses: t.hang
     with: {seconds: 30}
-    catch: {next: again, save: state.problem}
+    catch: {next: quick, save: state.problem}
+    next: end
+  - id: quick
+    uses: t.hang
+    with: {seconds: 30}
+    timeout: 0.3
+    catch: {next: again, save: state.impatient}
     next: end
   - {id: again, uses: t.counter, save: state.after, next: end}
 """
@@ -101,7 +108,8 @@ def test_a_hanging_tool_times_out_and_the_run_goes_on_with_the_same_session(proj
     result = _run(project, "patience.local")
     snap = result.snapshot
     assert snap.status == "completed", snap.error
-    assert "did not answer within 1s" in snap.output["problem"]["message"]
+    assert "did not answer within 1s" in snap.output["problem"]["message"]  # the source's timeout
+    assert snap.output["impatient"]["step"] == "quick"  # the step's own, shorter timeout
     assert snap.output["after"]["pid"] == read_pid(project / "pid")
     assert wait_dead(read_pid(project / "pid"))
 
