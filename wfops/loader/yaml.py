@@ -24,7 +24,7 @@ from wfops.diagnostics import Diagnostic, error
 MAX_FILE_BYTES = 1024 * 1024
 MAX_SCALAR_CHARS = 64 * 1024
 MAX_DEPTH = 64
-MAX_NODES = 100_000
+MAX_NODES = 50_000
 MAX_INT_DIGITS = 4000  # below Python's int-from-str limit (4300)
 
 Position = tuple[int, int]
@@ -208,13 +208,16 @@ class _Builder:
     def _consume(self, yaml: Any, events: Any) -> None:
         from ruamel.yaml import events as ev
 
+        # Local names: this loop runs once per event, up to MAX_NODES times.
+        scalar_event, map_start, seq_start = ev.ScalarEvent, ev.MappingStartEvent, ev.SequenceStartEvent
+        map_end, seq_end = ev.MappingEndEvent, ev.SequenceEndEvent
         # Each open collection: [container, path, pending key (for maps), seen keys]
         stack: list[list[Any]] = []
         documents = 0
         nodes = 0
         for event in events:
             kind = type(event)
-            if kind is ev.ScalarEvent or kind is ev.MappingStartEvent or kind is ev.SequenceStartEvent:
+            if kind is scalar_event or kind is map_start or kind is seq_start:
                 nodes += 1
                 if nodes > MAX_NODES:
                     self.fail("yaml-too-large", f"the document has more than {MAX_NODES} nodes", event.start_mark,
@@ -222,8 +225,9 @@ class _Builder:
                 if event.anchor is not None:
                     self.fail("yaml-anchor", f"anchors (&{event.anchor}) are not allowed in wfops files",
                               event.start_mark, hint="write the value out in full where it is used")
-                self._check_tag(event)
-            if kind is ev.ScalarEvent:
+                if event.tag is not None:
+                    self._check_tag(event)
+            if kind is scalar_event:
                 if len(event.value) > MAX_SCALAR_CHARS:
                     self.fail("yaml-too-large", f"a scalar is longer than {MAX_SCALAR_CHARS} characters",
                               event.start_mark, hint="move large data out of YAML")
@@ -231,17 +235,17 @@ class _Builder:
                     self._take_key(stack[-1], event)
                     continue
                 self._place(stack, self._scalar(event), event)
-            elif kind is ev.MappingStartEvent or kind is ev.SequenceStartEvent:
+            elif kind is map_start or kind is seq_start:
                 if stack and stack[-1][2] is _NO_KEY and isinstance(stack[-1][0], dict):
                     self.fail("yaml-key-type", "a mapping key must be a plain scalar, not a collection",
                               event.start_mark, hint="use a string key")
                 if len(stack) >= MAX_DEPTH:
                     self.fail("yaml-too-deep", f"nesting is deeper than {MAX_DEPTH} levels", event.start_mark,
                               hint="flatten the structure")
-                container: dict | list = {} if kind is ev.MappingStartEvent else []
+                container: dict | list = {} if kind is map_start else []
                 path = self._place(stack, container, event)
                 stack.append([container, path, _NO_KEY, set()])
-            elif kind is ev.MappingEndEvent or kind is ev.SequenceEndEvent:
+            elif kind is map_end or kind is seq_end:
                 stack.pop()
             elif kind is ev.AliasEvent:
                 self.fail("yaml-alias", f"aliases (*{event.anchor}) are not allowed in wfops files",
@@ -261,11 +265,11 @@ class _Builder:
 
     def _check_tag(self, event: Any) -> None:
         """Only the core schema's tags, and only on the kind of node they name."""
-        from ruamel.yaml import events as ev
-
         tag = event.tag
         if tag is None or tag == "!":
             return
+        from ruamel.yaml import events as ev
+
         if tag not in _STANDARD_TAGS:
             shown = "!!" + tag[len(_CORE_PREFIX):] if tag.startswith(_CORE_PREFIX) else tag
             self.fail("yaml-tag", f"the tag {_short(shown, 60)} is not allowed in wfops files", event.start_mark,
@@ -351,10 +355,13 @@ _CORE_SCHEMA = [
 
 
 _CORE_PATTERNS = dict(_CORE_SCHEMA)
+_NON_STR_START = frozenset("~nNtTfF+-.0123456789")
 
 
 def _resolve_plain(value: str) -> str:
     """The YAML 1.2 core schema: `on`, `yes` and dates stay strings."""
+    if value and value[0] not in _NON_STR_START:  # most scalars: no regex needed
+        return _STR_TAG
     for tag, pattern in _CORE_SCHEMA:
         if pattern.fullmatch(value):
             return tag
