@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from wfops.compiler.checks.context import Sink
+from wfops.compiler.checks.context import Sink, fields
 from wfops.compiler.checks.jsontypes import (
     NUMERIC,
     Sch,
@@ -175,25 +175,25 @@ class Flow:
     def static_step(self, index: int, step: Any, children: dict[str, Loaded]) -> None:
         """Checks that do not depend on bindings: subworkflows, interrupts, catch, foreach."""
         scope = Scope(self.loaded, "with")
-        foreach = getattr(step, "foreach", None)
+        foreach = fields(step).get("foreach")
         if foreach is not None:
             self.foreach_array(index, foreach)
             scope = Scope(self.loaded, "with", True, item_schema(self.loaded, foreach))
-        name = getattr(step, "workflow", None)
+        name = fields(step).get("workflow")
         if isinstance(name, str) and name in children:
             child_wf = children[name]
             self.bindings(index, step.with_, sch(child_wf.model.input), f"workflow `{name}`", scope, "workflow")
             self.saves(index, step.save, output_of(child_wf), f"workflow `{name}`", as_list=foreach is not None)
-        if hasattr(step, "resume_schema"):
+        if "resume_schema" in fields(step):
             self.saves(index, step.save, sch(step.resume_schema), f"the `{step.interrupt}` resume payload")
-        catch = getattr(step, "catch", None)
+        catch = fields(step).get("catch")
         if catch is not None and catch.save:
             self.write(sch(ERROR_SCHEMA), catch.save, ("steps", index, "catch", "save"), "the caught error")
-        if getattr(step, "errors", None):
+        if fields(step).get("errors"):
             self.write(sch(ITEM_ERRORS_SCHEMA), step.errors, ("steps", index, "errors"), "the item errors")
 
     def call_step(self, index: int, step: Any, input_schema: dict, output_schema: dict, ref: str) -> None:
-        foreach = getattr(step, "foreach", None)
+        foreach = fields(step).get("foreach")
         scope = Scope(self.loaded, "with", foreach is not None,
                       item_schema(self.loaded, foreach) if foreach is not None else None)
         self.bindings(index, step.with_, sch(input_schema), f"`{ref}`", scope, "uses")

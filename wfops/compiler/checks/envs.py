@@ -7,7 +7,7 @@ identity environment (each logical source is the concrete source of that id).
 
 from __future__ import annotations
 
-from wfops.compiler.checks.context import IDENTITY, Env
+from wfops.compiler.checks.context import IDENTITY, Env, fields
 from wfops.loader.project import Loaded, Project
 
 
@@ -15,7 +15,7 @@ def children(loaded: Loaded) -> list[tuple[int, str]]:
     """(step index, child workflow name) for every subworkflow or foreach-over-workflow step."""
     found = []
     for index, step in enumerate(loaded.model.steps):
-        name = getattr(step, "workflow", None)
+        name = fields(step).get("workflow")
         if isinstance(name, str):
             found.append((index, name))
     return found

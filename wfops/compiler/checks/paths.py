@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from wfops.compiler.checks.context import Sink
+from wfops.compiler.checks.context import Sink, fields
 from wfops.compiler.checks.jsontypes import Sch, child, closed, describe, properties, sch, types_of
 from wfops.compiler.checks.names import suggest
-from wfops.compiler.checks.scope import CONTEXT_FIELDS, Scope, sites
+from wfops.compiler.checks.scope import CONTEXT_FIELDS, Scope, safe_parse, sites
 from wfops.loader.project import Loaded
 from wfops.model.paths import PathSyntaxError, iter_paths, parse_path, parse_save_target
 
@@ -29,24 +29,28 @@ def save_targets(loaded: Loaded) -> list[tuple[tuple, str]]:
     found: list[tuple[tuple, str]] = []
     for index, step in enumerate(loaded.model.steps):
         base = ("steps", index)
-        save = getattr(step, "save", None)
+        save = fields(step).get("save")
         if isinstance(save, str):
             found.append(((*base, "save"), save))
         elif isinstance(save, dict):
             found += [((*base, "save", key), target) for key, target in save.items()]
-        catch = getattr(step, "catch", None)
+        catch = fields(step).get("catch")
         if catch is not None and catch.save:
             found.append(((*base, "catch", "save"), catch.save))
-        if getattr(step, "errors", None):
+        if fields(step).get("errors"):
             found.append(((*base, "errors"), step.errors))
     return found
 
 
 def _check_path(loaded: Loaded, at: tuple, text: str, scope: Scope, sink: Sink) -> None:
-    try:
-        path = parse_path(text)
-    except PathSyntaxError as exc:
-        sink.error("invalid-path", f"`{text}`: {exc}", loaded, at,
+    path = safe_parse(text)
+    if path is None:
+        problem = "not a path"
+        try:
+            parse_path(text)
+        except PathSyntaxError as exc:
+            problem = str(exc)
+        sink.error("invalid-path", f"`{text}`: {problem}", loaded, at,
                    hint="paths look like `$input.a`, `$state.x.0`, `$context.run_id`, `$item`, `$index`, "
                    "`$secret.NAME`; write `$$` for a literal `$`")
         return

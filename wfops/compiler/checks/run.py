@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from wfops.compiler.checks.context import CheckContext, Env, Sink
+from wfops.compiler.checks.context import CheckContext, Env, Sink, fields
 from wfops.compiler.checks.cycles import check_cycles
 from wfops.compiler.checks.dataflow import Flow
 from wfops.compiler.checks.envs import environments
@@ -58,9 +58,9 @@ def file_checks(loaded: Loaded, sink: Sink, workflows: dict[str, Loaded]) -> Non
     flow = Flow(loaded, sink)
     for index, step in enumerate(loaded.model.steps):
         flow.static_step(index, step, workflows)
-        if getattr(step, "foreach", None) is not None:
+        if fields(step).get("foreach") is not None:
             check_outcomes(loaded, index, {"ok"}, "a foreach step", sink)
-        elif isinstance(getattr(step, "workflow", None), str) and step.workflow in workflows:
+        elif isinstance(fields(step).get("workflow"), str) and step.workflow in workflows:
             check_outcomes(loaded, index, child_outcomes(workflows[step.workflow]),
                            f"workflow `{step.workflow}`", sink)
     flow.output()
@@ -69,13 +69,13 @@ def file_checks(loaded: Loaded, sink: Sink, workflows: dict[str, Loaded]) -> Non
 def env_checks(ctx: CheckContext, env: Env, loaded: Loaded) -> None:
     flow = Flow(loaded, ctx.sink)
     for index, step in enumerate(loaded.model.steps):
-        if getattr(step, "uses", None) is None:
+        if fields(step).get("uses") is None:
             continue
         found = resolve_uses(ctx, env, loaded, index, step)
         if found is None:
             continue
         cap = found.capability
-        if getattr(step, "foreach", None) is None:
+        if fields(step).get("foreach") is None:
             outcomes = set(cap.outcomes) if cap is not None and not found.contract_unknown else {"ok"}
             check_outcomes(loaded, index, outcomes, f"`{step.uses}`", ctx.sink)
         if cap is not None and not found.contract_unknown:

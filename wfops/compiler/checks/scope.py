@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
+from wfops.compiler.checks.context import fields
 from wfops.compiler.checks.jsontypes import Sch, child, sch
 from wfops.loader.project import Loaded
 from wfops.model.paths import PathSyntaxError, ValuePath, is_path, parse_path
@@ -44,7 +46,9 @@ def walk(s: Sch | None, parts: tuple) -> Sch | None:
     return s
 
 
+@lru_cache(maxsize=8192)
 def safe_parse(text: str) -> ValuePath | None:
+    """Parsed once per distinct text: the same paths recur across steps, files and passes."""
     try:
         return parse_path(text)
     except PathSyntaxError:
@@ -83,15 +87,15 @@ def sites(loaded: Loaded) -> Iterator[Site]:
     """Every value of a workflow that may hold paths."""
     for index, step in enumerate(loaded.model.steps):
         base = ("steps", index)
-        foreach = getattr(step, "foreach", None)
+        foreach = fields(step).get("foreach")
         if foreach is not None:
             yield Site((*base, "foreach"), foreach, Scope(loaded, "foreach"))
             yield Site((*base, "with"), step.with_, Scope(loaded, "with", True, item_schema(loaded, foreach)))
-        elif hasattr(step, "with_"):
+        elif "with_" in fields(step):
             yield Site((*base, "with"), step.with_, Scope(loaded, "with"))
-        if hasattr(step, "request"):
+        if "request" in fields(step):
             yield Site((*base, "request"), step.request, Scope(loaded, "request"))
-        if hasattr(step, "if_"):
+        if "if_" in fields(step):
             yield Site((*base, "if"), step.if_, Scope(loaded, "if"))
     if loaded.model.output is not None:
         yield Site(("output",), loaded.model.output, Scope(loaded, "output"))
