@@ -111,3 +111,30 @@ def test_an_unreachable_url(tmp_path: Path) -> None:
     err = _open_error(McpClientSource("remote", McpSource(kind="mcp", url=url), tmp_path,
                                       start_timeout=3))
     assert err.message.startswith(f"mcp source 'remote': cannot connect to {url}")
+
+
+def test_cancelling_open_stops_the_starting_server(tmp_path: Path) -> None:
+    import asyncio
+
+    pid_file = tmp_path / "pid"
+    source = stateful_source(tmp_path, "--pid-file", str(pid_file), "--slow-start", "30", start_timeout=30)
+
+    async def start_then_give_up() -> None:
+        opening = asyncio.ensure_future(source.open())
+        for _ in range(400):
+            if pid_file.exists() and pid_file.read_text():
+                break
+            await asyncio.sleep(0.025)
+        opening.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await opening
+
+    loop = Loop()
+    try:
+        started = time.monotonic()
+        loop.run(start_then_give_up())
+        assert time.monotonic() - started < 15
+        assert wait_dead(read_pid(pid_file))
+        loop.run(source.close())
+    finally:
+        loop.close()

@@ -69,6 +69,7 @@ class McpClientSource:
         self._capabilities: dict[str, Capability] | None = None
         self._structured: set[str] = set()  # tools that declare an output schema
         self._owner: asyncio.Task | None = None
+        self._ready: asyncio.Future[None] | None = None
         self._requests: asyncio.Queue[_Request | None] | None = None
         self._pending: set[_Request] = set()
         self._failure: str | None = None  # why the session ended on its own (crash, exit)
@@ -85,7 +86,9 @@ class McpClientSource:
         self._closed = False
         self._failure = None
         loop = asyncio.get_running_loop()
-        ready: asyncio.Future[None] = loop.create_future()
+        self._ready = ready = loop.create_future()
+        self._capabilities = None
+        self._structured = set()
         self._requests = asyncio.Queue()
         self._owner = loop.create_task(self._own(ready), name=f"wfops-mcp-{self.id}")
         try:
@@ -121,15 +124,15 @@ class McpClientSource:
         self._closed = True
         if owner is None:
             return
-        if self._requests is not None:
+        if self._ready is not None and not self._ready.done():
+            owner.cancel()  # still starting: the owner is not reading requests yet
+        elif self._requests is not None:
             self._requests.put_nowait(None)
-        try:
-            await asyncio.wait_for(asyncio.shield(owner), CLOSE_TIMEOUT)
-        except TimeoutError:
+        # asyncio.wait never raises the owner's exception, and lets our own cancellation through.
+        done, _ = await asyncio.wait({owner}, timeout=CLOSE_TIMEOUT)
+        if not done:
             owner.cancel()
-            await asyncio.gather(owner, return_exceptions=True)
-        except BaseException:  # noqa: BLE001 - the owner reports its own failures; closing must not raise
-            pass
+            await asyncio.wait({owner}, timeout=CLOSE_TIMEOUT)
         self._fail_pending(f"mcp source {self.id!r} was closed")
         if self._stderr is not None:
             self._stderr.close()
@@ -157,6 +160,9 @@ class McpClientSource:
                     f"{self.start_timeout:g}s{self._stderr_tail()}",
                     hint="check the command runs on its own; raise `timeout:` for a slow server"))
         except BaseException as exc:  # noqa: BLE001 - every failure becomes a message naming the source
+            if isinstance(exc, asyncio.CancelledError) and not ready.done():
+                ready.cancel()  # open() itself was cancelled: nobody waits for a message
+                raise
             message = self._describe_failure(exc, started=ready.done())
             if not ready.done():
                 ready.set_exception(CapabilityError(message, hint=self._start_hint()))
