@@ -12,8 +12,11 @@ Figures per step:
   whatever else runs), so start-up cancels
   out but everything that grows with the workflow (wfops: loading, validating and
   hashing the 600-step file; LangGraph: building the graph) is included;
-- inside: the execution only, wall clock (wfops: first to last commit of the run, read
-  from the store's timestamps; LangGraph: the `invoke` call), divided by N.
+- inside, wall: the execution only (wfops: first to last commit of a `wfops run`, read
+  from the store's timestamps; LangGraph: the `invoke` call), divided by N;
+- inside, CPU: process CPU time around the execution only (wfops: `Engine.start` with
+  the SQLite store as its sink, in a fresh process, after validation and the gate;
+  LangGraph: the `invoke` call), divided by N.
 Also the store bytes per step of a 600-step run whose state grows (an append reducer).
 
 Run: python bench/bench_store.py [--repeat 3]
@@ -35,6 +38,7 @@ from datetime import datetime
 from pathlib import Path
 
 LONG, SHORT = 600, 100
+LG_CPU: list[float] = []  # LangGraph's invoke CPU seconds at N=600
 PAYLOAD = "x" * 64  # what each step of the growing run appends
 
 
@@ -128,14 +132,52 @@ LANGGRAPH = textwrap.dedent('''
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=NORMAL")
     app = g.compile(checkpointer=SqliteSaver(conn))
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     app.invoke({"value": 1, "log": []}, {"configurable": {"thread_id": "t"}, "recursion_limit": n + 10},
                durability="sync")
-    inside = time.perf_counter() - started
+    inside, cpu = time.perf_counter() - started, time.process_time() - cpu
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     conn.close()
-    print(json.dumps({"inside": inside}))
+    print(json.dumps({"inside": inside, "cpu": cpu}))
 ''').replace("PAYLOAD", PAYLOAD)
+
+
+# The same engine + SQLite store the CLI runs, driven in a fresh process, timed around
+# the run only (after validation and the lock gate).
+WFOPS_INSIDE = textwrap.dedent('''
+    import asyncio, json, sys, time
+    from pathlib import Path
+    from wfops.compiler.validate import validate_project
+    from wfops.engine.engine import Engine
+    from wfops.lock.gate import check_deployment
+    from wfops.runner.execute import new_run_id
+    from wfops.sources.registry import BoundResolver
+    from wfops.store import open_store
+
+    root, db = Path(sys.argv[1]), sys.argv[2]
+    validation = validate_project(root)
+    gate = check_deployment(validation, "chain600.local")
+    store = open_store(db)
+    run_id = new_run_id()
+    store.begin_run(run_id, artifacts=gate.artifacts, normalized=gate.normalized, meta={})
+    engine = Engine(gate.workflows, BoundResolver(validation.sources, gate.bindings), store,
+                    artifacts=gate.artifacts)
+    started, cpu = time.perf_counter(), time.process_time()
+    snapshot = asyncio.run(engine.start("chain600", {"value": 1}, run_id=run_id))
+    inside, cpu = time.perf_counter() - started, time.process_time() - cpu
+    assert snapshot.status == "completed" and store.get_run(run_id).steps == 600
+    print(json.dumps({"inside": inside, "cpu": cpu}))
+''')
+
+
+def wfops_inside(root: Path, tmp: Path) -> float:
+    """CPU seconds of a 600-step run, engine + store only, in a fresh process."""
+    db = tmp / f"inside-{time.monotonic_ns()}.db"
+    done = subprocess.run([sys.executable, "-c", WFOPS_INSIDE, str(root), str(db)],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"wfops inside failed:\n{done.stderr}")
+    return json.loads(done.stdout)["cpu"]
 
 
 def langgraph_run(tmp: Path, steps: int, *, grow: bool = False) -> tuple[float, float, Path]:
@@ -146,7 +188,10 @@ def langgraph_run(tmp: Path, steps: int, *, grow: bool = False) -> tuple[float, 
     wall = child_cpu() - started
     if done.returncode != 0:
         raise SystemExit(f"langgraph failed:\n{done.stderr}")
-    return wall, json.loads(done.stdout)["inside"], db
+    result = json.loads(done.stdout)
+    if steps == LONG and not grow:
+        LG_CPU.append(result["cpu"])
+    return wall, result["inside"], db
 
 
 def db_bytes(path: Path) -> int:
@@ -165,7 +210,7 @@ def main() -> None:
         root = tmp / "proj"
         make_project(root)
         wfops_run(root, "chain100.local")  # warm the OS caches and the store
-        rows: dict[str, list[float]] = {k: [] for k in ("wf_marg", "wf_in", "lg_marg", "lg_in")}
+        rows: dict[str, list[float]] = {k: [] for k in ("wf_marg", "wf_in", "lg_marg", "lg_in", "wf_cpu")}
         for _ in range(args.repeat):
             w600, in600, steps600 = wfops_run(root, "chain600.local")
             w100, _in100, _ = wfops_run(root, "chain100.local")
@@ -175,6 +220,8 @@ def main() -> None:
             l100, _lin100, _ = langgraph_run(tmp, SHORT)
             rows["lg_marg"].append((l600 - l100) / (LONG - SHORT))
             rows["lg_in"].append(lin600 / LONG)
+            rows["wf_cpu"].append(wfops_inside(root, tmp) / LONG)
+        rows["lg_cpu"] = [c / LONG for c in LG_CPU]
         med = {k: statistics.median(v) * 1e6 for k, v in rows.items()}
 
         # Bytes per step with a growing state: a fresh store holding only that run,
@@ -193,6 +240,8 @@ def main() -> None:
           f"{med['wf_marg'] / med['lg_marg']:>8.3f}")
     print(f"{'inside the run, wall (execution + commits)':<44}{med['wf_in']:>10.0f}{med['lg_in']:>12.0f}"
           f"{med['wf_in'] / med['lg_in']:>8.3f}")
+    print(f"{'inside the run, CPU (execution + commits)':<44}{med['wf_cpu']:>10.0f}{med['lg_cpu']:>12.0f}"
+          f"{med['wf_cpu'] / med['lg_cpu']:>8.3f}")
     print(f"{'store bytes per step, growing state (600)':<44}{wf_bytes:>10.0f}{lg_bytes:>12.0f}"
           f"{wf_bytes / lg_bytes:>8.3f}")
 

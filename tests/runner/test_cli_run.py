@@ -155,3 +155,18 @@ def test_rm_and_prune(project: Path) -> None:
     assert pruned.returncode == 0 and "pruned" in pruned.stdout
     remaining = as_json(wfops(project, "runs", "list", "--json", "--limit", "1000"))
     assert all(r["status"] not in ("completed", "failed") for r in remaining)
+
+
+def test_github_step_summary_is_appended(project: Path, tmp_path: Path) -> None:
+    summary = tmp_path / "summary.md"
+    summary.write_text("before\n")
+    done = wfops(project, "run", "chain.local", "--json", env=env_for(GITHUB_STEP_SUMMARY=str(summary)))
+    assert done.returncode == 0, done.stderr
+    text = summary.read_text()
+    assert text.startswith("before\n") and as_json(done)["run_id"] in text or "completed" in text
+    assert len(text) > len("before\n") + 20
+
+
+def test_bad_status_filter_is_a_usage_error(project: Path) -> None:
+    done = wfops(project, "runs", "list", "--status", "bogus")
+    assert done.returncode == 2 and "running, completed, failed, interrupted" in done.stderr

@@ -7,12 +7,16 @@ import os
 from pathlib import Path
 from typing import Any
 
-from wfops.errors import ProjectNotFound, UnknownRunError
+from wfops.errors import ProjectNotFound, UnknownRunError, UsageError
+
+STATUSES = ("running", "completed", "failed", "interrupted")
 
 
 def run(*, action: str, project: str | None, db: str | None, json_out: bool = False,
         run_id: str | None = None, deployment: str | None = None, status: str | None = None,
         limit: int | None = None, from_seq: int | None = None, older_than: float | None = None) -> int:
+    if status is not None and status not in STATUSES:
+        raise UsageError(f"--status {status!r}: use one of {', '.join(STATUSES)}")
     path = store_path(project, db)
     if not path.exists():
         # Reading never creates a store: an empty history is simply empty.
