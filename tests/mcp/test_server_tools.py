@@ -159,3 +159,17 @@ def test_a_bug_is_a_tool_error_and_the_server_keeps_serving(root: Path, monkeypa
             assert not again.is_error and again.structured_content["ok"] is True
 
     asyncio.run(main())
+
+
+def test_a_python_source_that_exits_at_import_does_not_end_the_server(root: Path) -> None:
+    (root / "quitter.py").write_text("import sys\nsys.exit(3)\n")
+    (root / "sources.yaml").write_text("sources:\n  q: {kind: python, module: quitter}\n")
+
+    async def script(call: Call) -> None:
+        out = await call("validate", {})
+        assert out["ok"] is False
+        assert "exit(3)" in out["error"]["message"]
+        graph = await call("draw_graph", {"workflow": "hello"})  # still serving
+        assert graph["ok"] is True
+
+    drive(root, script)

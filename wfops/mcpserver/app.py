@@ -141,10 +141,16 @@ async def _guard(result: type[R], required: dict[str, Any], fn: Callable[..., R]
     import anyio
 
     def work() -> R:
-        if not exclusive:
-            return fn(*args)
-        with _PROJECT:
-            return fn(*args)
+        try:
+            if not exclusive:
+                return fn(*args)
+            with _PROJECT:
+                return fn(*args)
+        except SystemExit as exc:  # project code (a python source) must not end the server
+            from wfops.errors import WfopsError
+
+            raise WfopsError(f"project code called exit({exc.code!r}) while wfops loaded it",
+                             hint="a python source module must not call sys.exit() when imported") from None
 
     try:
         return await anyio.to_thread.run_sync(work)
