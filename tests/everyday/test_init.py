@@ -88,3 +88,23 @@ def test_scaffold_precommit_config_is_valid(tmp_path: Path) -> None:
     proc = subprocess.run([exe, "validate-config", ".pre-commit-config.yaml"], cwd=tmp_path,
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_scaffold_hooks_mirror_the_repo_hook_manifest() -> None:
+    from tests.everyday.helpers import REPO
+    from wfops.loader.yaml import load_yaml_text
+
+    manifest = {h["id"]: h for h in load_yaml_text((REPO / ".pre-commit-hooks.yaml").read_text(), "m").data}
+    config = load_yaml_text(scaffold_files()[".pre-commit-config.yaml"], "c").data
+    hooks = {h["id"]: h for repo in config["repos"] for h in repo["hooks"]}
+    assert set(hooks) == set(manifest) == {"wfops-validate", "wfops-check"}
+    for hook_id, hook in hooks.items():
+        for key in ("entry", "pass_filenames", "files", "require_serial"):
+            assert hook[key] == manifest[hook_id][key], (hook_id, key)
+
+
+def test_scaffold_schemas_are_what_wfops_schema_prints(capsys) -> None:
+    files = scaffold_files()
+    for kind in ("workflow", "deployment", "sources"):
+        assert cli("schema", "--kind", kind) == 0
+        assert json.loads(capsys.readouterr().out) == json.loads(files[f"{SCHEMA_DIR}/{kind}.schema.json"])
