@@ -181,3 +181,11 @@ def test_worked_examples_of_the_repo_are_clean() -> None:
     repo = Path(__file__).resolve().parents[2]
     found = [d for d in validate_project(repo).diagnostics if d.is_error]
     assert found == [], found
+
+
+def test_deployment_input_defaults_are_type_checked(project) -> None:
+    wf = ("name: w\ninput:\n  type: object\n  additionalProperties: false\n  properties: {n: {type: integer}}\n"
+          "steps:\n  - id: a\n    end: x\n")
+    root = project({"workflows/w.yaml": wf, "deployments/d.yaml": "name: d\nworkflow: w\ninput: {n: many, m: 1}\n"})
+    found = [(d.code, d.file, d.line, d.column) for d in validate_project(root).diagnostics]
+    assert found == [("type-mismatch", "deployments/d.yaml", 3, 12), ("unknown-input", "deployments/d.yaml", 3, 18)]

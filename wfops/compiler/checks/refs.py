@@ -60,6 +60,8 @@ def check_deployment(ctx: CheckContext, loaded: Loaded) -> None:
         ctx.sink.error("unknown-workflow", f"deployment `{model.name}` runs workflow `{name}`, which does not "
                        "exist in this project", loaded, ("workflow",),
                        hint=suggest(name, ctx.workflows, "write the `name:` of a file in workflows/"))
+    if name in ctx.workflows:
+        _check_input_defaults(ctx, loaded, ctx.workflows[name])
     if not ctx.catalog.sources_known:
         return
     for logical, concrete in model.bindings.items():
@@ -68,3 +70,24 @@ def check_deployment(ctx: CheckContext, loaded: Loaded) -> None:
                            "sources.yaml does not declare", loaded, ("bindings", logical),
                            hint=suggest(concrete, ctx.catalog.kinds, "bind to a source id declared in "
                                         "sources.yaml (or `std`)"))
+
+
+def _check_input_defaults(ctx: CheckContext, loaded: Loaded, workflow: Loaded) -> None:
+    """The deployment's `input` defaults against the workflow's `input` schema (literals only)."""
+    from wfops.compiler.checks.dataflow import Flow
+    from wfops.compiler.checks.jsontypes import child, closed, properties, sch
+    from wfops.compiler.checks.scope import Scope
+
+    schema = sch(workflow.model.input)
+    if schema is None:
+        return
+    flow = Flow(loaded, ctx.sink)
+    props = properties(schema)
+    name = workflow.model.name
+    for key, value in loaded.model.input.items():
+        if props is not None and key not in props and closed(schema):
+            ctx.sink.error("unknown-input", f"workflow `{name}` has no input `{key}`", loaded, ("input", key),
+                           hint=suggest(key, props, "remove it"), key=True)
+            continue
+        flow.value(value, child(schema, key), ("input", key), f"input `{key}` of workflow `{name}`",
+                   Scope(workflow, "with"))
