@@ -91,11 +91,12 @@ def test_scaffold_precommit_config_is_valid(tmp_path: Path) -> None:
 
 
 def test_scaffold_hooks_mirror_the_repo_hook_manifest() -> None:
-    from tests.everyday.helpers import REPO
-    from wfops.loader.yaml import load_yaml_text
+    from ruamel.yaml import YAML
 
-    manifest = {h["id"]: h for h in load_yaml_text((REPO / ".pre-commit-hooks.yaml").read_text(), "m").data}
-    config = load_yaml_text(scaffold_files()[".pre-commit-config.yaml"], "c").data
+    from tests.everyday.helpers import REPO
+
+    manifest = {h["id"]: h for h in YAML(typ="safe").load((REPO / ".pre-commit-hooks.yaml").read_text())}
+    config = YAML(typ="safe").load(scaffold_files()[".pre-commit-config.yaml"])
     hooks = {h["id"]: h for repo in config["repos"] for h in repo["hooks"]}
     assert set(hooks) == set(manifest) == {"wfops-validate", "wfops-check"}
     for hook_id, hook in hooks.items():
