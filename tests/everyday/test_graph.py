@@ -150,3 +150,12 @@ def test_graph_cli_errors(capsys: pytest.CaptureFixture[str], make_project) -> N
     assert "does not load" in capsys.readouterr().err
     assert cli("graph", "broken", "--format", "svg", "--project", str(root)) == 2
     assert "unknown graph format 'svg'" in capsys.readouterr().err
+
+
+def test_broken_routes_and_start_are_skipped_not_fatal() -> None:
+    workflow = Workflow.model_validate({"name": "broken", "start": "nowhere", "steps": [
+        {"id": "a", "uses": "std.echo", "with": {"value": 1}, "on": {"ok": "missing", "other": "a"}}]})
+    for fmt in ("mermaid", "dot"):
+        text = render_graph(workflow, fmt, taken=["a", "ghost"])
+        assert "missing" not in text and "s0" in text
+    assert '    s0 -->|"other"| s0' in render_graph(workflow, "mermaid")

@@ -142,8 +142,9 @@ def _mermaid(workflow: Any, nodes: list[Node], edges: list[Edge], on_path: set[s
         lines.append(f"    {node.key}{opening}{label}{closing}")
     drawn: list[bool] = []
     start = workflow.start_step
-    lines.append(f"    start --> {keys[start]}")
-    drawn.append(start in on_path)
+    if start in keys:  # an invalid `start` is validate's to report; draw the rest
+        lines.append(f"    start --> {keys[start]}")
+        drawn.append(start in on_path)
     for edge in edges:
         target = keys.get(edge.target)
         if target is None:  # a broken route: validate reports it; draw what exists
@@ -179,7 +180,8 @@ def _dot(workflow: Any, nodes: list[Node], edges: list[Edge], on_path: set[str],
         extra = ', style="filled,bold", fillcolor="#d4f7d4", color="#1a7f37"' if node.step in on_path else ""
         lines.append(f"  {node.key} [label={_dq(chr(10).join(node.label))}, shape={shape}{extra}];")
     start = workflow.start_step
-    lines.append(f"  start -> {keys[start]}{_dot_taken(start in on_path, [])};")
+    if start in keys:
+        lines.append(f"  start -> {keys[start]}{_dot_taken(start in on_path, [])};")
     for edge in edges:
         target = keys.get(edge.target)
         if target is None:
