@@ -160,3 +160,15 @@ def test_ctrl_c_stops_watch_cleanly(project: Path) -> None:
         proc.kill()
     assert proc.returncode in (0, 130), err
     assert "Traceback" not in err
+
+
+def test_a_bug_during_a_pass_does_not_end_the_session(project: Path, monkeypatch, capsys) -> None:
+    import wfops.compiler.validate as validate
+
+    def boom(root: Path, *, live: bool = False) -> None:
+        raise RuntimeError("simulated bug")
+
+    monkeypatch.setattr(validate, "validate_project", boom)
+    assert one_pass(project, {"workflows/loud.yaml"}, stream=io.StringIO()) is False
+    err = capsys.readouterr().err
+    assert "internal error: RuntimeError: simulated bug" in err and "crash" in err

@@ -90,6 +90,11 @@ def one_pass(root: Path, changed: set[str], *, deployment: str | None = None, db
     except WfopsError as exc:
         out.write(f"wfops: error: {exc.message}\n")
         return False
+    except Exception as exc:  # a bug must not end a watch session: say so and keep watching
+        from wfops.cli.crash import report_crash
+
+        report_crash(exc)
+        return False
     render(validation.diagnostics, "text", out)
     out.write(f"validated in {(time.perf_counter() - started) * 1000:.0f} ms\n")
     out.flush()
