@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wfops.cli.output import print_json, say, warn
 from wfops.errors import UsageError, WfopsError
+
+if TYPE_CHECKING:
+    from wfops.sources.base import CallResult, Source
+    from wfops.sources.catalog import Catalog
 
 
 def run(*, action: str, source: str | None = None, ref: str | None = None, input_file: str | None = None,
@@ -32,7 +36,7 @@ def run(*, action: str, source: str | None = None, ref: str | None = None, input
     raise UsageError(f"unknown caps action {action!r}")
 
 
-def _list(catalog: Any, source: str | None, json_out: bool) -> int:
+def _list(catalog: Catalog, source: str | None, json_out: bool) -> int:
     entries, notes = catalog.entries(source)
     for note in notes:
         warn(f"note: {note}")
@@ -55,7 +59,7 @@ def _first_sentence(text: str, limit: int = 90) -> str:
     return sentence if len(sentence) <= limit else sentence[: limit - 1] + "…"
 
 
-def _show(catalog: Any, ref: str, json_out: bool) -> int:
+def _show(catalog: Catalog, ref: str, json_out: bool) -> int:
     from wfops.sources.catalog import Entry
 
     _, cap = catalog.capability(ref)
@@ -80,7 +84,7 @@ def _indent(text: str) -> str:
     return "\n".join("  " + line if line.strip() else "" for line in text.splitlines())
 
 
-def _call(catalog: Any, ref: str, input_file: str) -> int:
+def _call(catalog: Catalog, ref: str, input_file: str) -> int:
     import asyncio
 
     source, cap = catalog.capability(ref)
@@ -99,7 +103,7 @@ def _call(catalog: Any, ref: str, input_file: str) -> int:
     return 0
 
 
-async def _invoke(source: Any, name: str, payload: dict[str, Any]) -> Any:
+async def _invoke(source: Source, name: str, payload: dict[str, Any]) -> CallResult:
     import uuid
 
     from wfops.sources.base import StepContext

@@ -11,6 +11,7 @@ the `# yaml-language-server: $schema=...` line of every file offline.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
@@ -52,7 +53,7 @@ def scaffold_files() -> dict[str, str]:
     return found
 
 
-def _walk(node: Traversable, parts: tuple[str, ...]):
+def _walk(node: Traversable, parts: tuple[str, ...]) -> Iterator[tuple[str, str]]:
     for child in sorted(node.iterdir(), key=lambda c: c.name):
         if child.name == "__pycache__":
             continue
