@@ -138,3 +138,12 @@ def test_cancelling_open_stops_the_starting_server(tmp_path: Path) -> None:
         loop.run(source.close())
     finally:
         loop.close()
+
+
+def test_a_command_that_is_not_executable(tmp_path: Path) -> None:
+    script = tmp_path / "server.sh"
+    script.write_text("#!/bin/sh\nexit 0\n")
+    script.chmod(0o644)
+    err = _open_error(McpClientSource("noexec", McpSource(kind="mcp", command=[str(script)]), tmp_path))
+    assert err.message.startswith("mcp source 'noexec': could not start the server: ")
+    assert "Permission denied" in err.message

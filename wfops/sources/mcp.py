@@ -279,9 +279,8 @@ class McpClientSource:
             return leaf.message
         if isinstance(leaf, FileNotFoundError):
             return f"mcp source {self.id!r}: command not found: {self._argv()[0]!r}"
-        if isinstance(leaf, NotADirectoryError | PermissionError | OSError) and not started \
-                and not _is_mcp_error(leaf):
-            return f"mcp source {self.id!r}: {what}: {leaf}"
+        if isinstance(leaf, OSError) and not started and self.spec.command:
+            return f"mcp source {self.id!r}: {what}: {leaf}"  # e.g. not executable
         if _is_mcp_error(leaf) and getattr(leaf, "code", None) == CONNECTION_CLOSED:
             where = "the server exited before it answered" if not started else "the server exited"
             return f"mcp source {self.id!r}: {where}{self._stderr_tail()}"
