@@ -61,3 +61,24 @@ def test_example_files_point_at_existing_schemas() -> None:
             "workflows/greet-one.yaml", "deployments/meeting-report.local.yaml", "sources.yaml"]
     for rel in mine:
         assert (REPO / rel).read_text().startswith("# yaml-language-server: $schema="), rel
+
+
+def test_file_format_doc_mentions_every_key_of_every_model() -> None:
+    from wfops.model import deployment, sources, workflow
+
+    models = [workflow.Workflow, workflow.Retry, workflow.Catch, *workflow.STEP_KINDS.values(),
+              sources.PythonSource, sources.McpSource, sources.SourcesFile, deployment.Deployment]
+    text = REPO.joinpath("docs/file-format.md").read_text()
+    missing = []
+    for model in models:
+        for name, field in model.model_fields.items():
+            key = field.alias or name
+            if f"`{key}`" not in text and f"{key}:" not in text:
+                missing.append(f"{model.__name__}.{key}")
+    for reducer in workflow.REDUCERS:
+        if f"`{reducer}`" not in text:
+            missing.append(f"reducer {reducer}")
+    for operator in workflow.CONDITION_OPERATORS:
+        if f"`{operator}`" not in text and f"{{{operator}:" not in text:
+            missing.append(f"operator {operator}")
+    assert missing == []
