@@ -166,3 +166,11 @@ def test_docstring_only_change_warns_but_passes(project: Path, capsys) -> None:
     code, found = check(project, capsys)
     assert code == 0 and [(d["code"], d["severity"]) for d in found] == [("stale-lock", "warning")]
     assert "description" in found[0]["message"]
+
+
+def test_a_source_that_fails_to_import_is_not_called_missing(project: Path, capsys) -> None:
+    compile_and_commit(project)
+    (project / "nodes/ops.py").write_text("raise RuntimeError('boom')\n")
+    code, found = check(project, capsys)
+    assert code == 1 and "source-missing" not in codes(found)
+    assert any("boom" in d["message"] for d in found)

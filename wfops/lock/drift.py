@@ -104,7 +104,7 @@ def compare_contracts(validation: Validation, usages: Mapping[tuple[str, str], l
         locked = locked_sources.get(source_id, {}).get("capabilities", {}).get(name)
         ref = f"{source_id}.{name}"
         if source_id not in catalog and source_id not in validation.sources:
-            if source_id in locked_sources:
+            if source_id in locked_sources and not _declared(validation, source_id):
                 found.append(_drift(drift_policy, "source-missing",
                                     f"source {source_id!r} is in {LOCK_NAME} but no longer exists; {who} call(s) {ref}",
                                     first, "declare it again in sources.yaml, or change the steps that use it "
@@ -132,6 +132,12 @@ def compare_contracts(validation: Validation, usages: Mapping[tuple[str, str], l
                                 "if the change is intended, update the steps that use it and run "
                                 "`wfops compile`; otherwise revert the source"))
     return found
+
+
+def _declared(validation: Validation, source_id: str) -> bool:
+    """Declared but not loaded (an import error) is validation's finding, not a missing source."""
+    sources = validation.project.sources
+    return sources is not None and source_id in sources.model.sources
 
 
 def _drift(policy: str | None, code: str, message: str, usage: Usage, hint: str) -> Diagnostic:
