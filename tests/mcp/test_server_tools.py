@@ -173,3 +173,26 @@ def test_a_python_source_that_exits_at_import_does_not_end_the_server(root: Path
         assert graph["ok"] is True
 
     drive(root, script)
+
+
+def test_each_committed_step_is_a_progress_notification(root: Path) -> None:
+    async def main() -> list[tuple[float, str | None]]:
+        seen: list[tuple[float, str | None]] = []
+
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            seen.append((progress, message))
+
+        async with Client(build_server(ServerOptions(root))) as client:
+            await client.call_tool("compile", {})
+            result = await client.call_tool("run_deployment", {"deployment": "hello.local"},
+                                            progress_callback=on_progress)
+            assert result.structured_content["run"]["status"] == "completed"
+            for _ in range(100):  # notifications may trail the result by a moment
+                if len(seen) == 2:
+                    break
+                await asyncio.sleep(0.01)
+        return seen
+
+    seen = asyncio.run(main())
+    assert [p for p, _ in seen] == [1, 2]
+    assert seen[0][1].startswith("#1 greet [call] ok -> shout")

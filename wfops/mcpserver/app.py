@@ -13,6 +13,7 @@ import threading
 from collections.abc import Callable
 from typing import Annotated, Any, Literal, TypeVar
 
+from mcp.server.mcpserver import Context  # module level: tool annotations are resolved here
 from pydantic import Field
 
 from wfops.mcpserver import operations as ops
@@ -91,9 +92,12 @@ def build_server(opts: ops.ServerOptions) -> Any:
             deployment: Annotated[str, Field(description="The deployment's `name`.")],
             input: Annotated[dict[str, Any] | None,  # noqa: A002 - the SPEC's word
                              Field(description="Run input, merged over the deployment's defaults.")] = None,
+            ctx: Context | None = None,
     ) -> RunResult:
-        """Execute a deployment to completion, failure or its first interrupt."""
-        return await _guard(RunResult, {}, ops.run_deployment, opts, deployment, dict(input or {}))
+        """Execute a deployment to completion, failure or its first interrupt.
+        Each committed step is reported as a progress notification."""
+        return await _guard(RunResult, {}, ops.run_deployment, opts, deployment, dict(input or {}),
+                            _progress(ctx))
 
     @app.tool()
     async def resume_run(
@@ -101,9 +105,10 @@ def build_server(opts: ops.ServerOptions) -> Any:
             outcome: Annotated[str | None, Field(description="The outcome that answers the open "
                                                              "interrupt (see run.interrupt.outcomes).")] = None,
             payload: Annotated[Any, Field(description="The interrupt's answer (its resume_schema).")] = None,
+            ctx: Context | None = None,
     ) -> RunResult:
         """Continue an interrupted run (answering it) or a crashed one (from its last committed step)."""
-        return await _guard(RunResult, {}, ops.resume_run, opts, run_id, outcome, payload)
+        return await _guard(RunResult, {}, ops.resume_run, opts, run_id, outcome, payload, _progress(ctx))
 
     @app.tool()
     async def show_run(run_id: str) -> RunResult:
@@ -181,6 +186,32 @@ def _failure(result: type[R], required: dict[str, Any], exc: Exception, tool: st
     report_crash(exc)  # the traceback goes to a crash log named on the server's stderr
     raise ToolError(f"internal error in wfops: {type(exc).__name__}: {exc} (a bug; the server's "
                     "stderr names the crash log)") from None
+
+
+def _progress(ctx: Any) -> ops.OnStep | None:
+    """Forward each committed step to the client as a progress notification, without making
+    the run (in a worker thread, on its own event loop) wait for the client."""
+    import asyncio
+
+    if ctx is None:
+        return None
+    from wfops.runner.progress import describe
+
+    loop = asyncio.get_running_loop()
+
+    def on_step(entry: Any) -> None:
+        message = describe(entry).strip()
+        loop.call_soon_threadsafe(lambda: loop.create_task(
+            _quietly(ctx.report_progress(entry.seq, None, message))))
+
+    return on_step
+
+
+async def _quietly(notification: Any) -> None:
+    from contextlib import suppress
+
+    with suppress(Exception):  # a client that went away must not disturb the run
+        await notification
 
 
 def _usage(result: type[R], required: dict[str, Any], message: str, hint: str) -> R:

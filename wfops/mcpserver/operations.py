@@ -9,7 +9,7 @@ worker threads: some (compile, live checks, runs) drive their own event loop.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +33,7 @@ from wfops.mcpserver.models import (
 )
 
 MAX_TRACE_PAGE = 500
+OnStep = Callable[[Any], None]  # called with each committed TraceEntry
 
 
 @dataclass(frozen=True)
@@ -138,22 +139,25 @@ def capabilities(opts: ServerOptions, source: str | None) -> CapabilitiesResult:
                               diagnostics=_diagnostics(found), next_steps=steps)
 
 
-def run_deployment(opts: ServerOptions, deployment: str, run_input: dict[str, Any]) -> RunResult:
+def run_deployment(opts: ServerOptions, deployment: str, run_input: dict[str, Any],
+                   on_step: OnStep | None = None) -> RunResult:
     from wfops.runner import RunOptions
     from wfops.runner import run_deployment as start
 
     _fresh(opts.root)
-    result = asyncio.run(start(RunOptions(deployment, input=run_input, project=opts.root, db=opts.db)))
+    result = asyncio.run(start(RunOptions(deployment, input=run_input, project=opts.root, db=opts.db,
+                                          on_step=on_step)))
     return _run_result(result)
 
 
-def resume_run(opts: ServerOptions, run_id: str, outcome: str | None, payload: Any) -> RunResult:
+def resume_run(opts: ServerOptions, run_id: str, outcome: str | None, payload: Any,
+               on_step: OnStep | None = None) -> RunResult:
     from wfops.runner import ResumeOptions
     from wfops.runner import resume_run as resume
 
     _fresh(opts.root)
     result = asyncio.run(resume(ResumeOptions(run_id, outcome=outcome, payload=payload,
-                                              project=opts.root, db=opts.db)))
+                                              project=opts.root, db=opts.db, on_step=on_step)))
     return _run_result(result)
 
 
