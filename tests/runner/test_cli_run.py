@@ -170,3 +170,16 @@ def test_github_step_summary_is_appended(project: Path, tmp_path: Path) -> None:
 def test_bad_status_filter_is_a_usage_error(project: Path) -> None:
     done = wfops(project, "runs", "list", "--status", "bogus")
     assert done.returncode == 2 and "running, completed, failed, interrupted" in done.stderr
+
+
+def test_resume_outside_the_project_with_db(project: Path, tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    run_id = as_json(wfops(project, "run", "approval.local", "--json"))["run_id"]
+    db = project / ".wfops" / "wfops.db"
+    done = subprocess.run([sys.executable, "-m", "wfops", "resume", run_id, "--outcome", "approved",
+                           "--payload", '{"by": "bo"}', "--json", "--db", str(db)],
+                          capture_output=True, text=True, cwd=tmp_path, env=env_for(), timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert as_json(done)["output"] == {"message": "approved by bo"}

@@ -107,15 +107,17 @@ async def resume_run(options: ResumeOptions) -> RunResult:
     committed step). The workflows come from the artifacts stored for the run, not the files."""
     from wfops.compiler.artifact import load_artifact
     from wfops.engine.engine import Engine
-    from wfops.loader.project import find_root, load_project, project_db_path
+    from wfops.loader.project import load_project
     from wfops.sources.registry import build_sources
     from wfops.store import open_store
 
-    root = find_root(explicit=options.project)
-    db_path = project_db_path(root, options.db)
+    root, db_path = _resume_paths(options)
     store = open_store(db_path)
     try:
-        _refuse_finished(store.get_run(options.run_id).snapshot)
+        first = store.get_run(options.run_id)
+        _refuse_finished(first.snapshot)
+        if root is None:  # outside the project, with --db / WFOPS_DB: the run remembers its project
+            root = _stored_root(first.meta, options.run_id)
         with store.run_lock(options.run_id):
             record = store.get_run(options.run_id)  # trust the store, not what we read before the lock
             snapshot = record.snapshot
@@ -142,6 +144,32 @@ async def resume_run(options: ResumeOptions) -> RunResult:
         return RunResult(final, db_path, [], workflows.get(snapshot.workflow))
     finally:
         store.close()
+
+
+def _resume_paths(options: ResumeOptions) -> tuple[Path | None, Path]:
+    import os
+
+    from wfops.errors import ProjectNotFound
+    from wfops.loader.project import find_root, project_db_path
+
+    try:
+        root = find_root(explicit=options.project)
+    except ProjectNotFound:
+        explicit = options.db or os.environ.get("WFOPS_DB")
+        if not explicit:
+            raise
+        return None, Path(explicit)
+    return root, project_db_path(root, options.db)
+
+
+def _stored_root(meta: Mapping[str, Any], run_id: str) -> Path:
+    from wfops.errors import ProjectNotFound
+
+    stored = meta.get("project")
+    if not stored or not Path(stored).is_dir():
+        raise ProjectNotFound(f"run {run_id} needs its project for its sources, and none was found",
+                              hint="run `wfops resume` inside the project, or pass --project DIR")
+    return Path(stored)
 
 
 def _is_mcp(validation: Any, source_id: str) -> bool:
