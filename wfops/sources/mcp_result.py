@@ -20,7 +20,9 @@ from wfops.sources.base import CallResult
 
 def convert_result(source_id: str, tool: str, result: Any, *, structured: bool) -> CallResult:
     if result.is_error:
-        text = _text(result) or "the tool reported an error without a message"
+        # The Python SDK prefixes a tool's own message with this; the source and tool are named already.
+        text = _text(result).removeprefix(f"Error executing tool {tool}: ").strip()
+        text = text or "the tool reported an error without a message"
         raise CapabilityError(f"mcp tool {source_id}.{tool} failed: {text}")
     if structured:
         if not isinstance(result.structured_content, dict):
