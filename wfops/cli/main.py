@@ -180,6 +180,12 @@ def main(argv: list[str] | None = None) -> None:
     from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
 
     try:
+        # pre-commit runs `validate` on every commit: its plain forms skip typer's parsing (~100 ms)
+        from wfops.cli.validate_fast import fast_validate
+
+        fast = fast_validate(sys.argv[1:] if argv is None else argv)
+        if fast is not None:
+            sys.exit(fast)
         code = app(args=argv, standalone_mode=False, prog_name="wfops")
         # Without standalone mode click *returns* the code of a typer.Exit instead of exiting.
         if isinstance(code, int) and code:
