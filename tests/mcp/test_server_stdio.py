@@ -13,7 +13,9 @@ from tests.mcp.projects import BROKEN_WORKFLOW, std_project
 
 def test_a_client_validates_compiles_runs_and_reads_the_trace(tmp_path: Path) -> None:
     root = std_project(tmp_path)
-    params = StdioServerParameters(command=sys.executable, args=["-m", "wfops", "mcp", "--project", str(root)],
+    db = tmp_path / "elsewhere" / "runs.db"
+    params = StdioServerParameters(command=sys.executable,
+                                   args=["-m", "wfops", "mcp", "--project", str(root), "--db", str(db)],
                                    cwd=str(tmp_path))
 
     async def session() -> None:
@@ -42,6 +44,7 @@ def test_a_client_validates_compiles_runs_and_reads_the_trace(tmp_path: Path) ->
             ran = (await client.call_tool("run_deployment", {"deployment": "hello.local",
                                                              "input": {"who": "mcp"}})).structured_content
             assert ran["ok"] is True and ran["exit_code"] == 0
+            assert db.is_file() and not (root / ".wfops" / "wfops.db").exists()  # --db is honoured
             run = ran["run"]
             assert (run["status"], run["output"]) == ("completed", {"greeting": "hello mcp"})
 

@@ -149,7 +149,11 @@ def test_a_bug_is_a_tool_error_and_the_server_keeps_serving(root: Path, monkeypa
     def broken(*_: Any) -> Any:
         raise RuntimeError("simulated bug")
 
+    def missing(*_: Any) -> Any:
+        raise NotImplementedError("no graphs in this build")
+
     monkeypatch.setattr(operations, "check", broken)  # the seam: one operation fails like a bug
+    monkeypatch.setattr(operations, "draw_graph", missing)  # and one is not built yet
 
     async def main() -> None:
         async with Client(build_server(ServerOptions(root))) as client:
@@ -157,6 +161,9 @@ def test_a_bug_is_a_tool_error_and_the_server_keeps_serving(root: Path, monkeypa
             assert result.is_error and "internal error in wfops: RuntimeError: simulated bug" in result.content[0].text
             again = await client.call_tool("validate", {})
             assert not again.is_error and again.structured_content["ok"] is True
+            lacking = (await client.call_tool("draw_graph", {"workflow": "hello"})).structured_content
+            assert lacking["ok"] is False and lacking["error"]["type"] == "Unavailable"
+            assert "no graphs in this build" in lacking["error"]["message"]
 
     asyncio.run(main())
 
