@@ -156,8 +156,9 @@ class Flow:
             inner, got, want = found
             held = target + "".join("[]" if isinstance(p, int) else f".{p}" for p in inner)
             per = " (one item per write, reducer `" + reducer + "`)" if reducer in ("append", "union") else ""
+            there = " there" if inner else ""
             self.sink.error("type-mismatch", f"`{held}` holds {describe(want)}{per}, but {producer} gives "
-                            f"{describe(got)} there", self.loaded, at,
+                            f"{describe(got)}{there}", self.loaded, at,
                             hint="change the state field's schema, or save a different output field")
 
     # -- the rest --------------------------------------------------------------------------
