@@ -7,19 +7,57 @@ import sys
 from pathlib import Path
 
 from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
 
 from tests.mcp.projects import BROKEN_WORKFLOW, std_project
 
+NOISY = """
+from pydantic import BaseModel
 
-def test_a_client_validates_compiles_runs_and_reads_the_trace(tmp_path: Path) -> None:
+import wfops
+
+print("noisy: imported")
+
+
+class In(BaseModel):
+    pass
+
+
+class Out(BaseModel):
+    said: str
+
+
+@wfops.node
+def shout(payload: In) -> Out:
+    print("noisy: shouting")
+    return Out(said="hi")
+"""
+
+LOUD = """
+name: loud
+state: {said: {type: string}}
+output: {said: $state.said}
+steps:
+  - {id: shout, uses: noisy.shout, save: {said: state.said}, next: end}
+"""
+
+
+def test_a_client_validates_compiles_runs_and_reads_the_trace(tmp_path: Path, caplog) -> None:
     root = std_project(tmp_path)
+    # A python source that prints (at import and when called) must not corrupt the protocol on stdout.
+    (root / "noisy.py").write_text(NOISY)
+    (root / "sources.yaml").write_text("sources:\n  noisy: {kind: python, module: noisy}\n")
+    (root / "workflows/loud.yaml").write_text(LOUD)
+    (root / "deployments/loud.yaml").write_text("name: loud.local\nworkflow: loud\n")
     db = tmp_path / "elsewhere" / "runs.db"
     params = StdioServerParameters(command=sys.executable,
                                    args=["-m", "wfops", "mcp", "--project", str(root), "--db", str(db)],
                                    cwd=str(tmp_path))
 
+    errlog = (tmp_path / "server.err").open("w+")
+
     async def session() -> None:
-        async with Client(params) as client:
+        async with Client(stdio_client(params, errlog=errlog)) as client:
             tools = {t.name: t for t in (await client.list_tools()).tools}
             assert {"list_capabilities", "validate", "compile", "check", "run_deployment", "show_run",
                     "read_trace", "resume_run", "draw_graph"} <= set(tools)
@@ -59,7 +97,15 @@ def test_a_client_validates_compiles_runs_and_reads_the_trace(tmp_path: Path) ->
             shown = (await client.call_tool("show_run", {"run_id": run["run_id"]})).structured_content
             assert shown["run"]["status"] == "completed"
 
+            loud = (await client.call_tool("run_deployment", {"deployment": "loud.local"})).structured_content
+            assert loud["run"]["output"] == {"said": "hi"}
+
     asyncio.run(asyncio.wait_for(session(), 60))
+    errlog.close()
+    # What the python source printed went to the server's stderr, and never onto the wire.
+    assert "noisy: imported" in (tmp_path / "server.err").read_text()
+    assert "noisy: shouting" in (tmp_path / "server.err").read_text()
+    assert not [r for r in caplog.records if "Failed to parse" in r.getMessage()]
 
 
 def test_no_project_is_one_line_and_exit_2(tmp_path: Path) -> None:

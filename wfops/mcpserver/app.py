@@ -9,8 +9,11 @@ error (its traceback goes to a crash log). Nothing a client sends kills the serv
 
 from __future__ import annotations
 
+import os
+import sys
 import threading
 from collections.abc import Callable
+from contextlib import suppress
 from typing import Annotated, Any, Literal, TypeVar
 
 from mcp.server.mcpserver import Context  # module level: tool annotations are resolved here
@@ -156,6 +159,8 @@ async def _guard(result: type[R], required: dict[str, Any], fn: Callable[..., R]
 
             raise WfopsError(f"project code called exit({exc.code!r}) while wfops loaded it",
                              hint="a python source module must not call sys.exit() when imported") from None
+        finally:
+            _flush_stray_output()
 
     try:
         return await anyio.to_thread.run_sync(work)
@@ -208,8 +213,6 @@ def _progress(ctx: Any) -> ops.OnStep | None:
 
 
 async def _quietly(notification: Any) -> None:
-    from contextlib import suppress
-
     with suppress(Exception):  # a client that went away must not disturb the run
         await notification
 
@@ -224,6 +227,21 @@ def _error(exc: Any) -> ErrorOut:
 
 
 def serve(opts: ops.ServerOptions) -> None:
-    """Serve over stdio until the client disconnects. The SDK points fd 1 at stderr while
-    serving, so stray prints from user code cannot corrupt the protocol."""
-    build_server(opts).run()
+    """Serve over stdio until the client disconnects.
+
+    While serving, the SDK points fd 1 at stderr, so what project code prints cannot
+    corrupt the protocol; but Python buffers `sys.stdout`, and a buffer flushed after
+    the SDK restored fd 1 would still land on the wire. So each tool call flushes it
+    (to stderr), and once serving ends fd 1 goes to stderr for good.
+    """
+    try:
+        build_server(opts).run()
+    finally:
+        with suppress(OSError):
+            os.dup2(2, 1)
+        _flush_stray_output()
+
+
+def _flush_stray_output() -> None:
+    with suppress(Exception):
+        sys.stdout.flush()
