@@ -183,3 +183,15 @@ def test_resume_outside_the_project_with_db(project: Path, tmp_path: Path) -> No
                           capture_output=True, text=True, cwd=tmp_path, env=env_for(), timeout=60)
     assert done.returncode == 0, done.stderr
     assert as_json(done)["output"] == {"message": "approved by bo"}
+
+
+def test_resume_uses_the_stored_artifacts_not_the_files(project: Path, tmp_path: Path) -> None:
+    import shutil
+
+    copy = Path(shutil.copytree(project, tmp_path / "copy", ignore=shutil.ignore_patterns(".wfops")))
+    run_id = as_json(wfops(copy, "run", "approval.local", "--json"))["run_id"]
+    wf = copy / "workflows" / "approval.yaml"
+    wf.write_text(wf.read_text().replace("approved by {by}", "edited after the run started {by}"))
+    done = wfops(copy, "resume", run_id, "--outcome", "approved", "--payload", '{"by": "cy"}', "--json")
+    assert done.returncode == 0, done.stderr
+    assert as_json(done)["output"] == {"message": "approved by cy"}

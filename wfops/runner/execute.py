@@ -105,10 +105,7 @@ async def run_deployment(options: RunOptions) -> RunResult:
 async def resume_run(options: ResumeOptions) -> RunResult:
     """Continue an interrupted run (answering its interrupt) or a crashed one (from its last
     committed step). The workflows come from the artifacts stored for the run, not the files."""
-    from wfops.compiler.artifact import load_artifact
     from wfops.engine.engine import Engine
-    from wfops.loader.project import load_project
-    from wfops.sources.registry import build_sources
     from wfops.store import open_store
 
     root, db_path = _resume_paths(options)
@@ -125,17 +122,11 @@ async def resume_run(options: ResumeOptions) -> RunResult:
             if snapshot.status == "running" and (options.outcome is not None or options.payload is not None):
                 raise UsageError(f"run {snapshot.run_id} crashed mid-run and is not waiting at an interrupt; "
                                  "resume it without --outcome/--payload")
-            stored = store.run_workflows(snapshot.run_id)
-            workflows = {name: load_artifact(normalized) for name, (_h, normalized) in stored.items()}
-            artifacts = {name: h for name, (h, _n) in stored.items()}
+            workflows, artifacts = _stored_workflows(store, snapshot.run_id)
             bindings = dict(record.meta.get("bindings") or {})
             secret_values = read_secrets(record.meta.get("secrets") or [])
-            sources, problems = build_sources(load_project(root))
             ids = used_sources(workflows.values(), bindings)
-            broken = [d for d in problems if d.is_error and any(f"{i!r}" in d.message for i in ids)]
-            if broken:
-                raise RefusedError(f"cannot resume {snapshot.run_id}: a source it uses does not load",
-                                   diagnostics=broken)
+            sources = _project_sources(root, ids, snapshot.run_id)
             trace = store.trace(snapshot.run_id)
             async with opened_sources(sources, ids) as opened:
                 engine = Engine(workflows, _resolver(opened, bindings), ProgressSink(store, options.on_step),
@@ -144,6 +135,27 @@ async def resume_run(options: ResumeOptions) -> RunResult:
         return RunResult(final, db_path, [], workflows.get(snapshot.workflow))
     finally:
         store.close()
+
+
+def _stored_workflows(store: Any, run_id: str) -> tuple[dict[str, Any], dict[str, str]]:
+    """The run's workflow models, rebuilt from its stored artifacts, and their hashes."""
+    from wfops.compiler.artifact import load_artifact
+
+    stored = store.run_workflows(run_id)
+    workflows = {name: load_artifact(normalized) for name, (_h, normalized) in stored.items()}
+    return workflows, {name: digest for name, (digest, _n) in stored.items()}
+
+
+def _project_sources(root: Path, ids: list[str], run_id: str) -> dict[str, Any]:
+    """The project's sources as they are now; refuse when one the run uses does not load."""
+    from wfops.loader.project import load_project
+    from wfops.sources.registry import build_sources
+
+    sources, problems = build_sources(load_project(root))
+    broken = [d for d in problems if d.is_error and any(f"{i!r}" in d.message for i in ids)]
+    if broken:
+        raise RefusedError(f"cannot resume {run_id}: a source it uses does not load", diagnostics=broken)
+    return dict(sources)
 
 
 def _resume_paths(options: ResumeOptions) -> tuple[Path | None, Path]:
