@@ -60,6 +60,8 @@ def test_sigkill_mid_step_then_resume(project: Path, tmp_path: Path, pause_at: i
         run_id = running_run(project, "chain.local")
         busy = wfops(project, "resume", run_id)  # the live driver holds the run
         assert busy.returncode == 5 and f"pid {proc.pid}" in busy.stderr, busy.stderr
+        if pause_at == 3:  # nor may it be deleted under its driver
+            assert wfops(project, "runs", "rm", run_id).returncode == 5
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait()
