@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from wfops.engine.types import Interrupt, RunSnapshot, TraceEntry
-from wfops.errors import RunBusyError, UnknownRunError
+from wfops.errors import RunBusyError, StoreError, UnknownRunError
 
 ART = {"name": "wf", "steps": [{"id": "a", "uses": "std.echo"}]}
 
@@ -54,7 +54,7 @@ def test_steps_round_trip_in_order(store) -> None:
 def test_commit_is_all_or_nothing(store) -> None:
     start(store)
     store.commit(snap(), [entry(1)])
-    with pytest.raises(Exception):  # noqa: B017 - a duplicate seq must abort the whole commit
+    with pytest.raises(StoreError):  # a duplicate seq must abort the whole commit
         store.commit(snap(status="completed", outcome="ok"), [entry(2), entry(1)])
     assert [e.seq for e in store.trace("r1")] == [1]
     assert store.get_run("r1").snapshot.status == "running"
@@ -144,3 +144,12 @@ def test_run_lock_is_exclusive(store_factory) -> None:
     assert not two.run_is_driven("r1")
     with two.run_lock("r1"):
         pass
+
+
+def test_a_new_run_never_takes_over_an_existing_id(store) -> None:
+    start(store)
+    store.commit(snap(status="completed", outcome="ok"), [])
+    store.begin_run("r1", artifacts={}, normalized={}, meta={})
+    with pytest.raises(StoreError):  # the old run must stay as it was
+        store.commit(snap(), [])
+    assert store.get_run("r1").snapshot.status == "completed"

@@ -164,8 +164,10 @@ class SqliteStore:
     def _commit_head(self, db: sqlite3.Connection, run: RunSnapshot, head: tuple, cursor: str) -> None:
         stamp = now()
         pending = self._pending.get(run.run_id)
-        if pending is not None or run.run_id not in self._heads:
-            self._insert_run(db, run, stamp, *(pending or ({}, {}, {})))
+        if pending is not None:
+            self._insert_run(db, run, stamp, *pending, new=True)
+        elif run.run_id not in self._heads:  # first commit of this process: a resume, or no begin_run
+            self._insert_run(db, run, stamp, {}, {}, {}, new=False)
         cur = db.execute(
             "UPDATE runs SET status=:status, outcome=:outcome, output=:output, error=:error, "
             "interrupt=:interrupt, cursor=:cursor, updated_at=:stamp WHERE id=:id",
@@ -181,7 +183,8 @@ class SqliteStore:
                    "steps=(SELECT count(*) FROM trace WHERE run_id=:id) WHERE id=:id", {"id": run_id})
 
     def _insert_run(self, db: sqlite3.Connection, run: RunSnapshot, stamp: str,
-                    artifacts: dict, normalized: dict, meta: dict) -> None:
+                    artifacts: dict, normalized: dict, meta: dict, *, new: bool) -> None:
+        """Create the run's rows. A `new` run whose id is taken fails: two runs never mix."""
         db.executemany("INSERT OR IGNORE INTO artifacts VALUES (?, ?)",
                        [(h, canonical_json(n)) for h, n in normalized.items()])
         artifacts = {run.workflow: run.artifact, **artifacts}
@@ -190,7 +193,7 @@ class SqliteStore:
         db.execute("INSERT OR IGNORE INTO run_inputs VALUES (?, ?, ?)",
                    (run.run_id, _dump(run.input) or "null", _dump(meta) or "{}"))
         db.execute(
-            "INSERT OR IGNORE INTO runs (id, deployment, workflow, artifact, status, outcome, output, "
+            f"INSERT {'' if new else 'OR IGNORE '}INTO runs (id, deployment, workflow, artifact, status, outcome, output, "
             "error, interrupt, cursor, steps, cursor_seq, created_at, updated_at) "
             "VALUES (?,?,?,?,?,?,?,?,?,?,0,0,?,?)",
             (run.run_id, run.deployment, run.workflow, run.artifact, run.status, run.outcome,
