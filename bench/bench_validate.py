@@ -270,34 +270,27 @@ def schema_file(directory: Path) -> Path:
     return path
 
 
-def timed(argv: list[str], cwd: Path, before=None) -> tuple[float, int]:
-    if before is not None:
-        before()
+def timed(argv: list[str], cwd: Path) -> float:
     start = time.perf_counter()
     done = subprocess.run(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     elapsed = time.perf_counter() - start
-    if done.returncode not in (0,):
+    if done.returncode != 0:
         raise SystemExit(f"{' '.join(argv[:3])} ... failed ({done.returncode}): {done.stderr[-500:]}")
-    return elapsed, done.returncode
-
-
-def median(argv: list[str], cwd: Path, runs: int, before=None) -> float:
-    return statistics.median(timed(argv, cwd, before)[0] for _ in range(runs))
+    return elapsed
 
 
 def bench(root: Path, files: list[Path], schema: Path, runs: int) -> dict[str, float]:
+    """Runs interleaved (check-jsonschema, cold, warm, ...) so a load spike hits all three alike."""
     wfops = [sys.executable, "-m", "wfops", "validate"]
-    cache_dir = root / ".wfops" / "cache"
-
-    def cold() -> None:
-        shutil.rmtree(cache_dir, ignore_errors=True)
-
-    check = shutil.which("check-jsonschema") or "check-jsonschema"
-    results = {"check-jsonschema": median([check, "--schemafile", str(schema), *map(str, files)], root, runs)}
-    results["wfops cold"] = median(wfops, root, runs, cold)
-    timed(wfops, root)  # fill the cache
-    results["wfops warm"] = median(wfops, root, runs)
-    return results
+    check = [shutil.which("check-jsonschema") or "check-jsonschema", "--schemafile", str(schema),
+             *map(str, files)]
+    times: dict[str, list[float]] = {"check-jsonschema": [], "wfops cold": [], "wfops warm": []}
+    for _ in range(runs):
+        times["check-jsonschema"].append(timed(check, root))
+        shutil.rmtree(root / ".wfops" / "cache", ignore_errors=True)
+        times["wfops cold"].append(timed(wfops, root))  # no cache: every check; fills the cache
+        times["wfops warm"].append(timed(wfops, root))  # nothing changed: the cache hits
+    return {name: statistics.median(values) for name, values in times.items()}
 
 
 def main() -> None:

@@ -80,10 +80,12 @@ def lookup(root: Path, key: str) -> list[Diagnostic] | None:
 def imported_project_files(root: Path) -> list[str]:
     """Project Python files that are loaded now (after validation imported the python sources)."""
     root = root.resolve()
+    prefixes = tuple({str(root) + os.sep, str(Path(os.path.abspath(root))) + os.sep})
     found = set()
     for module in list(sys.modules.values()):
         origin = getattr(module, "__file__", None)
-        if not origin or "site-packages" in origin:
+        # A cheap prefix test first: resolving every loaded module's path costs ~15 ms.
+        if not origin or "site-packages" in origin or not origin.startswith(prefixes):
             continue
         path = Path(origin).resolve()
         if path.is_relative_to(root):
