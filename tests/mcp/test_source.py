@@ -183,3 +183,22 @@ def test_each_call_carries_the_step_context_for_idempotency(shared) -> None:
     result = loop.run(source.call("context", {}, ctx("charge", attempt=2)))
     assert result.output["result"] == {"run_id": "run-1", "workflow": "wf", "deployment": None, "step": "charge",
                                        "attempt": 2, "idempotency_key": "run-1/charge"}
+
+
+def test_opening_twice_at_once_shares_one_session(tmp_path: Path) -> None:
+    loop = Loop()
+    pid_file = tmp_path / "pid"
+    source = stateful_source(tmp_path, "--pid-file", str(pid_file))
+    try:
+        async def both() -> None:
+            await asyncio.gather(source.open(), source.open())
+            assert "counter" in source.capabilities()
+            await source.open()  # already open: nothing happens
+
+        loop.run(both())
+        pid = read_pid(pid_file)
+        assert loop.run(source.call("counter", {}, ctx())).output == {"value": 1, "pid": pid}
+        loop.run(source.close())
+        assert wait_dead(pid)
+    finally:
+        loop.close()

@@ -82,6 +82,8 @@ class McpClientSource:
         """Start the server (or connect), list its tools; raises `CapabilityError` naming
         the source when it cannot start, exits at once or does not answer in time."""
         if self._owner is not None:
+            if self._ready is not None:
+                await asyncio.shield(self._ready)  # opened already, or being opened by another task
             return
         self._closed = False
         self._failure = None
