@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from wfops.diagnostics import Diagnostic
+from wfops.diagnostics import Diagnostic, sort_key
 
 if TYPE_CHECKING:
     from wfops.loader.project import Loaded, Project
@@ -47,7 +47,7 @@ def validate_text(root: Path, text: str, kind: Kind, path: str | None = None) ->
         diagnostics = _static_checks(project)
     except ImportError:  # a build without the static checks: syntax and schema only
         return InlineReport(display, found, False, sorted(project.deployments))
-    mine = [d for d in diagnostics if d.file == display]
+    mine = sorted(dict.fromkeys(d for d in diagnostics if d.file == display), key=sort_key)
     return InlineReport(display, mine, True, sorted(project.deployments))
 
 
