@@ -204,10 +204,15 @@ def _progress(ctx: Any) -> ops.OnStep | None:
 
     loop = asyncio.get_running_loop()
 
+    sending: set[Any] = set()  # the loop keeps only weak references to tasks
+
+    def send(seq: int, message: str) -> None:
+        task = loop.create_task(_quietly(ctx.report_progress(seq, None, message)))
+        sending.add(task)
+        task.add_done_callback(sending.discard)
+
     def on_step(entry: Any) -> None:
-        message = describe(entry).strip()
-        loop.call_soon_threadsafe(lambda: loop.create_task(
-            _quietly(ctx.report_progress(entry.seq, None, message))))
+        loop.call_soon_threadsafe(send, entry.seq, describe(entry).strip())
 
     return on_step
 
