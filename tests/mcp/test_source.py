@@ -202,3 +202,15 @@ def test_opening_twice_at_once_shares_one_session(tmp_path: Path) -> None:
         assert wait_dead(pid)
     finally:
         loop.close()
+
+
+def test_a_forgotten_close_still_stops_the_server_when_the_loop_ends(tmp_path: Path) -> None:
+    pid_file = tmp_path / "pid"
+    source = stateful_source(tmp_path, "--pid-file", str(pid_file))
+
+    async def careless() -> None:
+        await source.open()
+        await source.call("counter", {}, ctx())
+
+    asyncio.run(careless())  # asyncio.run cancels the owner task; its shutdown is shielded
+    assert wait_dead(read_pid(pid_file))
