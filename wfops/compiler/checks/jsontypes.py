@@ -71,14 +71,14 @@ def types_of(s: Sch | None) -> frozenset[str] | None:
     if isinstance(declared, str):
         return frozenset({declared}) & JSON_TYPES or None
     if isinstance(declared, list):
-        return frozenset(t for t in declared if t in JSON_TYPES) or None
+        return frozenset(t for t in declared if isinstance(t, str) and t in JSON_TYPES) or None
     if "const" in node:
         return frozenset({json_type(node["const"])})
-    if isinstance(node.get("enum"), list) and node["enum"]:
+    if _list(node.get("enum")):
         return frozenset(json_type(v) for v in node["enum"])
     for key in ("anyOf", "oneOf"):
-        branches = node.get(key)
-        if isinstance(branches, list) and branches:
+        branches = _list(node.get(key))
+        if branches:
             found: set[str] = set()
             for branch in branches:
                 t = types_of(Sch(branch, s.root))
@@ -96,11 +96,16 @@ def types_of(s: Sch | None) -> frozenset[str] | None:
     return None
 
 
+def _list(value: Any) -> list:
+    """A keyword that should hold a list; anything else (invalid-schema reports it) is empty."""
+    return value if isinstance(value, list) else []
+
+
 def _branches(s: Sch) -> list[Sch]:
     """The schema itself plus its anyOf/oneOf/allOf branches (for Optional[Model] and friends)."""
     found = [s]
     for key in ("anyOf", "oneOf", "allOf"):
-        for branch in s.node.get(key) or []:
+        for branch in _list(s.node.get(key)):
             r = resolve(Sch(branch, s.root))
             if r is not None:
                 found.append(r)
@@ -141,7 +146,7 @@ def required(s: Sch | None) -> list[str]:
         return []
     names: list[str] = []
     for branch in _branches(s) if "required" not in s.node else [s]:
-        names += [r for r in branch.node.get("required") or [] if isinstance(r, str)]
+        names += [r for r in _list(branch.node.get("required")) if isinstance(r, str)]
     return list(dict.fromkeys(names))
 
 
@@ -215,16 +220,20 @@ def mismatch(src: Sch | None, dst: Sch | None, depth: int = 0) -> tuple[tuple, f
     return None
 
 
-def inline(s: Sch | None, depth: int = 0) -> Any:
-    """A copy of the schema with local `$ref`s replaced, so it can stand without its root."""
-    if s is None:
+def inline(s: Sch | None, depth: int = 0, budget: list[int] | None = None) -> Any:
+    """A copy of the schema with local `$ref`s replaced, so it can stand without its root.
+    Recursive or very wide references stop expanding (into `{}`: unknown) after a budget."""
+    budget = [4000] if budget is None else budget
+    budget[0] -= 1
+    if s is None or budget[0] < 0:
         return {}
     if isinstance(s.node, dict) and "$ref" in s.node:
         r = resolve(s)
-        return inline(r, depth + 1) if r is not None and depth < 8 else {}
+        return inline(r, depth + 1, budget) if r is not None and depth < 8 else {}
     if isinstance(s.node, dict):
-        return {k: (v if k in ("enum", "const", "required", "default", "examples") else inline(Sch(v, s.root), depth))
+        return {k: (v if k in ("enum", "const", "required", "default", "examples")
+                    else inline(Sch(v, s.root), depth, budget))
                 for k, v in s.node.items() if k not in ("$defs", "definitions")}
     if isinstance(s.node, list):
-        return [inline(Sch(v, s.root), depth) for v in s.node]
+        return [inline(Sch(v, s.root), depth, budget) for v in s.node]
     return s.node
