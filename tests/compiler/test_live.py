@@ -35,3 +35,15 @@ def test_live_server_that_cannot_start_is_a_finding(project) -> None:
     root = project({"sources.yaml": sources, "workflows/clock.yaml": WF})
     found = validate_project(root, live=True).diagnostics
     assert [(d.code, d.file) for d in found] == [("source-unavailable", "sources.yaml")]
+
+
+def test_live_validation_from_async_code(project) -> None:
+    import asyncio
+
+    sources = "sources:\n  nodes: {kind: python, module: nodes}\n  clock: {kind: mcp, command: [/no/such/binary]}\n"
+    root = project({"sources.yaml": sources, "workflows/clock.yaml": WF})
+
+    async def inside_a_loop() -> list:
+        return validate_project(root, live=True).diagnostics
+
+    assert [d.code for d in asyncio.run(inside_a_loop())] == ["source-unavailable"]

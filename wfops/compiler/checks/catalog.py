@@ -99,4 +99,13 @@ def _list_live(project: Project, mcp: dict[str, Source], catalog: Catalog) -> li
     async def all_sources() -> list[Diagnostic | None]:
         return list(await asyncio.gather(*(one(sid, src) for sid, src in mcp.items())))
 
-    return [d for d in asyncio.run(all_sources()) if d is not None]
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        listed = asyncio.run(all_sources())
+    else:  # called from async code (the MCP server): list in a thread with its own loop
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(1) as pool:
+            listed = pool.submit(asyncio.run, all_sources()).result()
+    return [d for d in listed if d is not None]

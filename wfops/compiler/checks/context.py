@@ -98,10 +98,6 @@ class CheckContext:
         return Lookup(cap) if cap is not None else None
 
 
-def steps_of(loaded: Loaded) -> list[Any]:
-    return list(loaded.model.steps)
-
-
 def fields(step: Any) -> dict[str, Any]:
     """A step's fields by name. Probing a pydantic model with getattr for a field its kind
     lacks goes through pydantic's slow `__getattr__`; the instance dict does not."""
