@@ -189,3 +189,19 @@ def test_deployment_input_defaults_are_type_checked(project) -> None:
     root = project({"workflows/w.yaml": wf, "deployments/d.yaml": "name: d\nworkflow: w\ninput: {n: many, m: 1}\n"})
     found = [(d.code, d.file, d.line, d.column) for d in validate_project(root).diagnostics]
     assert found == [("type-mismatch", "deployments/d.yaml", 3, 12), ("unknown-input", "deployments/d.yaml", 3, 18)]
+
+
+def test_broken_sources_yaml_does_not_make_every_source_unknown(project) -> None:
+    root = project({"sources.yaml": "sources: [oops\n", "workflows/counter.yaml": USES_NOTES.replace("notes.", "nodes."),
+                    "deployments/d.yaml": "name: d\nworkflow: counter\nbindings: {nodes: elsewhere}\n"})
+    found = validate_project(root).diagnostics
+    assert [(d.code, d.file) for d in found] == [("yaml-syntax", "sources.yaml")]
+
+
+def test_lock_only_project_knows_std_only(tmp_path) -> None:
+    from tests.conftest import write
+
+    root = write(tmp_path, {"wfops.lock": '{"version": 1, "workflows": {}, "deployments": {}, "sources": {}}\n',
+                            "workflows/counter.yaml": USES_NOTES})
+    found = validate_project(root).diagnostics
+    assert [(d.code, d.line) for d in found] == [("unknown-source", 4)]
