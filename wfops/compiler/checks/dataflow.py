@@ -87,7 +87,8 @@ class Flow:
         literal = json_type(value)
         dst_t = types_of(dst)
         if not overlaps(frozenset({literal}), dst_t, exact=True):
-            self.sink.error("type-mismatch", f"{label} expects {describe(dst_t)}, but the literal {value!r} is "
+            shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
+            self.sink.error("type-mismatch", f"{label} expects {describe(dst_t)}, but the literal {shown} is "
                             f"{literal}", self.loaded, at, hint=f"write a value of type {describe(dst_t)} here")
             return
         if isinstance(value, dict):
