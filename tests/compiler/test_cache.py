@@ -100,3 +100,9 @@ def test_a_hit_loads_no_yaml_parser_schema_library_or_user_code(project) -> None
                            timeout=60) for _ in range(2)]
     assert "'ruamel'" in runs[0].stdout.splitlines()[-1]
     assert runs[1].stdout.splitlines()[-1] == "[]", runs[1].stdout
+
+
+def test_unrelated_files_keep_the_hit(warmed: Path) -> None:
+    write(warmed, {"README.md": "# notes\n", "scripts/tool.py": "print('not imported by a source')\n",
+                   "examples/other.yaml": "a: 1\n"})
+    assert hit(warmed)
