@@ -211,6 +211,16 @@ class Flow:
             if key in props:
                 self.value(value, child(target, key), ("output", key), f"`output_schema` field `{key}`",
                            Scope(self.loaded, "output"))
+            elif closed(target):
+                self.sink.error("unknown-output-field", f"`output_schema` does not allow output field `{key}`",
+                                self.loaded, ("output", key), hint=suggest(key, props, "remove it from `output`"),
+                                key=True)
+        missing = [name for name in required(target) if name not in model.output]
+        if missing:
+            self.sink.error("missing-output", "`output_schema` requires " + ", ".join(f"`{m}`" for m in missing)
+                            + ", which `output` does not project", self.loaded, ("output",),
+                            hint="add " + ", ".join(f"`{m}: $state.<field>`" for m in missing) + " under `output:`",
+                            key=True)
 
 
 def _listed(s: Sch | None) -> Sch:
