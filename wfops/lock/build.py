@@ -48,7 +48,8 @@ class CompiledProject:
     sources: dict[str, dict[str, Any]] = field(default_factory=dict)
     artifacts: ArtifactSet | None = None
     # (concrete source, capability) -> the steps that call it
-    usages: dict[tuple[str, str], list[Usage]] = field(default_factory=dict)
+    # An insertion-ordered set per capability: big projects repeat the same usage often.
+    usages: dict[tuple[str, str], dict[Usage, None]] = field(default_factory=dict)
     diagnostics: list[Diagnostic] = field(default_factory=list)
 
     def to_lock(self) -> dict[str, Any]:
@@ -136,9 +137,7 @@ def _deployment_entry(validation: Validation, artifacts: ArtifactSet, name: str,
 def _snapshot(validation: Validation, out: CompiledProject, source_id: str, cap_name: str,
               usage: Usage) -> str | None:
     """Record the contract of source_id.cap_name in the lock; its hash, or None when unknown."""
-    usages = out.usages.setdefault((source_id, cap_name), [])
-    if usage not in usages:
-        usages.append(usage)
+    out.usages.setdefault((source_id, cap_name), {})[usage] = None
     if source_id not in validation.sources:
         return None  # unknown source: validation reports it
     cap = validation.catalog.get(source_id, {}).get(cap_name)

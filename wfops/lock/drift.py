@@ -86,7 +86,7 @@ def compare(validation: Validation, compiled: CompiledProject, lock: dict[str, A
     return found
 
 
-def compare_contracts(validation: Validation, usages: Mapping[tuple[str, str], list[Usage]],
+def compare_contracts(validation: Validation, usages: Mapping[tuple[str, str], Iterable[Usage]],
                       catalog: Mapping[str, Mapping[str, Capability]], lock: dict[str, Any],
                       lines: LockLines, scope: Scope, drift_policy: str | None) -> list[Diagnostic]:
     """Drift of the capabilities in use, against the contracts the lock recorded.

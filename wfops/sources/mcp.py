@@ -12,7 +12,6 @@ shuts the server down (stdin closed, then SIGTERM, then SIGKILL: the SDK's seque
 
 from __future__ import annotations
 
-import asyncio
 import math
 import sys
 import tempfile
@@ -26,6 +25,8 @@ from wfops.sources.base import CallResult, Capability, StepContext
 from wfops.sources.mcp_result import convert_result, tool_error_text
 
 if TYPE_CHECKING:
+    import asyncio  # imported where used: `wfops validate` builds sources but never opens one
+
     from wfops.model.sources import McpSource
 
 #: The output contract of a tool that declares no output schema (SPEC §4).
@@ -81,6 +82,7 @@ class McpClientSource:
     async def open(self) -> None:
         """Start the server (or connect), list its tools; raises `CapabilityError` naming
         the source when it cannot start, exits at once or does not answer in time."""
+        import asyncio
         if self._owner is not None:
             if self._ready is not None:
                 await asyncio.shield(self._ready)  # opened already, or being opened by another task
@@ -106,6 +108,7 @@ class McpClientSource:
         return self._capabilities
 
     async def call(self, name: str, payload: dict[str, Any], context: StepContext) -> CallResult:
+        import asyncio
         if self._capabilities is not None and name not in self._capabilities:
             raise CapabilityError(f"mcp source {self.id!r} has no tool {name!r}")
         request = self._submit(name, payload, context)
@@ -122,6 +125,7 @@ class McpClientSource:
 
     async def close(self) -> None:
         """Stop the session and the server process. Idempotent; never raises for a dead server."""
+        import asyncio
         owner, self._owner = self._owner, None
         self._closed = True
         if owner is None:
@@ -143,6 +147,8 @@ class McpClientSource:
     # -- the owner task ------------------------------------------------------------------
 
     async def _own(self, ready: asyncio.Future[None]) -> None:
+        import asyncio
+
         import anyio
         from mcp import Client
 
@@ -221,6 +227,7 @@ class McpClientSource:
     # -- requests ------------------------------------------------------------------------
 
     def _submit(self, name: str, payload: dict[str, Any], context: StepContext) -> _Request:
+        import asyncio
         if self._owner is None or self._requests is None:
             raise CapabilityError(f"mcp source {self.id!r} is not open",
                                   hint="the runner opens every source before the first step")

@@ -15,7 +15,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import importlib
 import inspect
 import sys
@@ -130,6 +129,8 @@ class PythonSource:
         if spec.is_async:
             returned = await func(model, **kwargs)
         else:
+            import asyncio  # here, not at the top: validation never runs a capability
+
             returned = await asyncio.to_thread(func, model, **kwargs)
         return _to_result(spec, returned)
 

@@ -32,7 +32,7 @@ def build_sources(project: Project) -> tuple[dict[str, Source], list[Diagnostic]
                 diagnostics.append(error("source-error", f"source {source_id!r}: {exc.message}",
                                          project.sources.file, where,
                                          hint=exc.hint or "fix the module so it imports cleanly"))
-            except Exception as exc:  # user code: any failure is a finding, never a crash
+            except (Exception, SystemExit) as exc:  # user code: any failure is a finding, never a crash
                 diagnostics.append(error("source-import-error",
                                          f"source {source_id!r}: importing {spec.module} failed: "
                                          f"{type(exc).__name__}: {exc}",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import string
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
@@ -22,6 +21,8 @@ async def _fail(payload: dict[str, Any], _: StepContext) -> dict[str, Any]:
 
 
 async def _sleep(payload: dict[str, Any], _: StepContext) -> dict[str, Any]:
+    import asyncio  # here, not at the top: validation never runs a capability
+
     await asyncio.sleep(float(payload["seconds"]))
     return {}
 
@@ -88,3 +89,4 @@ class StdSource:
 
     async def close(self) -> None:
         return None
+
