@@ -13,6 +13,7 @@ import re
 from typing import Any
 
 from wfops.diagnostics import Diagnostic, error
+from wfops.jsonvalues import described
 from wfops.loader.yaml import Document
 
 _STEP_KINDS = ("uses", "workflow", "if", "foreach", "interrupt", "end")
@@ -141,7 +142,7 @@ def _describe(root: str, data: Any, path: tuple, err: dict) -> tuple[str, str, s
         return _no_step_kind(data, path)
     if kind == "wfops-type":
         expected = " or ".join(err["expected"])
-        return ("wrong-type", f"{where} must be {expected}, got {_type_name(err['input'])}",
+        return ("wrong-type", f"{where} must be {expected}, got {described(err['input'])}",
                 f"write {expected} here", False)
     if "[key]" in err["loc"] and kind == "string_pattern_mismatch":
         return ("invalid-value", f"{_short(last)} is not a valid source id",
@@ -201,7 +202,7 @@ def _no_step_kind(data: Any, path: tuple) -> tuple[str, str, str, bool]:
     where = describe_path(data, path)
     node = _node(data, path)
     if not isinstance(node, dict):
-        return ("wrong-type", f"{where} must be a mapping with `id` and a kind key, got {_type_name(node)}",
+        return ("wrong-type", f"{where} must be a mapping with `id` and a kind key, got {described(node)}",
                 "write a step as `- id: <name>` followed by its keys, e.g. `uses: std.echo`", False)
     close = [m for k in node if isinstance(k, str) for m in difflib.get_close_matches(k, _STEP_KINDS, 1, 0.6)]
     hint = (f"did you mean `{close[0]}`? " if close else "") + "add one of " + _KIND_HELP
@@ -320,21 +321,3 @@ def _node(data: Any, path: tuple) -> Any:
 def _short(value: Any, limit: int = 40) -> str:
     text = repr(value)
     return text if len(text) <= limit else text[:limit] + "..."
-
-
-def _type_name(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int):
-        return "an integer"
-    if isinstance(value, float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "a mapping"
-    return type(value).__name__

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from wfops.diagnostics import Diagnostic, error
+from wfops.jsonvalues import described
 
 MAX_FILE_BYTES = 1024 * 1024
 MAX_SCALAR_CHARS = 64 * 1024
@@ -201,7 +202,7 @@ class _Builder:
             self.fail("yaml-empty", "the file holds no YAML document",
                       hint="write a mapping at the top level, e.g. `name: ...`")
         if not isinstance(doc.data, dict):
-            self.fail("yaml-not-mapping", f"the top level must be a mapping, not a {_kind(doc.data)}",
+            self.fail("yaml-not-mapping", f"the top level must be a mapping, not {described(doc.data)}",
                       None, hint="start the file with `key: value` lines")
         return doc
 
@@ -385,15 +386,3 @@ def _convert(kind: str, value: str) -> Any:
             return float("nan")
         return float(lowered)
     return value
-
-
-def _kind(value: Any) -> str:
-    if isinstance(value, list):
-        return "list"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    return type(value).__name__

@@ -14,7 +14,6 @@ from wfops.compiler.checks.jsontypes import (
     describe,
     inline,
     items,
-    json_type,
     mismatch,
     open_to_extra,
     overlaps,
@@ -26,6 +25,7 @@ from wfops.compiler.checks.jsontypes import (
 from wfops.compiler.checks.names import suggest
 from wfops.compiler.checks.paths import target_schema
 from wfops.compiler.checks.scope import Scope, item_schema, safe_parse, schema_of
+from wfops.jsonvalues import json_type
 from wfops.loader.project import Loaded
 from wfops.model.paths import is_path
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from wfops.jsonvalues import json_type
+
 JSON_TYPES = frozenset({"string", "integer", "number", "boolean", "object", "array", "null"})
 NUMERIC = frozenset({"integer", "number"})
 _MAX_REF_HOPS = 16
@@ -43,22 +45,6 @@ def resolve(s: Sch | None) -> Sch | None:
     if s is None or not isinstance(s.node, dict):
         return None  # `true`, `{}`-less booleans and junk: unknown
     return s
-
-
-def json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "integer" if value.is_integer() else "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
 
 
 def types_of(s: Sch | None) -> frozenset[str] | None:
