@@ -30,6 +30,7 @@ class InlineReport:
 
 
 def validate_text(root: Path, text: str, kind: Kind, path: str | None = None) -> InlineReport:
+    from wfops.compiler.validate import validate_loaded
     from wfops.loader.project import Loaded, load_project, validate_document
     from wfops.loader.yaml import YamlLoadError, load_yaml_text
 
@@ -43,10 +44,7 @@ def validate_text(root: Path, text: str, kind: Kind, path: str | None = None) ->
         return InlineReport(display, found, False, [])
     project = load_project(root)
     _substitute(project, Loaded(display, doc, model), kind)
-    try:
-        diagnostics = _static_checks(project)
-    except ImportError:  # a build without the static checks: syntax and schema only
-        return InlineReport(display, found, False, sorted(project.deployments))
+    diagnostics = validate_loaded(project).diagnostics
     mine = sorted(dict.fromkeys(d for d in diagnostics if d.file == display), key=sort_key)
     return InlineReport(display, mine, True, sorted(project.deployments))
 
@@ -71,16 +69,3 @@ def _substitute(project: Project, loaded: Loaded, kind: Kind) -> None:
         if other.file == loaded.file:
             del table[name]
     table[loaded.model.name] = loaded
-
-
-def _static_checks(project: Project) -> list[Diagnostic]:
-    """The same pipeline as `validate_project`, on an already loaded project."""
-    from wfops.compiler.checks.catalog import build_catalog
-    from wfops.compiler.checks.context import CheckContext
-    from wfops.compiler.checks.run import run_checks
-    from wfops.sources.registry import build_sources
-
-    sources, source_diagnostics = build_sources(project)
-    catalog, catalog_diagnostics = build_catalog(project, sources)
-    ctx = CheckContext(project, catalog)
-    return [*project.diagnostics, *source_diagnostics, *catalog_diagnostics, *run_checks(ctx)]
