@@ -11,7 +11,7 @@ HEAVY = ("pydantic", "pydantic_core", "ruamel", "jsonschema", "sqlite3", "_sqlit
 
 PROBE = """
 import json, sys
-import wfops.cli.main
+import wfops.cli.main, wfops.cli.app
 print(json.dumps(sorted({name.split('.')[0] for name in sys.modules})))
 """
 
@@ -26,6 +26,12 @@ def test_importing_the_cli_loads_no_heavy_module() -> None:
     loaded = loaded_top_level_modules(PROBE)
     assert "wfops" in loaded and "typer" in loaded  # the probe really imported the CLI
     assert sorted(loaded & set(HEAVY)) == []
+
+
+def test_the_entry_point_leaves_typer_for_later() -> None:
+    # `wfops validate` (pre-commit, every commit) is dispatched before typer is imported.
+    loaded = loaded_top_level_modules(PROBE.replace("import wfops.cli.main, wfops.cli.app", "import wfops.cli.main"))
+    assert "wfops" in loaded and "typer" not in loaded
 
 
 def test_the_probe_can_fail() -> None:

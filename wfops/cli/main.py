@@ -1,214 +1,31 @@
-"""The `wfops` command. Each verb parses its arguments and calls one plain function
-(`wfops.cli.<verb>.run`) that returns an exit code.
+"""The entry point and the one error boundary of the `wfops` command.
 
-Importing this module must stay cheap: pydantic, ruamel, jsonschema, sqlite3 and
-mcp are imported inside the verbs, never here (a test guards this).
+Known errors print one line and exit with their code; bugs print where the crash
+log is. pre-commit runs `wfops validate` on every commit, so its plain forms are
+dispatched before typer (and the typer app) is even imported.
 """
 
 from __future__ import annotations
 
-import os
 import sys
-from importlib import import_module
-from typing import Annotated, Any
-
-os.environ.setdefault("TYPER_USE_RICH", "0")  # rich costs start-up time and reflows our messages
-
-import typer  # noqa: E402
-
-app = typer.Typer(
-    name="wfops",
-    help="Declarative workflows in git: validate, compile, lock, check and run them.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
-runs_app = typer.Typer(help="Run history: list, show, trace, prune, rm.", no_args_is_help=True)
-caps_app = typer.Typer(help="The capability catalog: list, show, call.", no_args_is_help=True)
-app.add_typer(runs_app, name="runs")
-app.add_typer(caps_app, name="caps")
-
-Project = Annotated[str | None, typer.Option("--project", help="Project root (default: nearest with sources.yaml or wfops.lock).")]
-Db = Annotated[str | None, typer.Option("--db", help="SQLite store (default: $WFOPS_DB or .wfops/wfops.db).")]
-Format = Annotated[str, typer.Option("--format", "-f", help="text, json, github or sarif.")]
-Json = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
-
-
-def _call(verb: str, **kwargs: Any) -> None:
-    """Run `wfops.cli.<verb>.run(**kwargs)` and exit with the code it returns."""
-    code = import_module(f"wfops.cli.{verb}").run(**kwargs)
-    raise typer.Exit(code or 0)
-
-
-@app.command()
-def init(directory: Annotated[str, typer.Argument(help="Where to create the project.")] = ".",
-         force: Annotated[bool, typer.Option(help="Write into a non-empty directory.")] = False) -> None:
-    """Scaffold a working project: sources, a workflow, a deployment, pre-commit and CI config."""
-    _call("init_cmd", directory=directory, force=force)
-
-
-@app.command()
-def validate(paths: Annotated[list[str] | None, typer.Argument(help="Files to report on (default: the whole project).")] = None,
-             format: Format = "text", project: Project = None) -> None:
-    """Check syntax, schema and static rules. Exit 0 clean, 1 errors."""
-    _call("validate_cmd", paths=paths or [], format=format, project=project)
-
-
-@app.command("compile")
-def compile_(out: Annotated[str | None, typer.Option("--out", help="Also write one artifact JSON per workflow here.")] = None,
-             format: Format = "text", project: Project = None) -> None:
-    """Validate, snapshot capability contracts and write wfops.lock."""
-    _call("compile_cmd", out=out, format=format, project=project)
-
-
-@app.command()
-def check(live: Annotated[bool, typer.Option("--live", help="Also contact MCP sources.")] = False,
-          format: Format = "text", project: Project = None) -> None:
-    """Compare the project with wfops.lock (for pre-commit and CI). Exit 1 on drift or errors."""
-    _call("check_cmd", live=live, format=format, project=project)
-
-
-@app.command()
-def run(deployment: Annotated[str, typer.Argument(help="Deployment name.")],
-        input: Annotated[list[str] | None, typer.Option("--input", "-i", help="K=V (V parsed as JSON when it parses).")] = None,
-        input_file: Annotated[str | None, typer.Option("--input-file", help="JSON or YAML file with the input.")] = None,
-        json: Json = False, project: Project = None, db: Db = None) -> None:
-    """Execute a deployment. Exit 0 completed, 1 failed, 2 refused, 3 interrupted."""
-    _call("run_cmd", deployment=deployment, inputs=input or [], input_file=input_file, json_out=json,
-          project=project, db=db)
-
-
-@app.command()
-def resume(run_id: Annotated[str, typer.Argument(help="The run to continue.")],
-           outcome: Annotated[str | None, typer.Option("--outcome", help="Outcome that answers the open interrupt.")] = None,
-           payload: Annotated[str | None, typer.Option("--payload", help="JSON payload for the interrupt.")] = None,
-           json: Json = False, project: Project = None, db: Db = None) -> None:
-    """Continue an interrupted or crashed run."""
-    _call("resume_cmd", run_id=run_id, outcome=outcome, payload=payload, json_out=json, project=project, db=db)
-
-
-@runs_app.command("list")
-def runs_list(deployment: Annotated[str | None, typer.Option("--deployment")] = None,
-              status: Annotated[str | None, typer.Option("--status")] = None,
-              limit: Annotated[int, typer.Option("--limit", min=1)] = 20,
-              json: Json = False, project: Project = None, db: Db = None) -> None:
-    """Run history, newest first."""
-    _call("runs_cmd", action="list", deployment=deployment, status=status, limit=limit, json_out=json,
-          project=project, db=db)
-
-
-@runs_app.command("show")
-def runs_show(run_id: str, json: Json = False, project: Project = None, db: Db = None) -> None:
-    """One run's status, outcome, output and open interrupt."""
-    _call("runs_cmd", action="show", run_id=run_id, json_out=json, project=project, db=db)
-
-
-@runs_app.command("trace")
-def runs_trace(run_id: str,
-               from_seq: Annotated[int | None, typer.Option("--from", help="First seq to show.")] = None,
-               limit: Annotated[int | None, typer.Option("--limit", min=1)] = None,
-               json: Json = False, project: Project = None, db: Db = None) -> None:
-    """A run's step trace in order."""
-    _call("runs_cmd", action="trace", run_id=run_id, from_seq=from_seq, limit=limit, json_out=json,
-          project=project, db=db)
-
-
-@runs_app.command("prune")
-def runs_prune(older_than: Annotated[float, typer.Option("--older-than", help="Days.", min=0)],
-               project: Project = None, db: Db = None) -> None:
-    """Delete finished runs older than N days."""
-    _call("runs_cmd", action="prune", older_than=older_than, project=project, db=db)
-
-
-@runs_app.command("rm")
-def runs_rm(run_id: str, project: Project = None, db: Db = None) -> None:
-    """Delete one run and its trace."""
-    _call("runs_cmd", action="rm", run_id=run_id, project=project, db=db)
-
-
-@app.command()
-def graph(workflow: str,
-          format: Annotated[str, typer.Option("--format", "-f", help="mermaid or dot.")] = "mermaid",
-          project: Project = None) -> None:
-    """Draw a workflow's steps and routes."""
-    _call("graph_cmd", workflow=workflow, format=format, project=project)
-
-
-@caps_app.command("list")
-def caps_list(source: Annotated[str | None, typer.Option("--source")] = None,
-              json: Json = False, project: Project = None) -> None:
-    """Every capability of every source."""
-    _call("caps_cmd", action="list", source=source, json_out=json, project=project)
-
-
-@caps_app.command("show")
-def caps_show(ref: str, json: Json = False, project: Project = None) -> None:
-    """One capability's docs and schemas."""
-    _call("caps_cmd", action="show", ref=ref, json_out=json, project=project)
-
-
-@caps_app.command("call")
-def caps_call(ref: str, input_file: Annotated[str, typer.Option("--input-file")],
-              project: Project = None) -> None:
-    """Call one capability with an input file (JSON or YAML) and print its result."""
-    _call("caps_cmd", action="call", ref=ref, input_file=input_file, project=project)
-
-
-@app.command()
-def schema(kind: Annotated[str, typer.Option("--kind", help="workflow, deployment or sources.")] = "workflow") -> None:
-    """Print the JSON Schema of a file format (for editors)."""
-    _call("schema_cmd", kind=kind)
-
-
-@app.command()
-def watch(run: Annotated[str | None, typer.Option("--run", help="Rerun this deployment after each valid change.")] = None,
-          project: Project = None, db: Db = None) -> None:
-    """Revalidate (and rerun) on every change."""
-    _call("watch_cmd", deployment=run, project=project, db=db)
-
-
-@app.command()
-def mcp(project: Project = None, db: Db = None) -> None:
-    """Serve this project to MCP clients over stdio."""
-    _call("mcp_cmd", project=project, db=db)
+from typing import Any
 
 
 def main(argv: list[str] | None = None) -> None:
-    """The one error boundary: known errors print one line, bugs print where the crash log is."""
-    from typer import Abort, Exit
-    from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
-
+    args = sys.argv[1:] if argv is None else argv
     try:
-        # pre-commit runs `validate` on every commit: its plain forms skip typer's parsing (~100 ms)
         from wfops.cli.validate_fast import fast_validate
 
-        fast = fast_validate(sys.argv[1:] if argv is None else argv)
-        if fast is not None:
-            sys.exit(fast)
-        code = app(args=argv, standalone_mode=False, prog_name="wfops")
-        # Without standalone mode click *returns* the code of a typer.Exit instead of exiting.
-        if isinstance(code, int) and code:
-            sys.exit(code)
-    except Exit as exc:
-        sys.exit(exc.exit_code)
-    except NoArgsIsHelpError as exc:
-        sys.stdout.write(exc.ctx.get_help() + "\n" if exc.ctx else "")
-        sys.exit(0 if argv == [] else 2)
-    except UsageError as exc:
-        sys.stderr.write(f"wfops: error: {exc.format_message().splitlines()[0]}\n")
-        sys.exit(2)
-    except ClickException as exc:
-        sys.stderr.write(f"wfops: error: {exc.format_message()}\n")
-        sys.exit(exc.exit_code)
-    except (Abort, KeyboardInterrupt):
+        fast = fast_validate(args)
+        sys.exit(fast if fast is not None else _run_typer(args))
+    except SystemExit:
+        raise
+    except KeyboardInterrupt:
         sys.stderr.write("wfops: interrupted\n")
         sys.exit(130)
     except BrokenPipeError:
         sys.exit(0)
     except BaseException as exc:  # noqa: BLE001 - the boundary: never a raw traceback
-        if isinstance(exc, SystemExit):
-            raise
         from wfops.errors import WfopsError
 
         if isinstance(exc, WfopsError):
@@ -219,3 +36,38 @@ def main(argv: list[str] | None = None) -> None:
         from wfops.cli.crash import report_crash
 
         sys.exit(report_crash(exc))
+
+
+def _run_typer(args: list[str]) -> int:
+    """Parse with the typer app; click's own outcomes become exit codes and one-line messages."""
+    from typer import Abort, Exit
+    from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
+
+    from wfops.cli.app import app
+
+    try:
+        code = app(args=args, standalone_mode=False, prog_name="wfops")
+        # Without standalone mode click *returns* the code of a typer.Exit instead of exiting.
+        return code if isinstance(code, int) else 0
+    except Exit as exc:
+        return exc.exit_code
+    except NoArgsIsHelpError as exc:
+        sys.stdout.write(exc.ctx.get_help() + "\n" if exc.ctx else "")
+        return 0 if args == [] else 2
+    except UsageError as exc:
+        sys.stderr.write(f"wfops: error: {exc.format_message().splitlines()[0]}\n")
+        return 2
+    except ClickException as exc:
+        sys.stderr.write(f"wfops: error: {exc.format_message()}\n")
+        return exc.exit_code
+    except Abort:
+        sys.stderr.write("wfops: interrupted\n")
+        return 130
+
+
+def __getattr__(name: str) -> Any:
+    if name == "app":  # the typer app, for tests and docs generators
+        from wfops.cli.app import app
+
+        return app
+    raise AttributeError(name)
