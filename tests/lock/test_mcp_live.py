@@ -73,3 +73,14 @@ def test_unknown_mcp_contract_is_an_error_in_check(mcp_project: Path, capsys) ->
     unknown = [d for d in found if d["code"] == "contract-unknown"]
     assert unknown and unknown[0]["severity"] == "error"
     assert starts(mcp_project) == 0
+
+
+def test_live_check_of_a_server_that_will_not_start_reports_that_alone(mcp_project: Path, capsys) -> None:
+    assert cli("compile", "--project", str(mcp_project)) == 0
+    sources = mcp_project / "sources.yaml"
+    sources.write_text(sources.read_text().replace(json.dumps(str(SERVER)), json.dumps(str(SERVER) + ".gone")))
+    capsys.readouterr()
+    assert cli("check", "--live", "--format", "json", "--project", str(mcp_project)) == 1
+    codes = [d["code"] for d in json.loads(capsys.readouterr().out)["diagnostics"]]
+    assert "source-unavailable" in codes
+    assert "stale-lock" not in codes  # the lock is not what is wrong

@@ -81,7 +81,9 @@ def compare(validation: Validation, compiled: CompiledProject, lock: dict[str, A
     found += _compare_workflows(validation, compiled, lock, lines, scope)
     found += _compare_deployments(validation, compiled, lock, lines, scope)
     found += pin_mismatches(validation, compiled, scope)
-    if scope is EVERYTHING and not any(d.is_error for d in found):
+    # A project with errors (e.g. an MCP source that would not start) cannot say what
+    # `wfops compile` would write, so a catch-all stale-lock there would only be noise.
+    if scope is EVERYTHING and validation.ok and not any(d.is_error for d in found):
         found += _catch_all(compiled.to_lock(), lock)
     return found
 
