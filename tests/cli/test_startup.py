@@ -44,5 +44,6 @@ def test_python_m_wfops_help() -> None:
     done = subprocess.run([sys.executable, "-m", "wfops", "--help"], capture_output=True, text=True,
                           timeout=60)
     assert done.returncode == 0, done.stderr
+    assert "Usage: wfops" in done.stdout and "╭" not in done.stdout  # plain help, no rich boxes
     assert "Usage:" in done.stdout and "validate" in done.stdout and "schema" in done.stdout
     assert done.stderr == ""

@@ -35,6 +35,20 @@ Format = Annotated[str, typer.Option("--format", "-f", help="text, json, github 
 Json = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from wfops import __version__
+
+        typer.echo(f"wfops {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(version: Annotated[bool, typer.Option("--version", callback=_print_version, is_eager=True,
+                                                help="Print the version and exit.")] = False) -> None:
+    """Declarative workflows in git: validate, compile, lock, check and run them."""
+
+
 def _call(verb: str, **kwargs: Any) -> None:
     """Run `wfops.cli.<verb>.run(**kwargs)` and exit with the code it returns."""
     code = import_module(f"wfops.cli.{verb}").run(**kwargs)

@@ -7,6 +7,7 @@ dispatched before typer (and the typer app) is even imported.
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any
 
@@ -40,6 +41,8 @@ def main(argv: list[str] | None = None) -> None:
 
 def _run_typer(args: list[str]) -> int:
     """Parse with the typer app; click's own outcomes become exit codes and one-line messages."""
+    # Before typer is imported: rich costs start-up time and reflows our one-line messages.
+    os.environ.setdefault("TYPER_USE_RICH", "0")
     from typer import Abort, Exit
     from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
 
