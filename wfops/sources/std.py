@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 import string
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
@@ -27,15 +29,82 @@ async def _sleep(payload: dict[str, Any], _: StepContext) -> dict[str, Any]:
     return {}
 
 
+# A format spec may pad or round, but a width or precision this large only makes
+# memory: `{x:999999999}` would build a gigabyte string.
+_MAX_SPEC_NUMBER = 1000
+
+
+class _JsonFormatter(string.Formatter):
+    """`str.format` over JSON values, without Python's object model.
+
+    `{a.b}` and `{a[b]}` look up keys of objects (and indexes of lists), never
+    attributes, so `{x.__class__}` cannot reach Python internals. Values that are
+    not strings or numbers (true, null, objects, lists) are written as JSON.
+    """
+
+    def get_field(self, field_name: str, args: Any, kwargs: Any) -> tuple[Any, str]:
+        if not field_name or field_name.isdigit():  # `{}` arrives here numbered
+            raise CapabilityError("a template placeholder is positional (`{}` or `{0}`); name it, "
+                                  "e.g. `{name}`, and give `name` in `values`")
+        first, rest = _formatter_field_name_split(field_name)
+        if first not in kwargs:
+            raise CapabilityError(f"template placeholder {{{field_name}}} has no value in `values`")
+        value = kwargs[first]
+        for _, key in rest:
+            value = _lookup(value, key, field_name)
+        return value, str(first)
+
+    def convert_field(self, value: Any, conversion: str | None) -> Any:
+        if conversion in ("r", "a"):  # the representation of a JSON value is its JSON text
+            return json.dumps(value, ensure_ascii=conversion == "a")
+        if conversion is None and (isinstance(value, str) or _is_number(value)):
+            return value  # kept as is, so numeric specs such as `{x:.2f}` apply
+        if conversion in (None, "s"):
+            return _text(value)
+        raise CapabilityError(f"unknown conversion `!{conversion}` (use `!s` or `!r`)")
+
+    def format_field(self, value: Any, format_spec: str) -> str:
+        if any(int(n) > _MAX_SPEC_NUMBER for n in re.findall(r"\d+", format_spec)):
+            raise CapabilityError(f"format spec {format_spec!r}: widths and precisions above "
+                                  f"{_MAX_SPEC_NUMBER} are not allowed")
+        return format(value, format_spec)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _text(value: Any) -> str:
+    """Strings and numbers as they are; true, null, objects and lists as JSON."""
+    if isinstance(value, str):
+        return value
+    if _is_number(value):
+        return str(value)
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _formatter_field_name_split(field_name: str) -> tuple[Any, Any]:
+    from _string import formatter_field_name_split  # the parser str.format itself uses
+
+    return formatter_field_name_split(field_name)
+
+
+def _lookup(value: Any, key: Any, field_name: str) -> Any:
+    if isinstance(value, dict) and str(key) in value:
+        return value[str(key)]
+    if isinstance(value, list) and not isinstance(value, str):
+        try:
+            return value[int(key)]
+        except (ValueError, IndexError):
+            pass
+    raise CapabilityError(f"template placeholder {{{field_name}}}: no `{key}` in the value given")
+
+
 async def _format(payload: dict[str, Any], _: StepContext) -> dict[str, Any]:
     template, values = payload["template"], payload.get("values") or {}
     try:
-        fields = [name for _, name, _, _ in string.Formatter().parse(template) if name is not None]
-        missing = [name for name in fields if name.split(".")[0].split("[")[0] not in values]
-        if missing:
-            raise CapabilityError(f"template placeholder {{{missing[0]}}} has no value in `values`")
-        return {"text": template.format_map(values)}
-    except (ValueError, IndexError, KeyError, AttributeError) as exc:
+        return {"text": _JsonFormatter().vformat(template, (), values)}
+    except (ValueError, IndexError, KeyError, TypeError) as exc:
         raise CapabilityError(f"bad template: {exc}") from None
 
 
@@ -65,7 +134,10 @@ _CAPABILITIES: dict[str, tuple[Capability, Handler]] = {
                         "values": {"type": "object", "description": "Values for the placeholders."}},
          "required": ["template", "values"], "additionalProperties": False},
         {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
-        description="Fill a template's named `{field}` placeholders from `values` (str.format rules)."), _format),
+        description="Fill a template's named `{field}` placeholders from `values`. `{a.b}` or `{a[b]}` reads a key of "
+                    "an object value, `{a[0]}` an item of a list; `{{` and `}}` are literal braces; a format spec pads or "
+                    "rounds (`{n:>5}`, `{x:.2f}`). Strings and numbers are written as they are, anything else "
+                    "(true, null, objects, lists) as JSON."), _format),
 }
 
 
