@@ -14,6 +14,7 @@ def run(*, out: str | None, format: str, project: str | None) -> int:
     from wfops.errors import WfopsError
     from wfops.loader.project import find_root
     from wfops.lock.build import compile_project
+    from wfops.lock.drift import EVERYTHING, pin_mismatches
     from wfops.lock.lockfile import read_lock, write_lock
     from wfops.lock.summary import lock_changes
     from wfops.report import FORMATS, render
@@ -23,19 +24,26 @@ def run(*, out: str | None, format: str, project: str | None) -> int:
 
         raise UsageError(f"unknown format {format!r}", hint="use one of: " + ", ".join(FORMATS))
     root = find_root(explicit=project)
+    out_dir = _out_directory(out) if out else None  # refused before anything is written
     validation = validate_project(root, live=True)  # compile is where MCP contracts get snapshotted
     if not validation.ok:
         render(validation.diagnostics, format, sys.stdout)
         warn("wfops compile: not written: fix the errors above first")
         return 1
     compiled = compile_project(validation)
+    # A lock whose deployment pins another artifact would fail `wfops check` at once.
+    refused = pin_mismatches(validation, compiled, EVERYTHING)
+    if refused:
+        render([*validation.diagnostics, *refused], format, sys.stdout)
+        warn("wfops compile: not written: fix the errors above first")
+        return 1
     lock = compiled.to_lock()
     try:
         previous = read_lock(root)
     except WfopsError:
         previous = None  # a corrupt lock is exactly what compile repairs
     write_lock(root, lock)
-    written = write_artifacts(Path(out), compiled) if out else []
+    written = write_artifacts(out_dir, compiled) if out_dir else []
     changes = lock_changes(previous, lock) if previous != lock else []
     diagnostics = [d for d in validation.diagnostics if not d.is_error] + compiled.diagnostics
     if format == "json":
@@ -54,6 +62,21 @@ def run(*, out: str | None, format: str, project: str | None) -> int:
     for path in written:
         report(f"  artifact {path}")
     return 0
+
+
+def _out_directory(out: str) -> Path:
+    """`--out DIR`, created if needed; a path that cannot be a directory is a usage error."""
+    from wfops.errors import UsageError
+
+    directory = Path(out)
+    if directory.exists() and not directory.is_dir():
+        raise UsageError(f"--out {out}: not a directory", hint="give a directory path")
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"--out {out}: cannot create the directory ({exc.strerror or exc})",
+                         hint="give a directory path that is writable") from None
+    return directory
 
 
 def write_artifacts(directory: Path, compiled: Any) -> list[str]:
