@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import re
 import sys
 import typing
 from collections.abc import Callable, Mapping
@@ -30,6 +31,8 @@ from wfops.errors import CapabilityError, WfopsError
 from wfops.sources.base import CallResult, Capability, StepContext
 
 T = TypeVar("T")
+# Outcomes are `on:` keys, and a subworkflow's outcomes are `end:` values: the same alphabet.
+_OUTCOME = re.compile(r"[A-Za-z0-9_-]+")
 
 
 @dataclass(frozen=True)
@@ -60,7 +63,8 @@ def node(fn: Callable | None = None, *, outcomes: list[str] | tuple[str, ...] = 
     """Mark a function as a capability. Input and output models come from its annotations."""
 
     def mark(func: Callable) -> Callable:
-        func.__wfops_node__ = {"outcomes": tuple(outcomes), "name": name or func.__name__}  # type: ignore[attr-defined]
+        # Kept as given: `outcomes="ok"` must be reported, not read as the outcomes `o` and `k`.
+        func.__wfops_node__ = {"outcomes": outcomes, "name": name or func.__name__}  # type: ignore[attr-defined]
         return func
 
     return mark(fn) if fn is not None else mark
@@ -89,11 +93,18 @@ def _spec_of(func: Callable) -> NodeSpec:
     if returned is not None and not (isinstance(returned, type) and issubclass(returned, BaseModel)):
         raise NodeDefinitionError(f"{where}: annotate the return with a pydantic model or wfops.Result[Model]")
     outcomes = marker["outcomes"]
-    if not outcomes or len(set(outcomes)) != len(outcomes):
-        raise NodeDefinitionError(f"{where}: `outcomes` must be a non-empty list of distinct names")
+    if not isinstance(outcomes, list | tuple) or not outcomes \
+            or not all(isinstance(o, str) and _OUTCOME.fullmatch(o) for o in outcomes) \
+            or len(set(outcomes)) != len(outcomes):
+        raise NodeDefinitionError(f"{where}: `outcomes` must be a non-empty list of distinct names "
+                                  f"(letters, digits, `_`, `-`); got {outcomes!r}",
+                                  hint='declare them as a list: `@wfops.node(outcomes=["ok", "empty"])`')
+    name = marker["name"]
+    if not isinstance(name, str) or not re.fullmatch(r"\S+", name):
+        raise NodeDefinitionError(f"{where}: `name` must be a non-empty string without spaces; got {name!r}")
     signature = inspect.signature(func)
     return NodeSpec(
-        name=marker["name"], outcomes=tuple(outcomes), input_model=input_model, output_model=returned,
+        name=name, outcomes=tuple(outcomes), input_model=input_model, output_model=returned,
         description=inspect.cleandoc(func.__doc__ or ""),
         is_async=inspect.iscoroutinefunction(func),
         context_param=next((p for p in ("context", "ctx") if p in signature.parameters), None),

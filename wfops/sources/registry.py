@@ -63,7 +63,7 @@ def load_python_source(root: Path, source_id: str, module: str) -> Source:
     try:
         return PythonSource(source_id, loaded)
     except NodeDefinitionError as exc:
-        raise WfopsError(exc.message, hint="a node is `def f(payload: InModel) -> OutModel`") from None
+        raise WfopsError(exc.message, hint=exc.hint or "a node is `def f(payload: InModel) -> OutModel`") from None
 
 
 class BoundResolver:

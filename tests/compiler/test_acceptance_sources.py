@@ -1,0 +1,75 @@
+"""Acceptance: python sources (SPEC §4) as a user writes them, seen through `wfops validate`,
+`wfops caps` and `wfops run`."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO, write
+from tests.lock.weekly_project import weekly_project
+
+NODE = '''
+import wfops
+from pydantic import BaseModel
+
+
+class In(BaseModel):
+    path: str
+
+
+@wfops.node({decorator})
+def read_notes(payload: In) -> In:
+    return payload
+'''
+
+
+def wfops(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(REPO), "PYTHONDONTWRITEBYTECODE": "1"}
+    done = subprocess.run([sys.executable, "-m", "wfops", *args], cwd=root, capture_output=True, text=True,
+                          env=env, timeout=120)
+    assert "Traceback" not in done.stderr and "internal error" not in done.stderr, done.stderr
+    return done
+
+
+def validate_json(root: Path) -> tuple[int, list[dict]]:
+    done = wfops(root, "validate", "--format", "json")
+    return done.returncode, json.loads(done.stdout)["diagnostics"]
+
+
+@pytest.mark.parametrize("decorator", ['outcomes="ok"', 'outcomes=["ok", "not found"]', 'outcomes=["ok", 3]',
+                                       'outcomes=[]', 'outcomes=["ok", "ok"]', 'outcomes=[["ok"]]'])
+def test_malformed_outcomes_are_a_source_error_at_the_declaration(tmp_path: Path, decorator: str) -> None:
+    root = weekly_project(tmp_path / "p")
+    write(root, {"weekly/ops.py": NODE.replace("{decorator}", decorator)})
+    code, found = validate_json(root)
+    assert code == 1
+    assert [(d["code"], d["file"], d["line"]) for d in found] == [("source-error", "sources.yaml", 4)]
+    assert "`outcomes` must be a non-empty list" in found[0]["message"]
+    assert "outcomes=[" in found[0]["hint"]
+
+
+def test_docstrings_and_field_descriptions_are_the_capability_docs(tmp_path: Path) -> None:
+    root = weekly_project(tmp_path / "p")
+    shown = wfops(root, "caps", "show", "report.extract_report")
+    assert shown.returncode == 0, shown.stderr
+    assert "the first line is the title" in shown.stdout
+    assert "ok, empty" in shown.stdout
+    read = wfops(root, "caps", "show", "report.read_notes")
+    assert "Notes file, relative to the project root." in read.stdout
+
+
+def test_non_ok_outcome_without_output_saves_nothing_and_routes(tmp_path: Path) -> None:
+    root = weekly_project(tmp_path / "p")
+    write(root, {"empty.md": "\n\n"})
+    assert wfops(root, "compile").returncode == 0
+    done = wfops(root, "run", "weekly-report.local", "--input", "path=empty.md", "--json")
+    assert done.returncode == 0, done.stderr
+    run = json.loads(done.stdout)
+    assert (run["status"], run["outcome"], run["output"]) == ("completed", "empty",
+                                                              {"report": None, "markdown": None})
