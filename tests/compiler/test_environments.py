@@ -141,7 +141,7 @@ def test_mcp_capability_missing_from_lock_is_contract_unknown(project) -> None:
 def test_corrupt_lock_is_a_finding(project) -> None:
     root = project({"workflows/clock.yaml": CLOCK, "wfops.lock": "{not json"})
     found = validate_project(root).diagnostics
-    assert ("lock-corrupt", "wfops.lock") in [(d.code, d.file) for d in found]
+    assert ("corrupt-lock", "wfops.lock") in [(d.code, d.file) for d in found]
 
 
 def test_broken_python_source_is_reported_once_at_sources_yaml(project) -> None:

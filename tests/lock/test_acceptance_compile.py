@@ -164,3 +164,13 @@ def test_compile_out_writes_verifiable_artifacts(weekly: Path) -> None:
     body = {"workflow": artifact["workflow"], "subworkflows": artifact["subworkflows"]}
     canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     assert hashlib.sha256(canonical.encode()).hexdigest() == artifact["hash"]
+
+
+def test_corrupt_lock_is_one_code_in_validate_and_check(weekly: Path) -> None:
+    # An MCP source makes validate read the lock too (for its contracts).
+    edit(weekly / "sources.yaml", "sources:\n", "sources:\n  clock: {kind: mcp, command: [python, -m, nothing]}\n")
+    (weekly / "wfops.lock").write_text("garbage\n")
+    validated = wfops(weekly, "validate", "--format", "json")
+    assert [d["code"] for d in json.loads(validated.stdout)["diagnostics"]] == ["corrupt-lock"]
+    code, found = check_json(weekly)
+    assert code == 1 and [(d["code"], d["file"], d["line"]) for d in found] == [("corrupt-lock", "wfops.lock", 1)]

@@ -53,7 +53,7 @@ def _from_lock(project: Project, mcp_ids: list[str], catalog: Catalog) -> list[D
             lock = read_lock(project.root)
         except WfopsError as exc:
             catalog.lock_backed.update(mcp_ids)
-            return [error("lock-corrupt", exc.message, LOCK_FILE, hint=exc.hint)]
+            return [error("corrupt-lock", exc.message, LOCK_FILE, hint=exc.hint)]
     for sid in mcp_ids:
         catalog.lock_backed.add(sid)
         entry = ((lock or {}).get("sources") or {}).get(sid) or {}
