@@ -55,7 +55,8 @@ def schema_diagnostics(doc: Document, exc: Any) -> list[Diagnostic]:
                 and "kind" in _node(doc.data, path):
             path = (*path, "kind")  # point at the bad `kind:` value, not the whole entry
         code, message, hint, at_key = _describe(root, doc.data, path, err)
-        position = doc.at(path, key=at_key)
+        below = tuple((err.get("ctx") or {}).get("at") or ())  # a nested node the validator named
+        position = doc.at((*path, *below), key=at_key)
         key = (code, position, message)
         if key not in seen:
             seen.add(key)

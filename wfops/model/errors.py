@@ -11,7 +11,10 @@ from pydantic_core import PydanticCustomError
 ERROR_TYPE = "wfops"
 
 
-def invalid(code: str, message: str, hint: str) -> PydanticCustomError:
+def invalid(code: str, message: str, hint: str, at: tuple = ()) -> PydanticCustomError:
+    """`at`: keys and indexes below the validated value where the problem lies (a nested
+    condition, say), so the diagnostic points at that node rather than the whole value."""
     # The message goes through the context, never into the template: braces in
     # examples such as `{eq: [a, b]}` would otherwise be read as placeholders.
-    return PydanticCustomError(ERROR_TYPE, "{message}", {"code": code, "message": message, "hint": hint})
+    return PydanticCustomError(ERROR_TYPE, "{message}",
+                               {"code": code, "message": message, "hint": hint, "at": list(at)})

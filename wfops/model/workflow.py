@@ -37,29 +37,29 @@ class _Strict(BaseModel):
 _CONDITION_HINT = "write one operator, e.g. `if: {eq: [$state.x, 1]}` or `if: {and: [{exists: $state.x}, ...]}`"
 
 
-def _check_condition(value: Any, where: str = "the condition") -> Any:
+def _check_condition(value: Any, where: str = "the condition", at: tuple = ()) -> Any:
     if not isinstance(value, dict) or len(value) != 1:
         raise invalid("invalid-condition",
                       f"{where} must be a mapping with exactly one operator ({', '.join(CONDITION_OPERATORS)})",
-                      _CONDITION_HINT)
+                      _CONDITION_HINT, at)
     (op, operand), = value.items()
     if op not in CONDITION_OPERATORS:
         raise invalid("invalid-condition", f"unknown condition operator `{op}`",
-                      f"use one of {', '.join(CONDITION_OPERATORS)}")
+                      f"use one of {', '.join(CONDITION_OPERATORS)}", at)
     if op in ("and", "or"):
         if not isinstance(operand, list) or not operand:
             raise invalid("invalid-condition", f"`{op}` takes a non-empty list of conditions",
-                          f"write `{op}: [{{exists: $state.a}}, {{eq: [$state.b, 1]}}]`")
-        for item in operand:
-            _check_condition(item, f"each item of `{op}`")
+                          f"write `{op}: [{{exists: $state.a}}, {{eq: [$state.b, 1]}}]`", (*at, op))
+        for index, item in enumerate(operand):
+            _check_condition(item, f"each item of `{op}`", (*at, op, index))
     elif op == "not":
-        _check_condition(operand, "the operand of `not`")
+        _check_condition(operand, "the operand of `not`", (*at, op))
     elif op == "exists":
         if not isinstance(operand, str) or not operand.startswith("$"):
-            raise invalid("invalid-condition", "`exists` takes one path", "write `{exists: $state.x}`")
+            raise invalid("invalid-condition", "`exists` takes one path", "write `{exists: $state.x}`", (*at, op))
     elif not isinstance(operand, list) or len(operand) != 2:
         raise invalid("invalid-condition", f"`{op}` takes a list of two operands",
-                      f"write `{{{op}: [$state.x, 1]}}`; operands are paths or literals")
+                      f"write `{{{op}: [$state.x, 1]}}`; operands are paths or literals", (*at, op))
     return value
 
 

@@ -1,0 +1,67 @@
+"""Acceptance: every finding points at the offending YAML node (SPEC §3), 1-based, in every format."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO, write
+
+
+def validate(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    done = subprocess.run([sys.executable, "-m", "wfops", "validate", *args], cwd=root, capture_output=True,
+                          text=True, env=env, timeout=60)
+    assert "Traceback" not in done.stderr
+    return done
+
+
+def findings(root: Path) -> list[tuple[str, int, int]]:
+    done = validate(root, "--format", "json")
+    return [(d["code"], d["line"], d["column"]) for d in json.loads(done.stdout)["diagnostics"]]
+
+
+NESTED = """\
+name: w
+steps:
+  - id: a
+    if:
+      and:
+        - exists: $input.x
+        - or:
+            - eq: [1, 2]
+            - {cond}
+    then: end
+    else: end
+"""
+
+
+@pytest.mark.parametrize(("cond", "column"), [
+    ("eq: [1]", 19),             # the operand list of the broken `eq`
+    ("exists: 3", 23),           # the operand of `exists`
+    ("{bogus: [1, 2]}", 15),     # the condition mapping with the unknown operator
+    ("not: {gt: 1}", 25),        # the operand of the `gt` inside `not`
+])
+def test_invalid_condition_points_at_the_nested_condition(tmp_path: Path, cond: str, column: int) -> None:
+    root = write(tmp_path, {"sources.yaml": "sources: {}\n", "workflows/w.yaml": NESTED.replace("{cond}", cond)})
+    assert findings(root) == [("invalid-condition", 9, column)]
+
+
+def test_same_position_in_text_github_and_sarif(tmp_path: Path) -> None:
+    root = write(tmp_path, {"sources.yaml": "sources: {}\n", "workflows/w.yaml": NESTED.replace("{cond}", "eq: [1]")})
+    text = validate(root)
+    assert text.returncode == 1
+    assert text.stdout.startswith("workflows/w.yaml:9:19: error[invalid-condition] ")
+    assert "\n  hint: " in text.stdout
+    github = validate(root, "--format", "github")
+    assert github.stdout.startswith("::error file=workflows/w.yaml,line=9,col=19,title=wfops invalid-condition::")
+    sarif = json.loads(validate(root, "--format", "sarif").stdout)
+    result = sarif["runs"][0]["results"][0]
+    region = result["locations"][0]["physicalLocation"]["region"]
+    assert (result["ruleId"], result["level"], region["startLine"], region["startColumn"]) == (
+        "invalid-condition", "error", 9, 19)
