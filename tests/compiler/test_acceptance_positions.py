@@ -65,3 +65,35 @@ def test_same_position_in_text_github_and_sarif(tmp_path: Path) -> None:
     region = result["locations"][0]["physicalLocation"]["region"]
     assert (result["ruleId"], result["level"], region["startLine"], region["startColumn"]) == (
         "invalid-condition", "error", 9, 19)
+
+
+MESSAGES = """\
+name: w
+state:
+  words: {type: array, reducer: extend}
+steps:
+  - id: a
+    uses: std.format
+    with: {template: "{x}", values: {x: $item}}
+    save: {text: state.words}
+    next: b
+  - id: b
+    uses: std.format
+    with: {template: "x", values: {}}
+    save: {text: state.markdown}
+    next: end
+"""
+
+
+def test_messages_and_hints_read_as_a_person_wrote_them(tmp_path: Path) -> None:
+    root = write(tmp_path, {"sources.yaml": "sources: {}\n", "workflows/w.yaml": MESSAGES})
+    found = json.loads(validate(root, "--format", "json").stdout)["diagnostics"]
+    by_code = {d["code"]: d for d in found}
+    assert set(by_code) == {"path-not-allowed", "type-mismatch", "unknown-state-field"}
+    assert by_code["path-not-allowed"]["message"] == (
+        "`$item` is only defined inside a foreach step's `with`, not in the `with` of a step that is not a foreach")
+    assert (by_code["path-not-allowed"]["line"], by_code["path-not-allowed"]["column"]) == (7, 41)
+    assert by_code["type-mismatch"]["hint"] == "save array here, or change the field's reducer"
+    # The saved value is a string: the hint must not suggest `{type: object}`.
+    assert "{type: object}" not in by_code["unknown-state-field"]["hint"]
+    assert (by_code["unknown-state-field"]["line"], by_code["unknown-state-field"]["column"]) == (13, 18)

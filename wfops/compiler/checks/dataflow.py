@@ -152,7 +152,7 @@ class Flow:
         if needs is not None and not overlaps(src_t, needs):
             self.sink.error("type-mismatch", f"`{target}` uses reducer `{reducer}`, which takes "
                             f"{describe(needs)}, but {producer} is {describe(src_t)}", self.loaded, at,
-                            hint=f"save a {describe(needs)} here, or change the field's reducer")
+                            hint=f"save {describe(needs)} here, or change the field's reducer")
         elif found is not None:
             inner, got, want = found
             held = target + "".join("[]" if isinstance(p, int) else f".{p}" for p in inner)

@@ -12,7 +12,7 @@ from wfops.compiler.checks.scope import CONTEXT_FIELDS, Scope, safe_parse, sites
 from wfops.loader.project import Loaded
 from wfops.model.paths import PathSyntaxError, iter_paths, parse_path, parse_save_target
 
-_WHERE = {"with": "`with`", "foreach": "the `foreach` expression", "request": "`request`",
+_WHERE = {"with": "the `with` of a step that is not a foreach", "foreach": "the `foreach` expression", "request": "`request`",
           "if": "a condition", "output": "`output`"}
 
 
@@ -137,7 +137,8 @@ def _check_target(loaded: Loaded, at: tuple, target: Any, sink: Sink) -> None:
     if field not in state:
         sink.error("unknown-state-field", f"`{target}` writes state field `{field}`, which `state:` does not "
                    "declare", loaded, at,
-                   hint=suggest(field, state, f"declare it under `state:`, e.g. `{field}: {{type: object}}`"))
+                   hint=suggest(field, state, f"declare it under `state:` with the type of what is saved there, "
+                                               f"e.g. `{field}: {{type: string}}` (`{field}: {{}}` takes any value)"))
         return
     problem = _nested_problem(sch(state[field].json_schema()), f"state.{field}", rest, reading=False)
     if problem is not None:
