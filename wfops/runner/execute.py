@@ -87,7 +87,7 @@ async def run_deployment(options: RunOptions) -> RunResult:
             if remote:  # python and std contracts were read at validation; MCP ones only now
                 gate = check_deployment(validation, options.deployment,
                                         live_catalog=live_catalog({i: opened[i] for i in remote}))
-                _refuse_unless_ok(gate, options.deployment)
+                _refuse_unless_ok(gate, options.deployment, live=True)
             run_id = new_run_id()
             with store.run_lock(run_id):
                 store.begin_run(run_id, artifacts=gate.artifacts, normalized=gate.normalized,
@@ -197,10 +197,12 @@ def _resolver(opened: Mapping[str, Any], bindings: Mapping[str, str]) -> Any:
     return BoundResolver(opened, bindings)
 
 
-def _refuse_unless_ok(gate: Any, name: str) -> None:
+def _refuse_unless_ok(gate: Any, name: str, *, live: bool = False) -> None:
     if not gate.ok:
+        # Live MCP contracts are compared only by `check --live`; plain `check` reads the lock.
+        check = "`wfops check --live`" if live else "`wfops check`"
         raise RefusedError(f"run of {name} refused", diagnostics=list(gate.diagnostics),
-                           hint="fix the findings above (`wfops check` shows them too)")
+                           hint=f"fix the findings above ({check} shows them too)")
 
 
 def _refuse_finished(snapshot: RunSnapshot) -> None:

@@ -12,6 +12,8 @@ shuts the server down (stdin closed, then SIGTERM, then SIGKILL: the SDK's seque
 
 from __future__ import annotations
 
+import json
+import logging
 import math
 import sys
 import tempfile
@@ -83,6 +85,7 @@ class McpClientSource:
         """Start the server (or connect), list its tools; raises `CapabilityError` naming
         the source when it cannot start, exits at once or does not answer in time."""
         import asyncio
+        _quiet_sdk_logging()
         if self._owner is not None:
             if self._ready is not None:
                 await asyncio.shield(self._ready)  # opened already, or being opened by another task
@@ -351,6 +354,51 @@ class McpClientSource:
         self._stderr = tempfile.TemporaryFile(  # noqa: SIM115 - closed by close()
             mode="w+b")
         return stdio_client(params, errlog=self._stderr)  # type: ignore[arg-type]
+
+
+class _OneLineHandler(logging.Handler):
+    """The SDK logs with `logger.exception` (e.g. for every stdout line of a server that is
+    not JSON-RPC); with logging unconfigured (the CLI), Python's last-resort handler would
+    print those tracebacks on the user's terminal. One line instead."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            message = record.getMessage()
+            exc = record.exc_info[1] if record.exc_info else None
+            if message.startswith("Failed to parse JSONRPC message"):
+                message = ("an MCP server wrote a line that is not JSON-RPC to its stdout "
+                           "(a server must log to stderr); the line was ignored")
+                value = _bad_input(exc)
+                if value:
+                    message += f": {value}"
+            elif exc is not None:
+                message += f": {_short(exc)}"
+            sys.stderr.write(f"wfops: warning: {message.splitlines()[0] if message else record.levelname}\n")
+        except Exception:  # noqa: BLE001 - logging must never break a run
+            self.handleError(record)
+
+
+def _quiet_sdk_logging() -> None:
+    logger = logging.getLogger("mcp.client")
+    if not any(isinstance(h, _OneLineHandler) for h in logger.handlers):
+        handler = _OneLineHandler(logging.WARNING)
+        # Propagation stays on: an application that configured logging still gets the records.
+        logger.addHandler(handler)
+
+
+def _bad_input(exc: BaseException | None) -> str:
+    """The offending line of a pydantic JSON error (its `input`), shortened."""
+    errors = getattr(exc, "errors", None)
+    try:
+        value = errors()[0].get("input") if callable(errors) else None
+    except Exception:  # noqa: BLE001 - only decoration for a message
+        return ""
+    if value is None:
+        return ""
+    if isinstance(value, bytes):
+        value = value.decode("utf-8", "replace")
+    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    return repr(text[:80] + ("…" if len(text) > 80 else ""))
 
 
 def _context_meta(context: StepContext) -> dict[str, Any]:

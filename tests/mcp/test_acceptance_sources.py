@@ -1,0 +1,149 @@
+"""Acceptance, from the outside: MCP sources driven through the `wfops` CLI as a user would
+(SPEC §4, §6 drift at run time, `--live`), with a server whose contract the test changes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import write
+from tests.everyday.helpers import wfops
+
+# A server whose `add` tool gains a required input when variant.txt says "b"; it can also
+# print a banner on stdout before serving (a common mistake of hand-written servers).
+SERVER = '''
+import os
+from pathlib import Path
+from typing import TypedDict
+
+from mcp.server.mcpserver import MCPServer
+
+app = MCPServer("acceptance")
+VARIANT = Path("variant.txt").read_text().strip()
+
+
+class Out(TypedDict):
+    n: int
+    pid: int
+    cwd: str
+    env: str
+
+
+if VARIANT == "b":
+    @app.tool()
+    def add(a: int, b: int, c: int) -> Out:
+        """Add three ints."""
+        return {"n": a + b + c, "pid": os.getpid(), "cwd": os.getcwd(), "env": os.environ.get("QA_X", "")}
+else:
+    @app.tool()
+    def add(a: int, b: int) -> Out:
+        """Add two ints."""
+        return {"n": a + b, "pid": os.getpid(), "cwd": os.getcwd(), "env": os.environ.get("QA_X", "")}
+
+if Path("banner.txt").exists():
+    print(Path("banner.txt").read_text().strip(), flush=True)
+app.run()
+'''
+
+SUM = """
+name: sum
+state: {r: {type: object}, r2: {type: object}}
+output: {r: $state.r, r2: $state.r2}
+steps:
+  - {id: one, uses: m.add, with: {a: 2, b: 3}, save: state.r, next: two}
+  - {id: two, uses: m.add, with: {a: 1, b: 1}, save: state.r2, next: end}
+"""
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("acceptance-mcp")
+    write(root, {
+        "tools/srv.py": SERVER,
+        "tools/variant.txt": "a\n",
+        "sources.yaml": """
+            sources:
+              calc:
+                kind: mcp
+                command: [python, srv.py]
+                cwd: tools
+                env: {QA_X: from-sources-yaml}
+            """,
+        "workflows/sum.yaml": SUM,
+        "deployments/fail.yaml": "name: sum.fail\nworkflow: sum\nbindings: {m: calc}\ndrift: fail\n",
+        "deployments/warn.yaml": "name: sum.warn\nworkflow: sum\nbindings: {m: calc}\ndrift: warn\n",
+    })
+    compiled = wfops("compile", cwd=root)
+    assert compiled.returncode == 0, compiled.stdout + compiled.stderr
+    return root
+
+
+@pytest.fixture
+def variant(project: Path):
+    def set_variant(value: str) -> None:
+        (project / "tools/variant.txt").write_text(value + "\n")
+
+    yield set_variant
+    set_variant("a")
+    (project / "tools/banner.txt").unlink(missing_ok=True)
+
+
+def test_one_session_with_argv_cwd_and_env_serves_the_whole_run(project: Path) -> None:
+    proc = wfops("run", "sum.fail", "--json", cwd=project)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)["output"]
+    assert out["r"]["n"] == 5 and out["r2"]["n"] == 2
+    assert out["r"]["pid"] == out["r2"]["pid"]  # one server process for both steps
+    assert Path(out["r"]["cwd"]) == (project / "tools").resolve()
+    assert out["r"]["env"] == "from-sources-yaml"
+
+
+def test_drift_fail_refuses_with_exit_2_and_points_at_check_live(project: Path, variant) -> None:
+    variant("b")
+    proc = wfops("run", "sum.fail", cwd=project)
+    assert proc.returncode == 2
+    assert "error[capability-drift]" in proc.stderr and "input field `c` added" in proc.stderr
+    # plain `wfops check` reads MCP contracts from the lock: the advice must name --live
+    assert "`wfops check --live`" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    live = wfops("check", "--live", "--format", "json", cwd=project)
+    assert live.returncode == 1
+    assert "capability-drift" in {d["code"] for d in json.loads(live.stdout)["diagnostics"]}
+    assert wfops("check", cwd=project).returncode == 0  # without --live no server is contacted
+
+
+def test_drift_warn_runs_and_warns(project: Path, variant) -> None:
+    variant("b")
+    proc = wfops("run", "sum.warn", "--json", cwd=project)
+    assert "warning[capability-drift]" in proc.stderr
+    run = json.loads(proc.stdout)
+    # the run went on; the changed tool then rejects the old arguments: a step failure
+    assert run["status"] == "failed" and proc.returncode == 1
+    assert run["error"]["step"] == "one" and "mcp tool calc.add failed" in run["error"]["message"]
+
+
+def test_a_banner_on_the_servers_stdout_is_one_line_not_a_traceback(project: Path, variant) -> None:
+    (project / "tools/banner.txt").write_text("starting acceptance server v1\n")
+    proc = wfops("run", "sum.fail", cwd=project)
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr and "ValidationError" not in proc.stderr
+    warning = [line for line in proc.stderr.splitlines() if "not JSON-RPC" in line]
+    assert len(warning) == 1 and "starting acceptance server v1" in warning[0]
+
+
+def test_a_server_that_only_writes_garbage_is_refused_cleanly(tmp_path: Path) -> None:
+    write(tmp_path, {
+        "sources.yaml": """
+            sources:
+              bad: {kind: mcp, command: [python, -c, "print('hello'); print(42)"]}
+            """,
+        "workflows/w.yaml": "name: w\nsteps:\n  - {id: a, uses: bad.x, next: end}\n",
+        "deployments/w.yaml": "name: w.local\nworkflow: w\n",
+    })
+    for args, code in ((("compile",), 1), (("check", "--live"), 1)):
+        proc = wfops(*args, cwd=tmp_path)
+        assert proc.returncode == code, (args, proc.stdout, proc.stderr)
+        assert "Traceback" not in proc.stderr + proc.stdout
+        assert "mcp source 'bad'" in proc.stderr + proc.stdout
