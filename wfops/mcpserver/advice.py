@@ -64,11 +64,18 @@ def after_run(run: Any) -> list[str]:
         step = (run.error or {}).get("step")
         where = f" (it failed at step {step!r})" if step else ""
         return [f"read_trace with run_id={run.run_id!r} to see each step's input and error{where}",
-                "fix the cause, then run_deployment again (or resume_run if the cause was transient)"]
+                "fix the cause, then run_deployment again (a failed run is final and cannot be resumed)"]
     if run.status == "running":
         return [f"show_run with run_id={run.run_id!r} later; if its process died, "
                 f"resume_run with run_id={run.run_id!r}"]
     return [f"read_trace with run_id={run.run_id!r} to see every step"]
+
+
+def after_error(exc: Any) -> list[str]:
+    """A known error's advice, in tool calls (its hint is written for the CLI)."""
+    if type(exc).__name__ == "UnknownRunError":
+        return ["list_runs to see the stored runs and their run_id"]
+    return [exc.hint] if exc.hint else []
 
 
 def after_refusal(diagnostics: Iterable[Diagnostic], hint: str | None, tool: str) -> list[str]:

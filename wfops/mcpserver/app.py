@@ -173,6 +173,8 @@ def _failure(result: type[R], required: dict[str, Any], exc: Exception, tool: st
 
     from wfops.errors import RefusedError, WfopsError
 
+    if isinstance(exc, WfopsError) and "exit_code" in result.model_fields:
+        required = {**required, "exit_code": exc.exit_code}  # as the CLI twin would exit (2: refused)
     if isinstance(exc, RefusedError):
         found = list(exc.diagnostics)
         from wfops.mcpserver.advice import after_refusal
@@ -180,7 +182,9 @@ def _failure(result: type[R], required: dict[str, Any], exc: Exception, tool: st
         return result(ok=False, error=_error(exc), diagnostics=[DiagnosticOut.of(d) for d in found],
                       next_steps=after_refusal(found, exc.hint, tool), **required)
     if isinstance(exc, WfopsError):
-        return result(ok=False, error=_error(exc), next_steps=[exc.hint] if exc.hint else [], **required)
+        from wfops.mcpserver.advice import after_error
+
+        return result(ok=False, error=_error(exc), next_steps=after_error(exc), **required)
     if isinstance(exc, NotImplementedError) or (isinstance(exc, ImportError)
                                                  and (exc.name or "").startswith("wfops")):
         return result(ok=False, error=ErrorOut(

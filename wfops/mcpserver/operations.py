@@ -54,16 +54,33 @@ def _fresh(root: Path) -> None:
 
 
 def validate_files(opts: ServerOptions, paths: list[str]) -> ValidateResult:
+    """As `wfops validate PATHS`: the same selection (files, folders, a python source reported
+    at sources.yaml, a missing path is `file-missing`), with paths relative to the project root."""
+    from wfops.cli.validate_cmd import select
+    from wfops.compiler.standalone import validate_file
     from wfops.compiler.validate import validate_project
 
     _fresh(opts.root)
     validation = validate_project(opts.root)
-    wanted = {_project_relative(opts.root, p) for p in paths}
-    found = [d for d in validation.diagnostics if not wanted or d.file in wanted]
-    checked = sorted(wanted) if wanted else ["(whole project)"]
+    root = opts.root.resolve()
+    selection = select(root, [str(root / p) for p in paths])
+    # Findings name files as the client gave them (project-relative), not as absolute paths.
+    found = [_as_given(d, root) for d in selection.missing]
+    if selection.everything or selection.files or selection.folders:
+        found += [d for d in validation.diagnostics if selection.wants(d)]
+    for path, shown, quiet in selection.standalone:
+        found += validate_file(path, shown, quiet_unknown=quiet)
+    checked = sorted({_project_relative(opts.root, p) for p in paths}) or ["(whole project)"]
     return ValidateResult(ok=not any(d.is_error for d in found), diagnostics=_diagnostics(found),
                           checked=checked,
                           next_steps=advice.after_validate(found, sorted(validation.project.deployments)))
+
+
+def _as_given(diagnostic: Any, root: Path) -> Any:
+    from dataclasses import replace
+
+    shown = _project_relative(root, diagnostic.file)
+    return replace(diagnostic, file=shown, message=diagnostic.message.replace(diagnostic.file, shown))
 
 
 def validate_text(opts: ServerOptions, text: str, kind: str, path: str | None) -> ValidateResult:
