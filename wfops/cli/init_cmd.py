@@ -11,13 +11,14 @@ the `# yaml-language-server: $schema=...` line of every file offline.
 from __future__ import annotations
 
 import json
+import shlex
 from collections.abc import Iterator
 from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
 
 from wfops.cli.output import say
-from wfops.errors import UsageError
+from wfops.errors import UsageError, WfopsError
 
 SCHEMA_DIR = ".wfops-schemas"
 SCHEMA_KINDS = ("workflow", "deployment", "sources")
@@ -35,11 +36,16 @@ def run(*, directory: str = ".", force: bool = False) -> int:
         more = f" (and {len(conflicts) - 1} more)" if len(conflicts) > 1 else ""
         raise UsageError(f"{target / conflicts[0]} already exists{more}; nothing was written",
                          hint="pass --force to overwrite the scaffold's files")
-    for rel, text in files.items():
-        path = target / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8", newline="\n")
-    _merge_gitignore(target / ".gitignore", gitignore)
+    try:
+        for rel, text in files.items():
+            path = target / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8", newline="\n")
+        _merge_gitignore(target / ".gitignore", gitignore)
+    except OSError as exc:  # a read-only place, a file where a folder should be, a full disk
+        where = exc.filename or target
+        raise WfopsError(f"cannot write the project in {directory}: {where}: {exc.strerror or exc}",
+                         hint="choose a directory you can write to") from None
     _next_steps(target, sorted([*files, ".gitignore"]))
     return 0
 
@@ -100,9 +106,16 @@ def _next_steps(target: Path, written: list[str]) -> None:
     say("")
     say("Next steps:")
     if target.resolve() != Path.cwd().resolve():
-        say(f"  cd {target}")
+        say(f"  cd {shlex.quote(str(target))}")
     say("  wfops validate                      # syntax, schema and static checks")
     say("  wfops compile                       # write wfops.lock (commit it)")
     say("  wfops run hello.local --input name=you")
     say("  wfops graph hello                   # the workflow as a Mermaid diagram")
+    if not _in_git_repo(target):
+        say("  git init                            # pre-commit and CI need a git repository")
     say("  pre-commit install                  # validate and check on every commit")
+
+
+def _in_git_repo(target: Path) -> bool:
+    here = target.resolve()
+    return any((folder / ".git").exists() for folder in (here, *here.parents))

@@ -164,8 +164,8 @@ def _mermaid(workflow: Any, nodes: list[Node], edges: list[Edge], on_path: set[s
 
 
 def _mm(text: str) -> str:
-    """Escape text for a quoted Mermaid label."""
-    return (text.replace("&", "#amp;").replace('"', "#quot;").replace("<", "#lt;")
+    """Escape text for a quoted Mermaid label (`#` first: Mermaid reads `#...;` as an entity)."""
+    return (text.replace("#", "#35;").replace("&", "#amp;").replace('"', "#quot;").replace("<", "#lt;")
             .replace(">", "#gt;").replace("|", "#124;"))
 
 
