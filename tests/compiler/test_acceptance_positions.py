@@ -97,3 +97,19 @@ def test_messages_and_hints_read_as_a_person_wrote_them(tmp_path: Path) -> None:
     # The saved value is a string: the hint must not suggest `{type: object}`.
     assert "{type: object}" not in by_code["unknown-state-field"]["hint"]
     assert (by_code["unknown-state-field"]["line"], by_code["unknown-state-field"]["column"]) == (13, 18)
+
+
+def test_project_discovery_from_a_subdirectory_and_project_flag(tmp_path: Path) -> None:
+    root = write(tmp_path / "proj", {"sources.yaml": "sources: {}\n",
+                                     "workflows/w.yaml": NESTED.replace("{cond}", "eq: [1]")})
+    below = validate(root / "workflows")
+    assert below.returncode == 1 and below.stdout.startswith("workflows/w.yaml:9:19:")
+    elsewhere = validate(tmp_path, "--project", "proj")
+    assert elsewhere.returncode == 1 and elsewhere.stdout.startswith("workflows/w.yaml:9:19:")
+    wrong = validate(tmp_path, "--project", "proj/workflows")  # no sources.yaml there: not "ok"
+    assert (wrong.returncode, wrong.stdout) == (2, "")
+    assert wrong.stderr.startswith("wfops: error: --project proj/workflows: not a wfops project")
+    file = validate(tmp_path, "--project", "proj/sources.yaml")
+    assert file.returncode == 2 and "not a directory" in file.stderr
+    nowhere = validate(tmp_path)
+    assert nowhere.returncode == 2 and nowhere.stderr.startswith("wfops: error: no wfops project here")

@@ -85,7 +85,9 @@ def test_find_root(tmp_path: Path) -> None:
     deep = tmp_path / "a" / "b"
     deep.mkdir(parents=True)
     assert find_root(deep) == tmp_path.resolve()
-    assert find_root(None, tmp_path / "a") == (tmp_path / "a").resolve()
+    assert find_root(None, tmp_path) == tmp_path.resolve()
+    with pytest.raises(ProjectNotFound, match="not a wfops project"):
+        find_root(None, tmp_path / "a")  # an empty directory would validate as "ok", checking nothing
     with pytest.raises(ProjectNotFound):
         find_root(None, tmp_path / "missing")
     lonely = tmp_path.parent / (tmp_path.name + "-lonely")

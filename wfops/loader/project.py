@@ -27,7 +27,13 @@ def find_root(start: Path | None = None, explicit: Path | str | None = None) -> 
     if explicit is not None:
         root = Path(explicit).resolve()
         if not root.is_dir():
-            raise ProjectNotFound(f"--project {explicit}: no such directory")
+            what = "not a directory" if root.exists() else "no such directory"
+            raise ProjectNotFound(f"--project {explicit}: {what}", hint="give the directory that holds sources.yaml")
+        # A wrong directory would otherwise validate as an empty project: "ok" for nothing checked.
+        if not any((root / marker).exists() for marker in (SOURCES_FILE, LOCK_FILE, "workflows", "deployments")):
+            raise ProjectNotFound(f"--project {explicit}: not a wfops project (no {SOURCES_FILE}, {LOCK_FILE}, "
+                                  "workflows/ or deployments/ in it)",
+                                  hint="give the project's root directory, or run `wfops init` there")
         return root
     here = (start or Path.cwd()).resolve()
     for candidate in (here, *here.parents):
