@@ -147,3 +147,22 @@ def test_a_server_that_only_writes_garbage_is_refused_cleanly(tmp_path: Path) ->
         assert proc.returncode == code, (args, proc.stdout, proc.stderr)
         assert "Traceback" not in proc.stderr + proc.stdout
         assert "mcp source 'bad'" in proc.stderr + proc.stdout
+
+
+def test_env_values_can_come_from_wfops_environment(project: Path) -> None:
+    sources = project / "sources.yaml"
+    original = sources.read_text()
+    sources.write_text(original.replace("env: {QA_X: from-sources-yaml}",
+                                        'env: {QA_X: "${QA_TOKEN}/${QA_REGION:-eu}/$${literal}"}'))
+    try:
+        unset = wfops("run", "sum.fail", cwd=project)
+        assert unset.returncode == 2
+        assert "`env.QA_X` needs the environment variable QA_TOKEN, which is not set" in unset.stderr
+        assert "export QA_TOKEN=" in unset.stderr and "Traceback" not in unset.stderr
+
+        given = wfops("run", "sum.fail", "--json", cwd=project, env={"QA_TOKEN": "t0k"})
+        assert given.returncode == 0, given.stderr
+        assert json.loads(given.stdout)["output"]["r"]["env"] == "t0k/eu/${literal}"
+        assert wfops("check", cwd=project).returncode == 0  # env is not part of any contract
+    finally:
+        sources.write_text(original)

@@ -50,8 +50,8 @@ async def opened_sources(sources: Mapping[str, Source], ids: Iterable[str]) -> A
             except RefusedError:
                 raise
             except Exception as exc:  # a server that will not start refuses the run, cleanly
-                raise RefusedError(f"source {source_id!r} could not be started: {exc}",
-                                   hint="run `wfops check --live` to see what the source says") from None
+                hint = getattr(exc, "hint", None) or "run `wfops check --live` to see what the source says"
+                raise RefusedError(f"source {source_id!r} could not be started: {exc}", hint=hint) from None
             opened[source_id] = source
         yield opened
     finally:

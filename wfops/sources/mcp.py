@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import re
 import sys
 import tempfile
 from collections.abc import Mapping
@@ -176,7 +177,9 @@ class McpClientSource:
                 raise
             message = self._describe_failure(exc, started=ready.done())
             if not ready.done():
-                ready.set_exception(CapabilityError(message, hint=self._start_hint()))
+                leaf = _first_leaf(exc)
+                own = leaf.hint if isinstance(leaf, CapabilityError) else None  # e.g. an unset env variable
+                ready.set_exception(CapabilityError(message, hint=own or self._start_hint()))
             else:
                 self._failure = message
             if isinstance(exc, asyncio.CancelledError):
@@ -333,6 +336,23 @@ class McpClientSource:
             argv[0] = sys.executable
         return argv
 
+    def _env(self) -> dict[str, str]:
+        """`env:` with `${NAME}` / `${NAME:-default}` taken from wfops's own environment, so a
+        token reaches the server without being written into the committed sources.yaml."""
+        import os
+
+        env: dict[str, str] = {}
+        for key, value in self.spec.env.items():
+            unset = [m.group(1) for m in _ENV_REF.finditer(value)
+                     if m.group(1) not in os.environ and m.group(2) is None]
+            if unset:
+                raise CapabilityError(
+                    f"mcp source {self.id!r}: `env.{key}` needs the environment variable {unset[0]}, "
+                    "which is not set", hint=f"export {unset[0]}=... before running wfops, or give a "
+                    f"default: ${{{unset[0]}:-value}}")
+            env[key] = _ENV_REF.sub(_expand, value).replace("$${", "${")
+        return env
+
     def _cwd(self) -> Path:
         cwd = (self.root / self.spec.cwd) if self.spec.cwd else self.root
         if not cwd.is_dir():
@@ -347,7 +367,7 @@ class McpClientSource:
         from mcp.client.stdio import stdio_client
 
         argv = self._argv()
-        params = StdioServerParameters(command=argv[0], args=argv[1:], env=dict(self.spec.env),
+        params = StdioServerParameters(command=argv[0], args=argv[1:], env=self._env(),
                                        cwd=str(self._cwd()))
         # The server's stderr goes to a file: its logs stay off the user's terminal and
         # its last lines explain a crash.
@@ -399,6 +419,17 @@ def _bad_input(exc: BaseException | None) -> str:
         value = value.decode("utf-8", "replace")
     text = value if isinstance(value, str) else json.dumps(value, default=str)
     return repr(text[:80] + ("…" if len(text) > 80 else ""))
+
+
+#: `${NAME}` or `${NAME:-default}` in an `env:` value; `$${` is a literal `${`.
+_ENV_REF = re.compile(r"(?<!\$)\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+def _expand(match: re.Match[str]) -> str:
+    import os
+
+    name, default = match.group(1), match.group(2)
+    return os.environ.get(name, default if default is not None else "")
 
 
 def _context_meta(context: StepContext) -> dict[str, Any]:
