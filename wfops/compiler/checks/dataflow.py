@@ -192,7 +192,7 @@ class Flow:
         if catch is not None and catch.save:
             self.write(sch(ERROR_SCHEMA), catch.save, ("steps", index, "catch", "save"), "the caught error")
         if fields(step).get("errors"):
-            self.write(sch(ITEM_ERRORS_SCHEMA), step.errors, ("steps", index, "errors"), "the item errors")
+            self.write(sch(ITEM_ERRORS_SCHEMA), step.errors, ("steps", index, "errors"), "the list of item errors")
 
     def call_step(self, index: int, step: Any, input_schema: dict, output_schema: dict, ref: str) -> None:
         foreach = fields(step).get("foreach")

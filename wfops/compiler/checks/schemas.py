@@ -123,4 +123,51 @@ def schema_problem(schema: Any) -> tuple[tuple, str] | None:
         if path and path[-1] == "type":
             return path, f"{exc.instance!r} is not a JSON Schema type; use " + ", ".join(sorted(JSON_TYPES))
         return path, exc.message
+    return _dangling_ref(schema)
+
+
+# Keywords whose values are data, not schemas: a `$ref` key inside them is not a reference.
+_DATA = frozenset({"const", "enum", "default", "examples"})
+
+
+def _refs(schema: Any, at: tuple = ()) -> Iterator[tuple[tuple, str]]:
+    if isinstance(schema, dict):
+        for key, value in schema.items():
+            if key == "$ref" and isinstance(value, str):
+                yield (*at, key), value
+            elif key not in _DATA:
+                yield from _refs(value, (*at, key))
+    elif isinstance(schema, list):
+        for index, value in enumerate(schema):
+            yield from _refs(value, (*at, index))
+
+
+def _has_id(schema: Any) -> bool:
+    if isinstance(schema, dict):
+        return "$id" in schema or any(_has_id(v) for k, v in schema.items() if k not in _DATA)
+    return isinstance(schema, list) and any(_has_id(v) for v in schema)
+
+
+def _dangling_ref(schema: Any) -> tuple[tuple, str] | None:
+    """A `$ref` that points nowhere inside the schema: a run would refuse the schema.
+
+    wfops never fetches remote schemas, so only what the schema itself holds can be
+    reached. Schemas with `$id` (their own base URIs) are left to run time.
+    """
+    refs = list(_refs(schema))
+    if not refs or _has_id(schema):
+        return None
+    from referencing import Registry
+    from referencing.exceptions import Unresolvable
+    from referencing.jsonschema import DRAFT202012
+
+    base = "urn:wfops:embedded-schema"
+    resolver = Registry().with_resource(base, DRAFT202012.create_resource(schema)).resolver(base_uri=base)
+    for at, ref in refs:
+        try:
+            resolver.lookup(ref)
+        except Unresolvable:
+            where = "outside this schema (wfops does not fetch schemas)" if not ref.startswith("#") \
+                else "to nothing in this schema"
+            return at, f"`$ref: {ref}` points {where}"
     return None
