@@ -57,7 +57,7 @@ def _call(verb: str, **kwargs: Any) -> None:
 
 @app.command()
 def init(directory: Annotated[str, typer.Argument(help="Where to create the project.")] = ".",
-         force: Annotated[bool, typer.Option(help="Write into a non-empty directory.")] = False) -> None:
+         force: Annotated[bool, typer.Option(help="Overwrite the files the scaffold writes (an existing .gitignore is appended to).")] = False) -> None:
     """Scaffold a working project: sources, a workflow, a deployment, pre-commit and CI config."""
     _call("init_cmd", directory=directory, force=force)
 

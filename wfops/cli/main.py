@@ -50,6 +50,8 @@ def _run_typer(args: list[str]) -> int:
 
     try:
         code = app(args=args, standalone_mode=False, prog_name="wfops")
+        if code == 130:  # typer turns Ctrl-C into a silent Exit(130); say what happened
+            sys.stderr.write("wfops: interrupted\n")
         # Without standalone mode click *returns* the code of a typer.Exit instead of exiting.
         return code if isinstance(code, int) else 0
     except Exit as exc:
