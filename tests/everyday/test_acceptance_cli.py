@@ -37,3 +37,25 @@ def test_ctrl_c_during_a_run_says_interrupted_and_leaves_it_resumable(tmp_path: 
     listed = subprocess.run([*wfops, "runs", "list", "--status", "running", "--json"], cwd=tmp_path, env=env,
                             capture_output=True, text=True)
     assert '"status": "running"' in listed.stdout  # left resumable, not marked failed
+
+
+def test_caps_list_says_the_lock_holds_only_used_tools(tmp_path: Path) -> None:
+    from tests.everyday.helpers import wfops as run_wfops
+    from tests.mcp.helpers import STATEFUL
+
+    write(tmp_path, {
+        "sources.yaml": f"""
+            sources:
+              used: {{kind: mcp, command: [python, {STATEFUL}]}}
+              idle: {{kind: mcp, command: [python, {STATEFUL}]}}
+            """,
+        "workflows/w.yaml": "name: w\nsteps:\n  - {id: a, uses: used.counter, next: end}\n",
+    })
+    assert run_wfops("compile", cwd=tmp_path).returncode == 0
+    listed = run_wfops("caps", "list", cwd=tmp_path)
+    assert listed.returncode == 0
+    assert "used.counter" in listed.stdout and "used.echo" not in listed.stdout  # the lock's view
+    notes = [line for line in listed.stderr.splitlines() if line.startswith("note:")]
+    assert any("used: only the tools workflows use" in n and "--source used" in n for n in notes)
+    assert any("idle: MCP source not in wfops.lock (no workflow uses it yet)" in n for n in notes)
+    assert not any("run `wfops compile`" in n for n in notes)  # compile would not add them

@@ -149,7 +149,8 @@ def capabilities(opts: ServerOptions, source: str | None) -> CapabilitiesResult:
     caps = [CapabilityOut(**entry.to_dict(schemas=True)) for entry in entries]
     steps = ["use a capability in a workflow step as `uses: <source>.<name>` and validate"]
     if notes:
-        steps.insert(0, "compile to snapshot the contracts of the MCP sources the lock does not hold")
+        steps.insert(0, "list_capabilities with source=<an MCP source id> to start it and list every "
+                        "tool (wfops.lock holds only the tools workflows use)")
     # Only findings about the sources matter here; `validate` reports the workflows.
     found = [d for d in catalog.diagnostics if d.file == SOURCES_FILE]
     return CapabilitiesResult(ok=not any(d.is_error for d in found), capabilities=caps, notes=notes,

@@ -65,9 +65,14 @@ class Catalog:
                 found += [Entry(cap, "live") for _, cap in sorted(open_live(source).items())]
             else:
                 locked = self.locked(sid)
+                # The lock snapshots only the tools workflows use (SPEC §6): say so, or the
+                # list looks complete and `wfops compile` looks like the way to fill it.
                 if locked is None:
-                    notes.append(f"{sid}: MCP source not in wfops.lock; run `wfops compile`, "
-                                 f"or `wfops caps list --source {sid}` to start it")
+                    notes.append(f"{sid}: MCP source not in wfops.lock (no workflow uses it yet); "
+                                 f"`wfops caps list --source {sid}` starts it and lists every tool")
+                else:
+                    notes.append(f"{sid}: only the tools workflows use, as wfops.lock holds them; "
+                                 f"`wfops caps list --source {sid}` starts it and lists every tool")
                 found += [Entry(cap, "lock") for _, cap in sorted((locked or {}).items())]
         return found, notes
 
