@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from wfops.compiler.checks.conditions import check_conditions
 from wfops.compiler.checks.context import CheckContext, Env, Sink, fields
 from wfops.compiler.checks.cycles import check_cycles
 from wfops.compiler.checks.dataflow import Flow
@@ -53,6 +54,7 @@ def file_checks(loaded: Loaded, sink: Sink, workflows: dict[str, Loaded]) -> Non
     check_targets(loaded, sink)
     check_reachable(loaded, sink)
     check_paths(loaded, sink)
+    check_conditions(loaded, sink)
     check_schemas(loaded, sink)
     check_reducers(loaded, sink)
     flow = Flow(loaded, sink)
