@@ -14,6 +14,7 @@ def run(*, live: bool, format: str, project: str | None) -> int:
         from wfops.errors import UsageError
 
         raise UsageError(f"unknown format {format!r}", hint="use one of: " + ", ".join(FORMATS))
-    diagnostics = check_project(find_root(explicit=project), live=live)
-    render(diagnostics, format, sys.stdout)
+    root = find_root(explicit=project)
+    diagnostics = check_project(root, live=live)
+    render(diagnostics, format, sys.stdout, root)
     return 1 if any(d.is_error for d in diagnostics) else 0

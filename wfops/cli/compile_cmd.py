@@ -27,14 +27,14 @@ def run(*, out: str | None, format: str, project: str | None) -> int:
     out_dir = _out_directory(out) if out else None  # refused before anything is written
     validation = validate_project(root, live=True)  # compile is where MCP contracts get snapshotted
     if not validation.ok:
-        render(validation.diagnostics, format, sys.stdout)
+        render(validation.diagnostics, format, sys.stdout, root)
         warn("wfops compile: not written: fix the errors above first")
         return 1
     compiled = compile_project(validation)
     # A lock whose deployment pins another artifact would fail `wfops check` at once.
     refused = pin_mismatches(validation, compiled, EVERYTHING)
     if refused:
-        render([*validation.diagnostics, *refused], format, sys.stdout)
+        render([*validation.diagnostics, *refused], format, sys.stdout, root)
         warn("wfops compile: not written: fix the errors above first")
         return 1
     lock = compiled.to_lock()
@@ -52,7 +52,7 @@ def run(*, out: str | None, format: str, project: str | None) -> int:
                     "artifacts": written, "diagnostics": [d.to_dict() for d in diagnostics]})
         return 0
     if diagnostics:
-        render(diagnostics, format, sys.stdout)
+        render(diagnostics, format, sys.stdout, root)
     report = say if format == "text" else warn
     contracts = sum(len(s["capabilities"]) for s in lock["sources"].values())
     report(f"wrote wfops.lock: {_count(len(lock['workflows']), 'workflow')}, "

@@ -45,7 +45,7 @@ def run(*, paths: list[str], format: str, project: str | None) -> int:
         from wfops.compiler.standalone import validate_file
 
         found += validate_file(path, shown, quiet_unknown=quiet)
-    render(found, format, sys.stdout)
+    render(found, format, sys.stdout, root)
     return 1 if has_errors(found) else 0
 
 

@@ -6,7 +6,10 @@ Each format lives in its own module, imported only when asked for.
 
 from __future__ import annotations
 
+import os
+from dataclasses import replace
 from importlib import import_module
+from pathlib import Path
 from typing import TextIO
 
 from wfops.diagnostics import Diagnostic, sort_key
@@ -22,13 +25,35 @@ FORMATS = {
 __all__ = ["FORMATS", "render", "summary_line"]
 
 
-def render(diagnostics: list[Diagnostic], fmt: str, stream: TextIO) -> None:
-    """Write `diagnostics` to `stream` in format `fmt`, in file:line:col order."""
+def render(diagnostics: list[Diagnostic], fmt: str, stream: TextIO, root: Path | None = None) -> None:
+    """Write `diagnostics` to `stream` in format `fmt`, in file:line:col order.
+
+    `root`: the project root the diagnostics' files are relative to. GitHub
+    annotations and SARIF results are resolved against the checkout
+    (`$GITHUB_WORKSPACE`, else the working directory), so for a project in a
+    subdirectory of it their files are prefixed with that subdirectory; text and
+    JSON keep project-relative files.
+    """
     module = FORMATS.get(fmt)
     if module is None:
         raise UsageError(f"unknown format {fmt!r}", hint="use one of: " + ", ".join(FORMATS))
+    if root is not None and fmt in ("github", "sarif"):
+        prefix = _below_checkout(root)
+        if prefix:
+            diagnostics = [d if os.path.isabs(d.file) else replace(d, file=f"{prefix}/{d.file}")
+                           for d in diagnostics]
     ordered = sorted(diagnostics, key=sort_key)
     import_module(module).render(ordered, stream)
+
+
+def _below_checkout(root: Path) -> str:
+    """The project root relative to the checkout, as a posix prefix ("" when it is the checkout)."""
+    base = Path(os.environ.get("GITHUB_WORKSPACE") or Path.cwd())
+    try:
+        inside = root.resolve().relative_to(base.resolve())
+    except (ValueError, OSError):
+        return ""  # not below the checkout: project-relative is the best we have
+    return "" if inside == Path(".") else inside.as_posix()
 
 
 # Not called `summary`: `wfops.report.summary` is the GitHub step-summary module, and

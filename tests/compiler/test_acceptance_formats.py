@@ -1,0 +1,63 @@
+"""Acceptance: the four output formats of SPEC §3, including a project in a subdirectory of the
+checkout, where GitHub annotations and SARIF must name files from the checkout root."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import REPO, write
+
+BROKEN = "name: w\nsteps:\n  - id: a\n    uses: std.echo\n    with: {value: 1}\n    next: nowhere\n"
+
+
+def wfops(cwd: Path, *args: str, workspace: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env.pop("GITHUB_WORKSPACE", None)
+    if workspace is not None:
+        env["GITHUB_WORKSPACE"] = str(workspace)
+    done = subprocess.run([sys.executable, "-m", "wfops", *args], cwd=cwd, capture_output=True, text=True,
+                          env=env, timeout=60)
+    assert "Traceback" not in done.stderr
+    return done
+
+
+def checkout(tmp_path: Path) -> Path:
+    write(tmp_path / "repo", {"services/flows/sources.yaml": "sources: {}\n",
+                              "services/flows/workflows/w.yaml": BROKEN})
+    return tmp_path / "repo"
+
+
+def test_every_format_at_the_project_root(tmp_path: Path) -> None:
+    root = checkout(tmp_path) / "services/flows"
+    text = wfops(root, "validate")
+    assert text.returncode == 1
+    assert text.stdout.splitlines()[:2] == [
+        "workflows/w.yaml:6:11: error[unknown-target] step `a` routes outcome `ok` to `nowhere`, "
+        "which is not a step of this workflow",
+        "  hint: route to a step id, or to `end`; choices: `a`"]
+    report = json.loads(wfops(root, "validate", "--format", "json").stdout)
+    assert set(report) == {"ok", "diagnostics"} and report["ok"] is False
+    assert set(report["diagnostics"][0]) == {"severity", "code", "message", "file", "line", "column", "hint"}
+    github = wfops(root, "validate", "--format", "github").stdout.splitlines()[0]
+    assert github.startswith("::error file=workflows/w.yaml,line=6,col=11,title=wfops unknown-target::")
+
+
+def test_github_and_sarif_name_files_from_the_checkout(tmp_path: Path) -> None:
+    repo = checkout(tmp_path)
+    for args in (["validate"], ["check"]):
+        github = wfops(repo, *args, "--project", "services/flows", "--format", "github")
+        assert github.returncode == 1
+        assert "::error file=services/flows/workflows/w.yaml,line=6,col=11," in github.stdout
+    sarif = json.loads(wfops(repo, "validate", "--project", "services/flows", "--format", "sarif").stdout)
+    location = sarif["runs"][0]["results"][0]["locations"][0]["physicalLocation"]
+    assert location["artifactLocation"]["uri"] == "services/flows/workflows/w.yaml"
+    # A step with `working-directory:` inside the project: GITHUB_WORKSPACE is the checkout.
+    inside = wfops(repo / "services/flows/workflows", "validate", "--format", "github", workspace=repo)
+    assert "::error file=services/flows/workflows/w.yaml,line=6,col=11," in inside.stdout
+    # Text and JSON stay project-relative.
+    plain = json.loads(wfops(repo, "validate", "--project", "services/flows", "--format", "json").stdout)
+    assert plain["diagnostics"][0]["file"] == "workflows/w.yaml"
