@@ -174,3 +174,19 @@ def test_corrupt_lock_is_one_code_in_validate_and_check(weekly: Path) -> None:
     assert [d["code"] for d in json.loads(validated.stdout)["diagnostics"]] == ["corrupt-lock"]
     code, found = check_json(weekly)
     assert code == 1 and [(d["code"], d["file"], d["line"]) for d in found] == [("corrupt-lock", "wfops.lock", 1)]
+
+
+def test_mcp_compile_tool_refuses_a_pin_mismatch_like_the_cli(weekly: Path) -> None:
+    from wfops.mcpserver.operations import ServerOptions, compile_lock
+    from wfops.sources.python import forget_project_modules
+
+    before = (weekly / "wfops.lock").read_bytes()
+    edit(weekly / "deployments/weekly-report.local.yaml", "workflow: weekly-report ",
+         "workflow: weekly-report@sha256:deadbeef ")
+    try:
+        result = compile_lock(ServerOptions(weekly))
+    finally:
+        forget_project_modules(weekly)
+    assert result.ok is False
+    assert [d.code for d in result.diagnostics] == ["pin-mismatch"]
+    assert (weekly / "wfops.lock").read_bytes() == before

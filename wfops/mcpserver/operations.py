@@ -105,6 +105,7 @@ def compile_lock(opts: ServerOptions) -> CompileResult:
     from wfops.compiler.validate import validate_project
     from wfops.errors import WfopsError
     from wfops.lock.build import compile_project
+    from wfops.lock.drift import EVERYTHING, pin_mismatches
     from wfops.lock.lockfile import read_lock, write_lock
     from wfops.lock.summary import lock_changes
 
@@ -115,6 +116,10 @@ def compile_lock(opts: ServerOptions) -> CompileResult:
         return CompileResult(ok=False, diagnostics=_diagnostics(validation.diagnostics),
                              next_steps=advice.after_validate(validation.diagnostics, deployments))
     compiled = compile_project(validation)
+    refused = pin_mismatches(validation, compiled, EVERYTHING)  # as `wfops compile`: no lock check would fail
+    if refused:
+        return CompileResult(ok=False, diagnostics=_diagnostics(refused),
+                             next_steps=advice.after_validate(refused, deployments))
     lock = compiled.to_lock()
     try:
         previous = read_lock(opts.root)
