@@ -166,3 +166,42 @@ def test_env_values_can_come_from_wfops_environment(project: Path) -> None:
         assert wfops("check", cwd=project).returncode == 0  # env is not part of any contract
     finally:
         sources.write_text(original)
+
+
+WAIT = """
+name: wait
+state: {r: {type: object}}
+output: {r: $state.r}
+steps:
+  - {id: ask, interrupt: approval, request: {q: "go?"}, on: {go: add}}
+  - {id: add, uses: m.add, with: {a: 1, b: 2}, save: state.r, next: end}
+"""
+
+
+def test_resume_applies_the_drift_policy_to_the_servers_it_reopens(project: Path, variant) -> None:
+    write(project, {"workflows/wait.yaml": WAIT,
+                    "deployments/wait-fail.yaml": "name: wait.fail\nworkflow: wait\nbindings: {m: calc}\n",
+                    "deployments/wait-warn.yaml": "name: wait.warn\nworkflow: wait\nbindings: {m: calc}\n"
+                                                  "drift: warn\n"})
+    try:
+        assert wfops("compile", cwd=project).returncode == 0
+        waiting = {}
+        for name in ("wait.fail", "wait.warn"):
+            proc = wfops("run", name, "--json", cwd=project)
+            assert proc.returncode == 3, proc.stderr
+            waiting[name] = json.loads(proc.stdout)["run_id"]
+        variant("b")
+        refused = wfops("resume", waiting["wait.fail"], "--outcome", "go", cwd=project)
+        assert refused.returncode == 2, refused.stderr
+        assert "error[capability-drift]" in refused.stderr and "input field `c` added" in refused.stderr
+        warned = wfops("resume", waiting["wait.warn"], "--outcome", "go", cwd=project)
+        assert "warning[capability-drift]" in warned.stderr and warned.returncode == 1  # went on, then failed
+        variant("a")
+        shown = json.loads(wfops("runs", "show", waiting["wait.fail"], "--json", cwd=project).stdout)
+        assert shown["status"] == "interrupted"  # the refusal consumed nothing
+        done = wfops("resume", waiting["wait.fail"], "--outcome", "go", "--json", cwd=project)
+        assert done.returncode == 0 and json.loads(done.stdout)["output"]["r"]["n"] == 3
+    finally:
+        for rel in ("workflows/wait.yaml", "deployments/wait-fail.yaml", "deployments/wait-warn.yaml"):
+            (project / rel).unlink()
+        assert wfops("compile", cwd=project).returncode == 0

@@ -106,6 +106,7 @@ async def resume_run(options: ResumeOptions) -> RunResult:
     """Continue an interrupted run (answering its interrupt) or a crashed one (from its last
     committed step). The workflows come from the artifacts stored for the run, not the files."""
     from wfops.engine.engine import Engine
+    from wfops.runner.resume_drift import resumed_contract_drift
     from wfops.store import open_store
 
     root, db_path = _resume_paths(options)
@@ -129,10 +130,16 @@ async def resume_run(options: ResumeOptions) -> RunResult:
             sources = _project_sources(root, ids, snapshot.run_id)
             trace = store.trace(snapshot.run_id)
             async with opened_sources(sources, ids) as opened:
+                refusals, warnings = resumed_contract_drift(root, snapshot.deployment, workflows.values(),
+                                                            bindings, opened)
+                if refusals:
+                    raise RefusedError(f"resume of {snapshot.run_id} refused: an MCP source drifted",
+                                       diagnostics=refusals,
+                                       hint="fix the findings above (`wfops check --live` shows them too)")
                 engine = Engine(workflows, _resolver(opened, bindings), ProgressSink(store, options.on_step),
                                 deployment=snapshot.deployment, secrets=secret_values, artifacts=artifacts)
                 final = await engine.resume(snapshot, trace, outcome=options.outcome, payload=options.payload)
-        return RunResult(final, db_path, [], workflows.get(snapshot.workflow))
+        return RunResult(final, db_path, warnings, workflows.get(snapshot.workflow))
     finally:
         store.close()
 
