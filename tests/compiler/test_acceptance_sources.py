@@ -73,3 +73,43 @@ def test_non_ok_outcome_without_output_saves_nothing_and_routes(tmp_path: Path) 
     run = json.loads(done.stdout)
     assert (run["status"], run["outcome"], run["output"]) == ("completed", "empty",
                                                               {"report": None, "markdown": None})
+
+
+MODEL = '''
+import wfops
+from typing import Callable
+from pydantic import BaseModel
+
+
+class In(BaseModel):
+    path: str
+    {field}
+
+
+class Out(BaseModel):
+    text: str
+
+
+@wfops.node
+def read_notes(payload: In) -> Out:
+    return Out(text=payload.path)
+'''
+
+
+@pytest.mark.parametrize(("field", "words"), [
+    ('ratio: float = float("nan")', "not JSON (NaN or infinity)"),
+    ('limit: float = float("inf")', "not JSON (NaN or infinity)"),
+    ("hook: Callable[[int], int] = print", "has no JSON Schema"),
+])
+def test_a_model_without_a_json_contract_is_a_source_error_not_a_crash(tmp_path: Path, field: str,
+                                                                         words: str) -> None:
+    root = weekly_project(tmp_path / "p")
+    write(root, {"weekly/ops.py": MODEL.replace("{field}", field)})
+    code, found = validate_json(root)
+    assert code == 1
+    assert [(d["code"], d["file"]) for d in found] == [("source-error", "sources.yaml")]
+    assert words in found[0]["message"] and "input model In" in found[0]["message"]
+    assert "\n" not in found[0]["message"]
+    for verb in ("compile", "check"):
+        done = wfops(root, verb)  # `wfops` asserts there is no traceback / internal error
+        assert done.returncode == 1

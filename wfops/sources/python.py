@@ -122,7 +122,8 @@ class PythonSource:
             if callable(value) and hasattr(value, "__wfops_node__"):
                 spec = _spec_of(value)
                 self._nodes[spec.name] = (spec, value)
-        self._caps = {name: _capability(source_id, spec) for name, (spec, _) in sorted(self._nodes.items())}
+        self._caps = {name: _capability(source_id, spec, f"{func.__module__}.{func.__qualname__}")
+                      for name, (spec, func) in sorted(self._nodes.items())}
 
     async def open(self) -> None:
         return None
@@ -149,10 +150,30 @@ class PythonSource:
         return None
 
 
-def _capability(source_id: str, spec: NodeSpec) -> Capability:
-    output_schema = spec.output_model.model_json_schema() if spec.output_model else {"type": "object"}
-    return Capability(source_id, spec.name, spec.input_model.model_json_schema(), output_schema,
-                      spec.outcomes, spec.description)
+def _capability(source_id: str, spec: NodeSpec, where: str) -> Capability:
+    input_schema = _json_schema(spec.input_model, "input", where)
+    output_schema = _json_schema(spec.output_model, "output", where) if spec.output_model else {"type": "object"}
+    return Capability(source_id, spec.name, input_schema, output_schema, spec.outcomes, spec.description)
+
+
+def _json_schema(model: type[BaseModel], role: str, where: str) -> dict[str, Any]:
+    """The model's JSON Schema, which the lock stores as JSON: it must exist and be plain JSON."""
+    import json
+
+    try:
+        schema = model.model_json_schema()
+    except Exception as exc:  # pydantic cannot describe some field types (callables, arbitrary classes)
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise NodeDefinitionError(f"{where}: its {role} model {model.__name__} has no JSON Schema ({first})",
+                                  hint="use JSON-compatible field types (str, int, float, bool, lists, "
+                                  "dicts, nested models)") from None
+    try:
+        json.dumps(schema, allow_nan=False)
+    except ValueError:
+        raise NodeDefinitionError(f"{where}: its {role} model {model.__name__} has a default or constraint "
+                                  "that is not JSON (NaN or infinity)",
+                                  hint="use a finite number or None as the default") from None
+    return schema
 
 
 def _to_result(spec: NodeSpec, returned: Any) -> CallResult:
