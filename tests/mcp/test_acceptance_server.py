@@ -47,7 +47,9 @@ def agent(root: Path, script: Callable[[Call], Awaitable[None]], tmp_path: Path)
 
 def test_validate_paths_selects_like_the_cli(tmp_path: Path) -> None:
     root = std_project(tmp_path / "p")
-    write(root, {"workflows/broken.yaml": BROKEN_WORKFLOW})
+    write(root, {"workflows/broken.yaml": BROKEN_WORKFLOW, "nodes/__init__.py": "",
+                 "nodes/bad.py": "import no_such_module_anywhere\n",
+                 "sources.yaml": "sources:\n  bad: {kind: python, module: nodes.bad}\n"})
 
     async def script(call: Call) -> None:
         missing = await call("validate", paths=["workflows/nope.yaml"])
@@ -61,6 +63,11 @@ def test_validate_paths_selects_like_the_cli(tmp_path: Path) -> None:
 
         other = await call("validate", paths=["deployments/hello.yaml"])
         assert other["ok"] is True and other["diagnostics"] == []
+
+        source = await call("validate", paths=["nodes/bad.py"])  # reported at its sources.yaml entry
+        assert source["ok"] is False
+        assert [(d["severity"], d["file"]) for d in source["diagnostics"]] == [("error", "sources.yaml")]
+        assert "no_such_module_anywhere" in source["diagnostics"][0]["message"]
 
     agent(root, script, tmp_path)
 
