@@ -190,3 +190,18 @@ def test_mcp_compile_tool_refuses_a_pin_mismatch_like_the_cli(weekly: Path) -> N
     assert result.ok is False
     assert [d.code for d in result.diagnostics] == ["pin-mismatch"]
     assert (weekly / "wfops.lock").read_bytes() == before
+
+
+def test_capability_drift_says_which_keywords_changed(weekly: Path) -> None:
+    edit(weekly / "weekly/ops.py", 'path: str = Field(description="Notes file, relative to the project root.")',
+         'path: str = Field(description="Notes file, relative to the project root.", min_length=1)')
+    edit(weekly / "weekly/ops.py", "    items: list[str] = []", '    items: list[str] = ["x"]')
+    code, found = check_json(weekly)
+    messages = {d["message"].split(" changed since")[0]: d["message"] for d in found
+                if d["code"] == "capability-drift"}
+    assert code == 1
+    assert "input field `path` schema: `minLength` added (1)" in messages["report.read_notes"]
+    # A nested model (pydantic `$defs`) is described field by field too.
+    assert 'input model `Report` field `items` schema: `default` [] -> ["x"]' in \
+        messages["report.render_markdown_report"]
+    assert 'output field `items` schema: `default` [] -> ["x"]' in messages["report.extract_report"]

@@ -38,7 +38,7 @@ def _schema_changes(side: str, old: dict[str, Any], new: dict[str, Any]) -> list
             if before != after:
                 changes.append(f"{side} field `{name}` type {before} -> {after}")
             else:
-                changes.append(f"{side} field `{name}` schema changed")
+                changes.append(f"{side} field `{name}` " + _keyword_changes(old_props[name], new_props[name]))
     old_req, new_req = set(old.get("required") or []), set(new.get("required") or [])
     changes += [f"{side} field `{n}` is now required" for n in sorted(new_req - old_req)]
     changes += [f"{side} field `{n}` is no longer required" for n in sorted(old_req - new_req)]
@@ -47,11 +47,49 @@ def _schema_changes(side: str, old: dict[str, Any], new: dict[str, Any]) -> list
     if rest_old != rest_new:
         keys = sorted(k for k in set(rest_old) | set(rest_new) if rest_old.get(k) != rest_new.get(k))
         changes.append(f"{side} schema changed at " + ", ".join(f"`{k}`" for k in keys))
-    if not changes and old.get("$defs") != new.get("$defs"):
-        names = sorted(k for k in set(old.get("$defs") or {}) | set(new.get("$defs") or {})
-                       if (old.get("$defs") or {}).get(k) != (new.get("$defs") or {}).get(k))
-        changes.append(f"{side} nested model(s) changed: " + ", ".join(f"`{n}`" for n in names))
+    old_defs, new_defs = _defs(old), _defs(new)
+    for name in sorted(set(old_defs) | set(new_defs)):
+        before, after = old_defs.get(name), new_defs.get(name)
+        if before == after:
+            continue
+        if before is None:
+            changes.append(f"{side} model `{name}` added")
+        elif after is None:
+            changes.append(f"{side} model `{name}` removed")
+        elif isinstance(before, dict) and isinstance(after, dict):
+            changes += _schema_changes(f"{side} model `{name}`", {**before, "$defs": {}}, {**after, "$defs": {}})
+        else:
+            changes.append(f"{side} model `{name}` changed")
     return changes or [f"{side} schema changed"]
+
+
+def _defs(schema: dict[str, Any]) -> dict[str, Any]:
+    defs = schema.get("$defs")
+    return defs if isinstance(defs, dict) else {}
+
+
+def _keyword_changes(old: Any, new: Any) -> str:
+    """`minLength` added (1), `description` changed: which keywords of one field's schema differ."""
+    if not isinstance(old, dict) or not isinstance(new, dict):
+        return "schema changed"
+    words = []
+    for key in sorted(set(old) | set(new)):
+        if key not in old:
+            words.append(f"`{key}` added{_shown(new[key], ' ({})')}")
+        elif key not in new:
+            words.append(f"`{key}` removed")
+        elif old[key] != new[key]:
+            before, after = _shown(old[key], "{}"), _shown(new[key], "{}")
+            words.append(f"`{key}` {before} -> {after}" if before and after else f"`{key}` changed")
+    return ("schema: " + ", ".join(words)) if words else "schema changed"
+
+
+def _shown(value: Any, template: str) -> str:
+    """A short value in `template`, or "" when it would not fit in a message."""
+    import json
+
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return template.format(text) if len(text) <= 40 else ""
 
 
 def _props(schema: dict[str, Any]) -> dict[str, Any]:
