@@ -113,3 +113,15 @@ def test_a_model_without_a_json_contract_is_a_source_error_not_a_crash(tmp_path:
     for verb in ("compile", "check"):
         done = wfops(root, verb)  # `wfops` asserts there is no traceback / internal error
         assert done.returncode == 1
+
+
+def test_caps_on_a_source_that_fails_to_import_says_so(tmp_path: Path) -> None:
+    root = weekly_project(tmp_path / "p")
+    with (root / "weekly/ops.py").open("a") as handle:
+        handle.write('\nraise ValueError("broken on purpose")\n')
+    for args in (("caps", "list", "--source", "report"), ("caps", "show", "report.read_notes")):
+        done = wfops(root, *args)
+        assert done.returncode == 1
+        assert "broken on purpose" in done.stderr
+        assert "source 'report' is declared but could not be loaded" in done.stderr
+        assert "unknown source" not in done.stderr

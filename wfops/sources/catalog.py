@@ -48,6 +48,9 @@ class Catalog:
     def require(self, source_id: str) -> Source:
         source = self.sources.get(source_id)
         if source is None:
+            if any(d.is_error and d.message.startswith(f"source {source_id!r}:") for d in self.diagnostics):
+                raise WfopsError(f"source {source_id!r} is declared but could not be loaded (the error above "
+                                 "says why)", hint="fix it; `wfops validate` reports it at sources.yaml")
             known = ", ".join(sorted(self.sources))
             raise WfopsError(f"unknown source {source_id!r}", hint=f"sources of this project: {known}")
         return source
