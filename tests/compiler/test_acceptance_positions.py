@@ -106,6 +106,10 @@ def test_project_discovery_from_a_subdirectory_and_project_flag(tmp_path: Path) 
     assert below.returncode == 1 and below.stdout.startswith("workflows/w.yaml:9:19:")
     elsewhere = validate(tmp_path, "--project", "proj")
     assert elsewhere.returncode == 1 and elsewhere.stdout.startswith("workflows/w.yaml:9:19:")
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    first = subprocess.run([sys.executable, "-m", "wfops", "--project", "proj", "validate"], cwd=tmp_path,
+                           capture_output=True, text=True, env=env, timeout=60)  # as `git -C DIR`
+    assert first.returncode == 1 and first.stdout.startswith("workflows/w.yaml:9:19:")
     wrong = validate(tmp_path, "--project", "proj/workflows")  # no sources.yaml there: not "ok"
     assert (wrong.returncode, wrong.stdout) == (2, "")
     assert wrong.stderr.startswith("wfops: error: --project proj/workflows: not a wfops project")

@@ -13,7 +13,7 @@ from typing import Any
 
 
 def main(argv: list[str] | None = None) -> None:
-    args = sys.argv[1:] if argv is None else argv
+    args = _project_after_verb(sys.argv[1:] if argv is None else argv)
     try:
         from wfops.cli.validate_fast import fast_validate
 
@@ -37,6 +37,22 @@ def main(argv: list[str] | None = None) -> None:
         from wfops.cli.crash import report_crash
 
         sys.exit(report_crash(exc))
+
+
+def _project_after_verb(args: list[str]) -> list[str]:
+    """`wfops --project DIR validate ...` means `wfops validate --project DIR ...`.
+
+    `--project` belongs to each command, but users also write it first (as with
+    `git -C`); it is moved behind the command (and the sub-command of `runs`/`caps`).
+    """
+    if not args or not (args[0] == "--project" or args[0].startswith("--project=")):
+        return args
+    taken = 1 if "=" in args[0] else 2
+    option, rest = args[:taken], args[taken:]
+    verb = 2 if rest and rest[0] in ("runs", "caps") else 1
+    if len(option) != taken or len(rest) < verb:
+        return args  # incomplete: let the parser say what is missing
+    return [*rest[:verb], *option, *rest[verb:]]
 
 
 def _run_typer(args: list[str]) -> int:
