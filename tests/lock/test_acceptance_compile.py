@@ -205,3 +205,34 @@ def test_capability_drift_says_which_keywords_changed(weekly: Path) -> None:
     assert 'input model `Report` field `items` schema: `default` [] -> ["x"]' in \
         messages["report.render_markdown_report"]
     assert 'output field `items` schema: `default` [] -> ["x"]' in messages["report.extract_report"]
+
+
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def test_declared_but_unused_mcp_servers_do_not_block_compile(weekly: Path) -> None:
+    # SPEC §4's own sources.yaml declares MCP servers no workflow of this project calls.
+    port = _closed_port()
+    (weekly / "sources.yaml").write_text(
+        "sources:\n"
+        "  report: {kind: python, module: weekly.ops}\n"
+        "  clock:\n    kind: mcp\n    command: [python, -m, no_such_mcp_server_module]\n    env: {TZ: UTC}\n"
+        f"  remote:\n    kind: mcp\n    url: http://127.0.0.1:{port}/mcp\n")
+    compiled = wfops(weekly, "compile")
+    assert compiled.returncode == 0, compiled.stdout + compiled.stderr
+    assert set(json.loads((weekly / "wfops.lock").read_text())["sources"]) == {"report"}
+    assert check_json(weekly) == (0, [])
+    assert wfops(weekly, "check", "--live").returncode == 0
+    # Once a workflow calls one, it is contacted, and a server that is not there is a finding.
+    (weekly / "workflows/remote.yaml").write_text(
+        "name: remote\nsteps:\n  - id: call\n    uses: remote.anything\n    with: {}\n    next: end\n")
+    refused = wfops(weekly, "compile", "--format", "json")
+    assert refused.returncode == 1
+    found = json.loads(refused.stdout)["diagnostics"]
+    assert [(d["code"], d["file"]) for d in found] == [("source-unavailable", "sources.yaml")]
+    assert "'remote'" in found[0]["message"]

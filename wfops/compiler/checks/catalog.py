@@ -37,10 +37,30 @@ def build_catalog(project: Project, sources: Mapping[str, Source], *, live: bool
     for sid in mcp_ids:
         catalog.kinds[sid] = "mcp"
     if live:
-        diagnostics += _list_live(project, {sid: sources[sid] for sid in mcp_ids}, catalog)
+        # Only servers some workflow calls are started: a declared but unused server (not
+        # running, say) must not block `compile`; the lock records used contracts only.
+        used = used_sources(project)
+        for sid in mcp_ids:
+            if sid not in used:
+                catalog.caps[sid] = {}
+        diagnostics += _list_live(project, {sid: sources[sid] for sid in mcp_ids if sid in used}, catalog)
     else:
         diagnostics += _from_lock(project, mcp_ids, catalog)
     return catalog, diagnostics
+
+
+def used_sources(project: Project) -> set[str]:
+    """Concrete source ids some `uses:` reaches, under each deployment's bindings and identity."""
+    from wfops.compiler.checks.context import IDENTITY, fields
+    from wfops.compiler.checks.envs import environments
+
+    used: set[str] = set()
+    for name, envs in environments(project).items():
+        logical = {str(fields(step).get("uses")).partition(".")[0]
+                   for step in project.workflows[name].model.steps if isinstance(fields(step).get("uses"), str)}
+        for env in [*envs, IDENTITY]:
+            used.update(env.concrete(source) for source in logical)
+    return used
 
 
 def _from_lock(project: Project, mcp_ids: list[str], catalog: Catalog) -> list[Diagnostic]:
