@@ -205,3 +205,21 @@ def test_resume_applies_the_drift_policy_to_the_servers_it_reopens(project: Path
         for rel in ("workflows/wait.yaml", "deployments/wait-fail.yaml", "deployments/wait-warn.yaml"):
             (project / rel).unlink()
         assert wfops("compile", cwd=project).returncode == 0
+
+
+def test_sources_that_could_never_start_are_validate_errors(tmp_path: Path) -> None:
+    write(tmp_path, {"sources.yaml": """
+        sources:
+          a:
+            kind: mcp
+            command: [python, srv.py]
+            env: {"A=B": x, OK_1: y}
+          b: {kind: mcp, command: ["", srv.py]}
+          c: {kind: mcp, command: "python srv.py"}
+        """})
+    proc = wfops("validate", "--format", "json", cwd=tmp_path)
+    assert proc.returncode == 1
+    found = {(d["code"], d["line"], d["column"]): d["message"] for d in json.loads(proc.stdout)["diagnostics"]}
+    assert "not a valid environment variable name" in found[("invalid-value", 5, 11)]
+    assert "`command[0]` of source `b`" in found[("invalid-value", 6, 28)]
+    assert ("shell-command", 7, 27) in found

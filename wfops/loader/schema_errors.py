@@ -145,6 +145,10 @@ def _describe(root: str, data: Any, path: tuple, err: dict) -> tuple[str, str, s
         expected = " or ".join(err["expected"])
         return ("wrong-type", f"{where} must be {expected}, got {described(err['input'])}",
                 f"write {expected} here", False)
+    if "[key]" in err["loc"] and kind == "string_pattern_mismatch" and \
+            ctx.get("pattern") == r"^[A-Za-z_][A-Za-z0-9_]*$":  # an `env:` key (model/sources.py)
+        return ("invalid-value", f"{where}: {_short(err['input'])} is not a valid environment variable name",
+                "use letters, digits and `_`, not starting with a digit", True)
     if "[key]" in err["loc"] and kind == "string_pattern_mismatch":
         return ("invalid-value", f"{_short(last)} is not a valid source id",
                 "use letters, digits, `_` and `-` only", True)

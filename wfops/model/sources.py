@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from wfops.model.errors import invalid
 
 SOURCE_ID_PATTERN = r"^[A-Za-z0-9_-]+$"
+ENV_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
 
 
 class _Strict(BaseModel):
@@ -24,9 +25,11 @@ class PythonSource(_Strict):
 
 class McpSource(_Strict):
     kind: Literal["mcp"]
-    command: list[str] | None = Field(None, min_length=1, description="argv list of a stdio server.")
+    command: list[Annotated[str, Field(min_length=1)]] | None = Field(
+        None, min_length=1, description="argv list of a stdio server.")
     url: str | None = Field(None, pattern=r"^https?://", description="Streamable HTTP endpoint.")
-    env: dict[str, str] = Field(default_factory=dict)
+    env: dict[Annotated[str, Field(pattern=ENV_NAME_PATTERN)], str] = Field(
+        default_factory=dict, description="Extra environment of the server; values may use ${NAME}.")
     cwd: str | None = None
     timeout: float = Field(30, gt=0, description="Seconds per tool call.")
     description: str | None = None
