@@ -12,6 +12,7 @@ from wfops.engine.frame import Frame
 from wfops.engine.plan import StepPlan
 from wfops.engine.run import RunContext, Transition, now
 from wfops.engine.types import TraceEntry
+from wfops.jsonvalues import described
 
 
 def _split_pending(path: str, pending: list[TraceEntry]) -> tuple[dict[int, TraceEntry], dict[int, list]]:
@@ -36,7 +37,7 @@ async def run_foreach(run: RunContext, frame: Frame, sp: StepPlan, pending: list
     started = now()
     items = sp.foreach(run.scope(frame, run.context(frame, path, 1, key))) if sp.foreach else None
     if not isinstance(items, list):
-        failure = StepFailed("NotAList", f"foreach of step {path} needs a list, got {type(items).__name__}")
+        failure = StepFailed("NotAList", f"foreach of step {path} needs a list, got {described(items)}")
         return run.fail(frame, sp, path, failure, kind="foreach", input=None, attempt=1, started=started)
     done, children = _split_pending(path, pending)
     results: dict[int, Any] = {i: e.output for i, e in done.items() if e.error is None}

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from wfops.engine.values import json_equal
+from wfops.jsonvalues import described
 
 Reducer = Callable[[Any, Any], Any]  # (old, written) -> new; old is ABSENT for the first write
 ABSENT: Any = object()
@@ -46,18 +47,18 @@ def _union(old: Any, new: Any) -> Any:
 
 def _merge(old: Any, new: Any) -> Any:
     if not isinstance(new, dict):
-        raise ReducerError(f"merge needs an object, got {type(new).__name__}")
+        raise ReducerError(f"merge needs an object, got {described(new)}")
     if old is ABSENT or old is None:
         return dict(new)
     if not isinstance(old, dict):
-        raise ReducerError(f"merge into a {type(old).__name__} field")
+        raise ReducerError(f"merge into a field that holds {described(old)}")
     return {**old, **new}
 
 
 def _numeric(name: str, combine: Callable[[Any, Any], Any]) -> Reducer:
     def reduce(old: Any, new: Any) -> Any:
         if not isinstance(new, int | float) or isinstance(new, bool):
-            raise ReducerError(f"{name} needs a number, got {type(new).__name__}")
+            raise ReducerError(f"{name} needs a number, got {described(new)}")
         if old is ABSENT or old is None:
             return new
         return combine(old, new)
@@ -92,7 +93,7 @@ def apply_write(state: dict[str, Any], reducers: dict[str, Reducer], field: str,
     if keys:
         old = state.get(field)
         if old is not None and not isinstance(old, dict):
-            raise ReducerError(f"state.{field} holds a {type(old).__name__}, not an object")
+            raise ReducerError(f"state.{field} holds {described(old)}, not an object")
         state[field] = _set_in(old, keys, value)
         return
     reducer = reducers.get(field, _replace)

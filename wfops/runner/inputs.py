@@ -33,10 +33,23 @@ def parse_assignments(pairs: Iterable[str]) -> dict[str, Any]:
 
 
 def _json_or_string(text: str) -> Any:
+    # Strict JSON: Python's parser also takes NaN, Infinity and 1e400 (inf), which no JSON
+    # reader accepts and which would make `std.sleep` wait forever; those stay strings.
     try:
-        return json.loads(text)
+        return json.loads(text, parse_constant=_not_json, parse_float=_finite)
     except ValueError:
         return text
+
+
+def _not_json(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise ValueError(f"{text} is out of range")
+    return value
 
 
 def read_input_file(path: str | Path) -> dict[str, Any]:

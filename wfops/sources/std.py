@@ -24,8 +24,16 @@ async def _fail(payload: dict[str, Any], _: StepContext) -> dict[str, Any]:
 
 async def _sleep(payload: dict[str, Any], _: StepContext) -> dict[str, Any]:
     import asyncio  # here, not at the top: validation never runs a capability
+    import math
 
-    await asyncio.sleep(float(payload["seconds"]))
+    seconds = payload.get("seconds")
+    # Checked here because std outputs and inputs skip the schema check: a string, a negative
+    # or an infinite value (YAML `.inf`) must fail the step, not hang it or raise a TypeError.
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float) or not 0 <= seconds < math.inf:
+        import json
+
+        raise CapabilityError(f"seconds must be a finite number >= 0, got {json.dumps(seconds, default=str)}")
+    await asyncio.sleep(seconds)
     return {}
 
 
