@@ -59,3 +59,27 @@ def test_caps_list_says_the_lock_holds_only_used_tools(tmp_path: Path) -> None:
     assert any("used: only the tools workflows use" in n and "--source used" in n for n in notes)
     assert any("idle: MCP source not in wfops.lock (no workflow uses it yet)" in n for n in notes)
     assert not any("run `wfops compile`" in n for n in notes)  # compile would not add them
+
+
+def test_the_printed_resume_command_is_safe_to_paste(tmp_path: Path) -> None:
+    from tests.everyday.helpers import wfops as run_wfops
+
+    write(tmp_path, {
+        "sources.yaml": "sources: {}\n",
+        "workflows/ask.yaml": """
+            name: ask
+            steps:
+              - {id: ask, interrupt: approval, request: {q: "ship?"}, on: {approved: end, rejected: no}}
+              - {id: no, end: rejected}
+            """,
+        "deployments/ask.yaml": "name: ask.local\nworkflow: ask\n",
+    })
+    assert run_wfops("compile", cwd=tmp_path).returncode == 0
+    ran = run_wfops("run", "ask.local", cwd=tmp_path)
+    assert ran.returncode == 3
+    run_id = ran.stdout.split()[1]
+    shown = run_wfops("runs", "show", run_id, cwd=tmp_path)
+    for out in (ran.stdout, shown.stdout):
+        command = next(line for line in out.splitlines() if f"wfops resume {run_id}" in line)
+        assert "|" not in command  # `approved|rejected` would be a shell pipe
+        assert "where OUTCOME is one of: approved, rejected" in out

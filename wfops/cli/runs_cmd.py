@@ -110,8 +110,9 @@ def _show(record: Any, json_out: bool) -> int:
         say(f"error      {s.error.get('type')} at {s.error.get('step')}: {s.error.get('message')}")
     if s.interrupt:
         say(f"interrupt  {s.interrupt.kind} at {s.interrupt.step}: {_compact(s.interrupt.request)}")
-        say(f"           resume: wfops resume {s.run_id} --outcome "
-            f"{'|'.join(s.interrupt.outcomes) or '<outcome>'} --payload '<json>'")
+        say(f"           resume: wfops resume {s.run_id} --outcome OUTCOME --payload '<json>'")
+        if s.interrupt.outcomes:
+            say("           where OUTCOME is one of: " + ", ".join(s.interrupt.outcomes))
     return 0
 
 

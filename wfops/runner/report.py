@@ -29,8 +29,10 @@ def print_result(result: RunResult, *, json_out: bool) -> None:
         interrupt = snapshot.interrupt
         say(f"{head} at step {interrupt.step} ({interrupt.kind})")
         say("request: " + json.dumps(interrupt.request, ensure_ascii=False, default=str))
-        outcomes = "|".join(interrupt.outcomes) or "<outcome>"
-        say(f"resume with: wfops resume {snapshot.run_id} --outcome {outcomes} --payload '<json>'")
+        # Copy-pasteable: `a|b` would be a shell pipe, and a concrete outcome could approve by accident.
+        say(f"resume with: wfops resume {snapshot.run_id} --outcome OUTCOME --payload '<json>'")
+        if interrupt.outcomes:
+            say("  where OUTCOME is one of: " + ", ".join(interrupt.outcomes))
     else:
         say(head)
 
