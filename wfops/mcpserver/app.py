@@ -62,8 +62,9 @@ def build_server(opts: ops.ServerOptions) -> Any:
 
     @app.tool()
     async def validate(
-            paths: Annotated[list[str] | None, Field(description="Report only on these project files "
-                                                                 "(default: the whole project).")] = None,
+            paths: Annotated[list[str] | None, Field(description="Report only on these files or folders, "
+                                                                 "relative to the project root (default: "
+                                                                 "the whole project).")] = None,
             text: Annotated[str | None, Field(description="YAML text to check instead of files.")] = None,
             kind: Annotated[Literal["workflow", "deployment", "sources"] | None,
                             Field(description="What `text` is (required with text).")] = None,
