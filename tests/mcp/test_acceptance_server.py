@@ -64,6 +64,9 @@ def test_validate_paths_selects_like_the_cli(tmp_path: Path) -> None:
         other = await call("validate", paths=["deployments/hello.yaml"])
         assert other["ok"] is True and other["diagnostics"] == []
 
+        nul = await call("validate", paths=["work\0flows"])  # an error result, not a crash
+        assert nul["ok"] is False and nul["error"]["type"] == "UsageError"
+
         source = await call("validate", paths=["nodes/bad.py"])  # reported at its sources.yaml entry
         assert source["ok"] is False
         assert [(d["severity"], d["file"]) for d in source["diagnostics"]] == [("error", "sources.yaml")]

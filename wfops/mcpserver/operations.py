@@ -60,6 +60,9 @@ def validate_files(opts: ServerOptions, paths: list[str]) -> ValidateResult:
     from wfops.compiler.standalone import validate_file
     from wfops.compiler.validate import validate_project
 
+    bad = [p for p in paths if "\0" in p]
+    if bad:
+        raise UsageError(f"path {bad[0]!r} contains a NUL byte", hint="give project-relative file or folder paths")
     _fresh(opts.root)
     validation = validate_project(opts.root)
     root = opts.root.resolve()
