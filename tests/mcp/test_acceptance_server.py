@@ -94,6 +94,8 @@ def test_refused_and_failed_runs_report_exit_codes_and_usable_advice(tmp_path: P
         assert failed["run"]["status"] == "failed" and failed["exit_code"] == 1
         # a failed run is final: advice must not send the agent to resume_run
         assert not any("resume_run" in step for step in failed["next_steps"])
+        beyond = await call("read_trace", run_id=failed["run"]["run_id"], from_seq=10**30)  # past SQLite's int64
+        assert beyond["ok"] is True and beyond["entries"] == []
         again = await call("resume_run", run_id=failed["run"]["run_id"])
         assert again["ok"] is False and again["exit_code"] == 2
 

@@ -260,7 +260,7 @@ class SqliteStore:
         with self._errors("list runs"):
             rows = self.conn.execute(
                 f"SELECT {self._RUN_COLUMNS} FROM runs r LEFT JOIN run_inputs i ON i.run_id = r.id "
-                f"{clause} ORDER BY r.created_at DESC, r.rowid DESC LIMIT ?", (*args, limit)).fetchall()
+                f"{clause} ORDER BY r.created_at DESC, r.rowid DESC LIMIT ?", (*args, _int64(limit))).fetchall()
         return [_record(row) for row in rows]
 
     def trace(self, run_id: str, *, from_seq: int | None = None,
@@ -270,7 +270,7 @@ class SqliteStore:
             rows = self.conn.execute(
                 "SELECT seq, step, kind, attempt, input, outcome, output, state_changes, next, error, "
                 "started_at, ended_at FROM trace WHERE run_id=? AND seq >= ? ORDER BY seq LIMIT ?",
-                (run_id, from_seq if from_seq is not None else -1, limit if limit is not None else -1),
+                (run_id, _int64(from_seq if from_seq is not None else -1), _int64(limit if limit is not None else -1)),
             ).fetchall()
         return [TraceEntry(seq=r[0], step=r[1], kind=r[2], attempt=r[3], input=_load(r[4]),
                            outcome=r[5], output=_load(r[6]), state_changes=_load(r[7]) or [],
@@ -336,3 +336,8 @@ def env_timeout() -> float | None:
         return max(0.0, float(value))
     except ValueError:
         raise StoreError(f"WFOPS_DB_TIMEOUT={value!r} is not a number of seconds") from None
+
+
+def _int64(value: int) -> int:
+    """SQLite integers are 64-bit: a larger --from/--limit means "all", not an OverflowError."""
+    return max(-(2**63), min(int(value), 2**63 - 1))
