@@ -18,6 +18,12 @@ def test_init_where_it_cannot_write_is_one_line_exit_1(tmp_path: Path) -> None:
     assert proc.stderr.startswith("wfops: error: cannot write the project in blocked/inner")
 
 
+def test_init_with_an_empty_directory_argument_is_a_usage_error(tmp_path: Path) -> None:
+    proc = wfops("init", "", cwd=tmp_path)
+    assert proc.returncode == 2 and "directory is empty" in proc.stderr
+    assert list(tmp_path.iterdir()) == []  # nothing was written into the current directory
+
+
 def test_init_outside_git_says_git_init_before_pre_commit(tmp_path: Path) -> None:
     proc = wfops("init", "my flows", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr

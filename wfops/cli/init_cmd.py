@@ -26,6 +26,8 @@ IGNORE_LINE = ".wfops/"
 
 
 def run(*, directory: str = ".", force: bool = False) -> int:
+    if not directory.strip():
+        raise UsageError("the project directory is empty", hint="give a directory, or `.` for this one")
     target = Path(directory)
     if target.exists() and not target.is_dir():
         raise UsageError(f"{directory} exists and is not a directory")
