@@ -82,6 +82,27 @@ class Val(BaseModel):
     value: Any = None
 
 
+class Mode(BaseModel):
+    how: str
+
+
+class Odd(BaseException):
+    pass
+
+
+@wfops.node
+def quit_sync(payload: Mode) -> NOut:
+    """Misbehaving user code: sys.exit() or a BaseException instead of an error."""
+    if payload.how == "base":
+        raise Odd("odd base exception")
+    raise SystemExit(3)
+
+
+@wfops.node
+async def quit_async(payload: Mode) -> NOut:
+    raise SystemExit(4)
+
+
 @wfops.node(outcomes=["ok", "none"])
 def maybe(payload: Val) -> wfops.Result[Val]:
     if payload.value is None:
@@ -342,6 +363,25 @@ steps:
 """
 
 
+QUITS = """
+name: quits
+input: {type: object, properties: {xs: {type: array}, how: {type: string}}}
+state: {errs: {type: array}, err: {type: object}}
+output: {errs: $state.errs, err: $state.err}
+steps:
+  - id: items
+    foreach: $input.xs
+    uses: py.quit_async
+    with: {how: x}
+    mode: parallel
+    on_item_error: collect
+    errors: state.errs
+    next: sync
+  - {id: sync, uses: py.quit_sync, with: {how: $input.how}, catch: {next: last, save: state.err}, next: end}
+  - {id: last, uses: py.quit_async, with: {how: x}, next: end}
+"""
+
+
 def deployment(name: str, workflow: str, extra: str = "") -> str:
     return f"name: {name}\nworkflow: {workflow}\n{extra}"
 
@@ -370,6 +410,7 @@ def make_acceptance_project(root: Path) -> Path:
         "workflows/sec.yaml": SECRET,
         "workflows/sleepy.yaml": SLEEPY,
         "workflows/hi.yaml": HI,
+        "workflows/quits.yaml": QUITS,
         "deployments/calls.yaml": deployment("calls", "calls", "input: {n: 3, v: 1}\n"),
         "deployments/conds.yaml": deployment("conds", "conds",
                                              "input: {a: 1, b: 2, s: x, list: [x, y], flag: true}\n"),
@@ -382,6 +423,7 @@ def make_acceptance_project(root: Path) -> Path:
         "deployments/ask.yaml": deployment("ask", "ask", "input: {change: x}\nsecrets: [TOK]\n"),
         "deployments/outer.yaml": deployment("outer", "outer", "secrets: [TOK]\n"),
         "deployments/sec.yaml": deployment("sec", "sec", "secrets: [TOK]\n"),
+        "deployments/quits.yaml": deployment("quits", "quits", "input: {xs: [1, 2], how: exit}\n"),
         "deployments/sleepy.yaml": deployment("sleepy", "sleepy", "input: {secs: 0}\n"),
         "deployments/hi_a.yaml": deployment("hi.a", "hi", "bindings: {greet: impl_a}\n"
                                             "input: {name: world, opts: {x: 1, y: {z: 2}}}\n"),

@@ -216,3 +216,20 @@ def test_input_values_are_strict_json(proj: Path) -> None:
         done = wfops(proj, "run", "calls", "--input", f"n={value}", "--json")
         assert done.returncode == 2, done.stdout + done.stderr
         assert repr(value) in done.stderr or f"'{value}'" in done.stderr
+
+
+@pytest.mark.parametrize(("how", "caught"), [
+    ("exit", {"type": "SystemExit", "message": "the capability called sys.exit(3); return or raise instead",
+              "step": "sync"}),
+    ("base", {"type": "Odd", "message": "odd base exception", "step": "sync"}),
+])
+def test_sys_exit_in_a_node_is_a_step_failure_not_wfops_exit_code(proj: Path, how: str, caught: dict) -> None:
+    # Before: sys.exit(3) in a node ended wfops with exit 3 ("interrupted") and no output.
+    result = run(proj, "quits", "--input", f"how={how}", code=1)
+    assert result["output"] is None
+    assert result["error"]["type"] == "SystemExit" and result["error"]["step"] == "last"
+    entries = trace(proj, result["run_id"])
+    items = [e for e in entries if e["kind"] == "item"]
+    assert len(items) == 2 and all(e["error"]["type"] == "SystemExit" for e in items)
+    sync = next(e for e in entries if e["step"] == "sync")
+    assert sync["error"] == caught and sync["next"] == "last"

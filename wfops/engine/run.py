@@ -122,6 +122,10 @@ class RunContext:
                 failure = StepFailed("Timeout", f"{ref} timed out after {sp.timeout:g}s")
             except Exception as exc:  # any capability failure is a step failure
                 failure = failure_of(exc)
+            except (asyncio.CancelledError, KeyboardInterrupt, GeneratorExit):
+                raise
+            except BaseException as exc:  # noqa: BLE001 - sys.exit() in a node must not end wfops (exit 3 reads "interrupted")
+                failure = _foreign_failure(exc)
             if attempt >= sp.attempts:
                 failure.attempt = attempt
                 raise failure
@@ -253,6 +257,12 @@ class RunContext:
             failure.inner_step = child.error.get("step")
             raise failure
         return child.outcome or "ok", self.output_of(child)
+
+
+def _foreign_failure(exc: BaseException) -> StepFailed:
+    if isinstance(exc, SystemExit):
+        return StepFailed("SystemExit", f"the capability called sys.exit({exc.code!r}); return or raise instead")
+    return failure_of(exc)
 
 
 def check_result(cap: Capability, outcome: str, output: Any) -> None:
