@@ -125,3 +125,27 @@ def test_caps_on_a_source_that_fails_to_import_says_so(tmp_path: Path) -> None:
         assert "broken on purpose" in done.stderr
         assert "source 'report' is declared but could not be loaded" in done.stderr
         assert "unknown source" not in done.stderr
+
+
+def test_prints_in_user_code_never_corrupt_machine_output(tmp_path: Path) -> None:
+    root = weekly_project(tmp_path / "p")
+    ops = (root / "weekly/ops.py").read_text()
+    ops = 'print("printed at import")\n' + ops.replace('    """Read the notes file."""',
+                                                    '    """Read the notes file."""\n    print("printed by a node")')
+    ops = ops.replace("async def extract_report", "async def extract_report_unused") + '''
+
+@wfops.node(outcomes=["ok", "empty"])
+async def extract_report(payload: ExtractIn) -> wfops.Result[Report]:
+    print("printed by an async node")
+    return Report(title="t", items=[])
+'''
+    (root / "weekly/ops.py").write_text(ops)
+    for args in (("validate", "--format", "json"), ("check", "--format", "json"), ("compile", "--format", "json"),
+                 ("check", "--format", "sarif"), ("caps", "show", "report.read_notes", "--json")):
+        done = wfops(root, *args)
+        json.loads(done.stdout)  # nothing but the JSON document
+        assert "printed at import" in done.stderr
+    ran = wfops(root, "run", "weekly-report.local", "--json")
+    assert ran.returncode == 0, ran.stderr
+    assert json.loads(ran.stdout)["status"] == "completed"
+    assert "printed by a node" in ran.stderr and "printed by an async node" in ran.stderr

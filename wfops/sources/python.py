@@ -15,12 +15,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import inspect
 import re
 import sys
+import threading
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, TypeVar
@@ -138,16 +140,43 @@ class PythonSource:
         except ValidationError as exc:
             raise CapabilityError(f"input does not match {spec.input_model.__name__}: {_brief(exc)}") from None
         kwargs = {spec.context_param: context} if spec.context_param else {}
-        if spec.is_async:
-            returned = await func(model, **kwargs)
-        else:
-            import asyncio  # here, not at the top: validation never runs a capability
+        with prints_to_stderr():
+            if spec.is_async:
+                returned = await func(model, **kwargs)
+            else:
+                import asyncio  # here, not at the top: validation never runs a capability
 
-            returned = await asyncio.to_thread(func, model, **kwargs)
+                returned = await asyncio.to_thread(func, model, **kwargs)
         return _to_result(spec, returned)
 
     async def close(self) -> None:
         return None
+
+
+_stdout_lock = threading.Lock()
+_stdout_users = 0
+_stdout_saved: Any = None
+
+
+@contextlib.contextmanager
+def prints_to_stderr() -> Iterator[None]:
+    """While user code runs, its `print`s go to stderr: wfops's stdout carries `--json` output.
+
+    Calls overlap (parallel foreach, threads), so the swap is counted: the first
+    caller in swaps sys.stdout, the last one out restores it.
+    """
+    global _stdout_users, _stdout_saved
+    with _stdout_lock:
+        if _stdout_users == 0:
+            _stdout_saved, sys.stdout = sys.stdout, sys.stderr
+        _stdout_users += 1
+    try:
+        yield
+    finally:
+        with _stdout_lock:
+            _stdout_users -= 1
+            if _stdout_users == 0:
+                sys.stdout, _stdout_saved = _stdout_saved, None
 
 
 def _capability(source_id: str, spec: NodeSpec, where: str) -> Capability:
@@ -227,7 +256,10 @@ def import_project_module(root: Path, module: str) -> Any:
             raise ModuleOutsideProject(f"package {'.'.join(parts[:depth])!r} resolves outside the project")
     if str(root) not in sys.path:
         sys.path.insert(0, str(root))
-    loaded = importlib.import_module(module)
+    # A print at import time must not land in wfops's stdout: `--format json`/`sarif`
+    # and `--json` output there is read by machines.
+    with prints_to_stderr():
+        loaded = importlib.import_module(module)
     origin = getattr(loaded, "__file__", None)
     if origin is None or not Path(origin).resolve().is_relative_to(root):
         raise ModuleOutsideProject(
