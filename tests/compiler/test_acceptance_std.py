@@ -87,3 +87,13 @@ def test_caps_call_with_a_huge_width_exits_1_quickly(tmp_path: Path) -> None:
     done = wfops(["caps", "call", "std.format", "--input-file", "in.json"], root)
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert "not allowed" in done.stderr
+
+
+@pytest.mark.parametrize(("payload", "words"), [
+    ({"template": "{a}", "values": "abc"}, "`values` must be an object"),
+    ({"template": "{a}", "values": None}, "`values` must be an object"),
+    ({"template": 3, "values": {}}, "`template` must be a string"),
+])
+def test_wrong_payload_types_fail_the_step_clearly(payload: dict, words: str) -> None:
+    with pytest.raises(CapabilityError, match=words):
+        asyncio.run(StdSource().call("format", payload, CTX))

@@ -109,7 +109,12 @@ def _lookup(value: Any, key: Any, field_name: str) -> Any:
 
 
 async def _format(payload: dict[str, Any], _: StepContext) -> dict[str, Any]:
-    template, values = payload["template"], payload.get("values") or {}
+    template, values = payload.get("template"), payload.get("values")
+    # std inputs may reach here unchecked: a string `values` would be searched as text.
+    if not isinstance(template, str):
+        raise CapabilityError(f"`template` must be a string, got {json.dumps(template, default=str)}")
+    if not isinstance(values, dict):
+        raise CapabilityError(f"`values` must be an object, got {json.dumps(values, default=str)}")
     try:
         return {"text": _JsonFormatter().vformat(template, (), values)}
     except (ValueError, IndexError, KeyError, TypeError) as exc:
