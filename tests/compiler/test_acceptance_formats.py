@@ -61,3 +61,13 @@ def test_github_and_sarif_name_files_from_the_checkout(tmp_path: Path) -> None:
     # Text and JSON stay project-relative.
     plain = json.loads(wfops(repo, "validate", "--project", "services/flows", "--format", "json").stdout)
     assert plain["diagnostics"][0]["file"] == "workflows/w.yaml"
+
+
+def test_local_state_is_git_ignored_in_any_repository(tmp_path: Path) -> None:
+    root = checkout(tmp_path) / "services/flows"
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path / "repo", check=True)
+    wfops(root, "validate")  # writes the validate cache under .wfops/
+    assert (root / ".wfops/.gitignore").read_text().endswith("*\n")
+    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=tmp_path / "repo",
+                            capture_output=True, text=True, check=True).stdout
+    assert ".wfops" not in status and "services/flows/workflows/w.yaml" in status

@@ -95,6 +95,8 @@ def imported_project_files(root: Path) -> list[str]:
 
 def store(root: Path, key: str, diagnostics: list[Diagnostic]) -> None:
     """Best effort: a read-only checkout simply runs uncached."""
+    from wfops.statedir import make_state_dir
+
     entry: dict[str, Any] = {
         "key": key,
         "python": {rel: _file_hash(root / rel) for rel in imported_project_files(root)},
@@ -102,6 +104,7 @@ def store(root: Path, key: str, diagnostics: list[Diagnostic]) -> None:
     }
     target = root / CACHE_FILE
     try:
+        make_state_dir(root / CACHE_FILE.parts[0])
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
         tmp.write_text(json.dumps(entry), encoding="utf-8")

@@ -19,6 +19,7 @@ from typing import Any
 from wfops.canonical import canonical_json
 from wfops.engine.types import Interrupt, RunSnapshot, TraceEntry
 from wfops.errors import StoreError, UnknownRunError
+from wfops.statedir import make_state_dir
 from wfops.store import locks
 from wfops.store.migrations import migrate
 from wfops.store.protocol import FINISHED, RunRecord
@@ -56,7 +57,7 @@ class SqliteStore:
         self._pending: dict[str, tuple[dict, dict, dict]] = {}
         self._heads: dict[str, tuple] = {}  # what the run row last said, per run this process drives
         with self._errors("open"):
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            make_state_dir(self.path.parent)
             self.conn = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None,
                                         check_same_thread=False)
         with self._errors("open"):
