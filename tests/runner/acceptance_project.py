@@ -82,6 +82,15 @@ class Val(BaseModel):
     value: Any = None
 
 
+@wfops.node
+def block(payload: SlowIn) -> NOut:
+    """A sync node that ignores its step's timeout (a thread cannot be cancelled)."""
+    import time
+
+    time.sleep(payload.seconds)
+    return NOut(n=1)
+
+
 class Mode(BaseModel):
     how: str
 
@@ -382,6 +391,14 @@ steps:
 """
 
 
+HUNG = """
+name: hung
+input: {type: object, properties: {secs: {type: number}}}
+steps:
+  - {id: b, uses: py.block, with: {seconds: $input.secs}, timeout: 0.3, next: end}
+"""
+
+
 def deployment(name: str, workflow: str, extra: str = "") -> str:
     return f"name: {name}\nworkflow: {workflow}\n{extra}"
 
@@ -411,6 +428,7 @@ def make_acceptance_project(root: Path) -> Path:
         "workflows/sleepy.yaml": SLEEPY,
         "workflows/hi.yaml": HI,
         "workflows/quits.yaml": QUITS,
+        "workflows/hung.yaml": HUNG,
         "deployments/calls.yaml": deployment("calls", "calls", "input: {n: 3, v: 1}\n"),
         "deployments/conds.yaml": deployment("conds", "conds",
                                              "input: {a: 1, b: 2, s: x, list: [x, y], flag: true}\n"),
@@ -424,6 +442,7 @@ def make_acceptance_project(root: Path) -> Path:
         "deployments/outer.yaml": deployment("outer", "outer", "secrets: [TOK]\n"),
         "deployments/sec.yaml": deployment("sec", "sec", "secrets: [TOK]\n"),
         "deployments/quits.yaml": deployment("quits", "quits", "input: {xs: [1, 2], how: exit}\n"),
+        "deployments/hung.yaml": deployment("hung", "hung", "input: {secs: 0}\n"),
         "deployments/sleepy.yaml": deployment("sleepy", "sleepy", "input: {secs: 0}\n"),
         "deployments/hi_a.yaml": deployment("hi.a", "hi", "bindings: {greet: impl_a}\n"
                                             "input: {name: world, opts: {x: 1, y: {z: 2}}}\n"),

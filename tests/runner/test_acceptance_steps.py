@@ -233,3 +233,18 @@ def test_sys_exit_in_a_node_is_a_step_failure_not_wfops_exit_code(proj: Path, ho
     assert len(items) == 2 and all(e["error"]["type"] == "SystemExit" for e in items)
     sync = next(e for e in entries if e["step"] == "sync")
     assert sync["error"] == caught and sync["next"] == "last"
+
+
+def test_a_hung_sync_node_past_its_timeout_does_not_hang_wfops(proj: Path, tmp_path: Path) -> None:
+    # Before: the run failed with Timeout after 0.3 s, but wfops printed nothing and exited
+    # only when the node's thread finished (never, for a truly hung node).
+    import time
+
+    started = time.monotonic()
+    done = wfops(proj, "run", "hung", "--json", "--input", "secs=60", timeout=30)
+    assert time.monotonic() - started < 20
+    assert done.returncode == 1, done.stderr
+    result = as_json(done)
+    assert result["error"]["type"] == "Timeout" and result["error"]["step"] == "b"
+    assert as_json(wfops(proj, "runs", "show", result["run_id"], "--json")) == result
+    assert run(proj, "hung")["status"] == "completed"  # a quick node is unaffected

@@ -18,7 +18,12 @@ def main(argv: list[str] | None = None) -> None:
         from wfops.cli.validate_fast import fast_validate
 
         fast = fast_validate(args)
-        sys.exit(fast if fast is not None else _run_typer(args))
+        code = fast if fast is not None else _run_typer(args)
+        if "wfops.runner.threads" in sys.modules:  # a run or resume: never hang on a timed-out node
+            from wfops.runner.threads import exit_if_abandoned
+
+            exit_if_abandoned(code)
+        sys.exit(code)
     except SystemExit:
         raise
     except KeyboardInterrupt:

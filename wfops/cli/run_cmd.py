@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -25,11 +24,12 @@ def drive(start: Callable[[Any], Awaitable[Any]], *, json_out: bool) -> int:
     """Run `start(on_step)` with progress on stderr, print the result, return the exit code."""
     from wfops.runner.progress import ProgressPrinter
     from wfops.runner.report import append_github_summary, print_result, print_warnings
+    from wfops.runner.threads import run_coroutine
 
     # In --json mode stderr stays quiet unless a person is watching it.
     printer = ProgressPrinter() if (not json_out or sys.stderr.isatty()) else None
     try:
-        result = asyncio.run(start(printer))
+        result = run_coroutine(start(printer))
     except RefusedError as exc:
         show_refusal(exc)
         raise
