@@ -127,6 +127,10 @@ def test_show_and_trace_shapes_and_unknown_ids(proj: Path) -> None:
             done = wfops(proj, "runs", verb, "no-such-run", *flags)
             assert done.returncode == 1 and done.stdout == "" and "no-such-run" in done.stderr
     assert wfops(proj, "resume", "no-such-run").returncode == 1
+    for odd in ("../x", "a/b", ""):  # ids no lock file can be named after are still just unknown
+        for args in (["runs", "show", odd], ["runs", "rm", odd], ["resume", odd]):
+            done = wfops(proj, *args)
+            assert done.returncode == 1, (args, done.stderr)
 
 
 def test_drift_policy_fail_refuses_and_warn_runs(proj: Path, tmp_path: Path) -> None:

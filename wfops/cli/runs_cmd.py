@@ -48,6 +48,7 @@ def run(*, action: str, project: str | None, db: str | None, json_out: bool = Fa
         if action == "rm":
             from wfops.cli.output import say
 
+            store.get_run(str(run_id))  # an unknown id is exit 1, even one no lock file could be named after
             with store.run_lock(str(run_id)):  # never delete a run under a live driver
                 store.delete_run(str(run_id))
             say(f"removed run {run_id}")
