@@ -168,3 +168,12 @@ def test_github_step_summary_for_run_and_resume(proj: Path, tmp_path: Path) -> N
     done = wfops(proj, "run", "calls", "--json", env=env)
     assert done.returncode == 0 and json.loads(done.stdout)["status"] == "completed"
     assert "Traceback" not in done.stderr
+
+
+def test_input_file_dash_reads_stdin(proj: Path) -> None:
+    cmd = [sys.executable, "-m", "wfops", "run", "calls", "--json", "--input-file", "-", "--project", str(proj)]
+    done = subprocess.run(cmd, input='{"n": 9}', capture_output=True, text=True, env=env_for(), timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["output"]["n"] == 18
+    done = subprocess.run(cmd, input="[1", capture_output=True, text=True, env=env_for(), timeout=60)
+    assert done.returncode == 2 and done.stdout == "" and "--input-file -" in done.stderr

@@ -53,14 +53,23 @@ def _finite(text: str) -> float:
 
 
 def read_input_file(path: str | Path) -> dict[str, Any]:
-    """A JSON or YAML mapping, read with the safe loader (JSON is YAML)."""
-    from wfops.loader.yaml import YamlLoadError, load_yaml_file
+    """A JSON or YAML mapping, read with the safe loader (JSON is YAML); `-` reads stdin."""
+    import sys
+
+    from wfops.loader.yaml import YamlLoadError, load_yaml_file, load_yaml_text
 
     file = Path(path)
-    if not file.is_file():
+    if str(path) != "-" and not file.is_file():
         raise UsageError(f"--input-file {path}: no such file")
     try:
-        data = load_yaml_file(file, str(path)).data
+        if str(path) == "-":
+            try:
+                text = sys.stdin.read()
+            except (OSError, UnicodeDecodeError) as exc:
+                raise UsageError(f"--input-file -: cannot read stdin: {exc}") from None
+            data = load_yaml_text(text, "<stdin>").data
+        else:
+            data = load_yaml_file(file, str(path)).data
     except YamlLoadError as exc:
         d = exc.diagnostic
         raise RefusedError(f"--input-file {path}:{d.line}:{d.column}: {d.message}",
