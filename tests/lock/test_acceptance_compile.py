@@ -236,3 +236,11 @@ def test_declared_but_unused_mcp_servers_do_not_block_compile(weekly: Path) -> N
     found = json.loads(refused.stdout)["diagnostics"]
     assert [(d["code"], d["file"]) for d in found] == [("source-unavailable", "sources.yaml")]
     assert "'remote'" in found[0]["message"]
+
+
+def test_a_broken_workflow_is_reported_once_not_also_as_a_changed_deployment(weekly: Path) -> None:
+    edit(weekly / "workflows/weekly-report.yaml", "\nsteps:", "\nstepz:")
+    code, found = check_json(weekly)
+    assert code == 1
+    assert {d["code"] for d in found} == {"missing-key", "unknown-key"}
+    assert all(d["file"] == "workflows/weekly-report.yaml" for d in found)

@@ -237,6 +237,11 @@ def _compare_deployments(validation: Validation, compiled: CompiledProject, lock
                                loaded.doc.at(("name",)), COMPILE_HINT))
             continue
         changed = [(key, node) for key, node in _DEPLOYMENT_KEYS if old.get(key) != entry.get(key)]
+        workflow_entry = lock.get("workflows", {}).get(entry.get("workflow"))
+        if entry.get("artifact") is None and isinstance(workflow_entry, dict) \
+                and _still_there(validation, workflow_entry):
+            # Its workflow's file is broken: validation reports that, the artifact is not "changed".
+            changed = [(key, node) for key, node in changed if key != "artifact"]
         if not changed:
             continue
         words = []
