@@ -177,3 +177,28 @@ def test_input_file_dash_reads_stdin(proj: Path) -> None:
     assert json.loads(done.stdout)["output"]["n"] == 18
     done = subprocess.run(cmd, input="[1", capture_output=True, text=True, env=env_for(), timeout=60)
     assert done.returncode == 2 and done.stdout == "" and "--input-file -" in done.stderr
+
+
+def test_show_says_when_a_running_run_has_no_driver(proj: Path, tmp_path: Path) -> None:
+    import time
+
+    from tests.runner.helpers import spawn
+
+    db = str(tmp_path / "crash.db")
+    proc = spawn(proj, "run", "sleepy", "--json", "--input", "secs=30", "--db", db)
+    try:
+        deadline = time.monotonic() + 20
+        runs: list = []
+        while time.monotonic() < deadline and not runs:
+            time.sleep(0.2)
+            if Path(db).exists():
+                runs = as_json(wfops(proj, "runs", "list", "--json", "--db", db))
+        assert runs and runs[0]["status"] == "running"
+        live = wfops(proj, "runs", "show", runs[0]["run_id"], "--db", db)
+        assert live.returncode == 0 and "no process is driving it" not in live.stdout
+    finally:
+        proc.kill()
+        proc.communicate()
+    dead = wfops(proj, "runs", "show", runs[0]["run_id"], "--db", db)
+    assert dead.returncode == 0 and f"wfops resume {runs[0]['run_id']}" in dead.stdout
+    assert as_json(wfops(proj, "runs", "show", runs[0]["run_id"], "--json", "--db", db))["status"] == "running"

@@ -36,7 +36,8 @@ def run(*, action: str, project: str | None, db: str | None, json_out: bool = Fa
             return _print_list(store.list_runs(deployment=deployment, status=status, limit=limit or 20),
                                json_out)
         if action == "show":
-            return _show(store.get_run(str(run_id)), json_out)
+            record = store.get_run(str(run_id))
+            return _show(record, json_out, crashed=not json_out and _crashed(store, record))
         if action == "trace":
             return _trace(store.trace(str(run_id), from_seq=from_seq, limit=limit), json_out)
         if action == "prune":
@@ -91,7 +92,20 @@ def _print_list(records: list[Any], json_out: bool) -> int:
     return 0
 
 
-def _show(record: Any, json_out: bool) -> int:
+def _crashed(store: Any, record: Any) -> bool:
+    """A `running` run whose lock nobody holds: its process died (or was stopped)."""
+    from wfops.errors import StoreError
+
+    if record.snapshot.status != "running":
+        return False
+    try:
+        with store.run_lock(record.snapshot.run_id):
+            return True
+    except StoreError:  # busy (a live driver) or no lock directory: say nothing
+        return False
+
+
+def _show(record: Any, json_out: bool, *, crashed: bool = False) -> int:
     from wfops.cli.output import print_json, say
 
     s = record.snapshot
@@ -102,6 +116,8 @@ def _show(record: Any, json_out: bool) -> int:
     say(f"deployment {s.deployment or '-'}")
     say(f"workflow   {s.workflow} (artifact {s.artifact[:19]})")
     say(f"status     {s.status}" + (f" (outcome {s.outcome})" if s.outcome else ""))
+    if crashed:
+        say(f"           no process is driving it; continue it with: wfops resume {s.run_id}")
     say(f"steps      {record.steps}")
     say(f"started    {record.created_at}")
     say(f"updated    {record.updated_at}")
