@@ -47,7 +47,7 @@ def test_failed_and_interrupted_runs() -> None:
                           interrupt=Interrupt("i1", "ask", "approval", {"change": "deploy"}, ["approved", "rejected"]))
     text = step_summary(waiting, [entry(1, "ask", None, outcome=None)], example("approval"))
     assert "**Waiting** at step `ask` (approval)" in text and '"change": "deploy"' in text
-    assert "wfops resume run-3 --outcome <outcome>" in text
+    assert "wfops resume run-3 --outcome OUTCOME" in text and "one of `approved`, `rejected`" in text
 
 
 def test_taken_path_folds_nested_frames_and_retries() -> None:

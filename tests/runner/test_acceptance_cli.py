@@ -158,6 +158,7 @@ def test_github_step_summary_for_run_and_resume(proj: Path, tmp_path: Path) -> N
     rid = as_json(done)["run_id"]
     text = summary.read_text()
     assert "interrupted" in text and "```mermaid" in text and rid in text
+    assert "`approved`, `rejected`" in text  # the resume command says which outcomes it takes
     assert "tok-123456" not in text
     done = wfops(proj, "resume", rid, "--outcome", "approved", "--payload", '{"by": "ci"}', env=env)
     assert done.returncode == 0

@@ -44,7 +44,8 @@ def step_summary(snapshot: Any, trace: Sequence[Any], workflow: Any) -> str:
     if duration is not None:
         lines.append(f"| Duration | {duration:.3f} s |")
     lines.append("")
-    lines += _error(run.get("error")) + _interrupt(run)
+    outcomes = list(getattr(getattr(snapshot, "interrupt", None), "outcomes", None) or [])
+    lines += _error(run.get("error")) + _interrupt(run, outcomes)
     lines += ["#### Output", "", _json_block(run.get("output")), ""]
     lines += ["#### Graph", "", "```mermaid",
               render_graph(workflow, "mermaid", taken_path(entries, status)).rstrip("\n"), "```", ""]
@@ -89,13 +90,14 @@ def _error(error: Any) -> list[str]:
     return [text, ""]
 
 
-def _interrupt(run: dict[str, Any]) -> list[str]:
+def _interrupt(run: dict[str, Any], outcomes: list[str]) -> list[str]:
     interrupt = run.get("interrupt")
     if not interrupt:
         return []
+    choices = f" where OUTCOME is one of {', '.join(f'`{o}`' for o in outcomes)}" if outcomes else ""
     return [f"**Waiting** at step `{interrupt.get('step')}` ({interrupt.get('kind')}); request:", "",
             _json_block(interrupt.get("request")), "",
-            f"Resume with `wfops resume {run.get('run_id')} --outcome <outcome> --payload '<json>'`.", ""]
+            f"Resume with `wfops resume {run.get('run_id')} --outcome OUTCOME --payload '<json>'`{choices}.", ""]
 
 
 def _json_block(value: Any) -> str:
