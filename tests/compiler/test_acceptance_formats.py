@@ -71,3 +71,12 @@ def test_local_state_is_git_ignored_in_any_repository(tmp_path: Path) -> None:
     status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=tmp_path / "repo",
                             capture_output=True, text=True, check=True).stdout
     assert ".wfops" not in status and "services/flows/workflows/w.yaml" in status
+
+
+def test_workflows_as_a_file_is_reported_and_fixing_it_clears_the_cache(tmp_path: Path) -> None:
+    root = write(tmp_path / "p", {"sources.yaml": "sources: {}\n", "workflows": "not a directory\n"})
+    done = wfops(root, "validate")
+    assert done.returncode == 1 and done.stdout.startswith("workflows:1:1: error[file-unreadable] workflows is a file")
+    (root / "workflows").unlink()
+    again = wfops(root, "validate")
+    assert (again.returncode, again.stdout.strip()) == (0, "ok: no problems")

@@ -30,6 +30,8 @@ def input_files(root: Path) -> list[Path]:
         directory = root / folder
         if directory.is_dir():
             found += sorted(p for p in directory.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file())
+        elif directory.is_file():
+            found.append(directory)  # a finding of its own: removing it must miss the cache
     return found
 
 

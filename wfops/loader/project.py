@@ -98,6 +98,11 @@ def load_project(root: Path) -> Project:
 
 
 def _listed(project: Project, name: str) -> list[Path]:
+    if (project.root / name).exists() and not (project.root / name).is_dir():
+        project.diagnostics.append(error("file-unreadable", f"{name} is a file; wfops reads {name}/*.yaml "
+                                         "from a directory of that name", name,
+                                         hint=f"move it into a `{name}/` directory"))
+        return []
     try:
         return yaml_files(project.root / name)
     except OSError as exc:
