@@ -65,3 +65,13 @@ def test_nested_mismatch_is_reported_at_its_operands(tmp_path: Path) -> None:
     [(_, code, line, column, message)] = validate(root)
     assert (code, line, column) == ("type-mismatch", 7, 47)
     assert message.startswith("`lt: [$input.s, 1]` compares string with integer")
+
+
+@pytest.mark.parametrize("foreach", ["$$x", "$", "names"])
+def test_foreach_needs_a_path_not_a_literal(tmp_path: Path, foreach: str) -> None:
+    workflow = ("name: w\ninput: {type: object, properties: {names: {type: array}}}\nsteps:\n  - id: a\n"
+                f'    foreach: "{foreach}"\n    uses: std.echo\n    with: {{value: $item}}\n    next: end\n')
+    root = write(tmp_path, {"sources.yaml": "sources: {}\n", "workflows/w.yaml": workflow})
+    [(severity, code, line, column, message)] = validate(root)
+    assert (severity, code, line, column) == ("error", "invalid-value", 5, 14)
+    assert "is not a valid path" in message

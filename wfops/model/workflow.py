@@ -158,7 +158,7 @@ class ConditionStep(_StepBase):
 
 
 class ForeachStep(_Routed):
-    foreach: str = Field(pattern=r"^\$", description="A path to an array.")
+    foreach: str = Field(pattern=r"^\$[^$]", description="A path to an array (`$$` would be a literal).")
     uses: str | None = Field(None, pattern=r"^[A-Za-z0-9_-]+\.[^\s]+$")
     workflow: str | None = Field(None, pattern=NAME_PATTERN)
     with_: dict[str, Any] = Field(default_factory=dict, alias="with", description="Per item; may use $item, $index.")
