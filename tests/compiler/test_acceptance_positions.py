@@ -44,6 +44,7 @@ steps:
 @pytest.mark.parametrize(("cond", "column"), [
     ("eq: [1]", 19),             # the operand list of the broken `eq`
     ("exists: 3", 23),           # the operand of `exists`
+    ('exists: "$$x"', 23),       # a literal, not a path
     ("{bogus: [1, 2]}", 15),     # the condition mapping with the unknown operator
     ("not: {gt: 1}", 25),        # the operand of the `gt` inside `not`
 ])

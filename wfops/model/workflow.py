@@ -55,7 +55,7 @@ def _check_condition(value: Any, where: str = "the condition", at: tuple = ()) -
     elif op == "not":
         _check_condition(operand, "the operand of `not`", (*at, op))
     elif op == "exists":
-        if not isinstance(operand, str) or not operand.startswith("$"):
+        if not isinstance(operand, str) or not operand.startswith("$") or operand.startswith("$$"):
             raise invalid("invalid-condition", "`exists` takes one path", "write `{exists: $state.x}`", (*at, op))
     elif not isinstance(operand, list) or len(operand) != 2:
         raise invalid("invalid-condition", f"`{op}` takes a list of two operands",
