@@ -399,6 +399,30 @@ steps:
 """
 
 
+DEFAULTED = """
+name: defaulted
+input:
+  type: object
+  required: [n]
+  properties:
+    n: {type: integer, default: 5}
+    opts: {type: object, properties: {k: {type: string, default: kk}}}
+state: {inner: {type: object}}
+output: {n: $input.n, k: $input.opts.k, inner: $state.inner}
+steps:
+  - {id: sub, workflow: defaulted_child, with: {}, save: state.inner, next: end}
+"""
+
+DEFAULTED_CHILD = """
+name: defaulted_child
+input: {type: object, properties: {greeting: {type: string, default: hello}}}
+state: {}
+output: {greeting: $input.greeting}
+steps:
+  - {id: e, uses: std.echo, with: {value: $input.greeting}, next: end}
+"""
+
+
 def deployment(name: str, workflow: str, extra: str = "") -> str:
     return f"name: {name}\nworkflow: {workflow}\n{extra}"
 
@@ -429,6 +453,8 @@ def make_acceptance_project(root: Path) -> Path:
         "workflows/hi.yaml": HI,
         "workflows/quits.yaml": QUITS,
         "workflows/hung.yaml": HUNG,
+        "workflows/defaulted.yaml": DEFAULTED,
+        "workflows/defaulted_child.yaml": DEFAULTED_CHILD,
         "deployments/calls.yaml": deployment("calls", "calls", "input: {n: 3, v: 1}\n"),
         "deployments/conds.yaml": deployment("conds", "conds",
                                              "input: {a: 1, b: 2, s: x, list: [x, y], flag: true}\n"),
@@ -442,6 +468,7 @@ def make_acceptance_project(root: Path) -> Path:
         "deployments/outer.yaml": deployment("outer", "outer", "secrets: [TOK]\n"),
         "deployments/sec.yaml": deployment("sec", "sec", "secrets: [TOK]\n"),
         "deployments/quits.yaml": deployment("quits", "quits", "input: {xs: [1, 2], how: exit}\n"),
+        "deployments/defaulted.yaml": deployment("defaulted", "defaulted"),
         "deployments/hung.yaml": deployment("hung", "hung", "input: {secs: 0}\n"),
         "deployments/sleepy.yaml": deployment("sleepy", "sleepy", "input: {secs: 0}\n"),
         "deployments/hi_a.yaml": deployment("hi.a", "hi", "bindings: {greet: impl_a}\n"

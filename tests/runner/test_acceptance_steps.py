@@ -248,3 +248,11 @@ def test_a_hung_sync_node_past_its_timeout_does_not_hang_wfops(proj: Path, tmp_p
     assert result["error"]["type"] == "Timeout" and result["error"]["step"] == "b"
     assert as_json(wfops(proj, "runs", "show", result["run_id"], "--json")) == result
     assert run(proj, "hung")["status"] == "completed"  # a quick node is unaffected
+
+
+def test_input_schema_defaults_fill_absent_keys(proj: Path) -> None:
+    # Before: a documented `default` of the input schema was ignored and the run saw null.
+    result = run(proj, "defaulted")
+    assert result["output"] == {"n": 5, "k": None, "inner": {"greeting": "hello"}}
+    result = run(proj, "defaulted", "--input", "n=7", "--input", "opts={}")
+    assert result["output"] == {"n": 7, "k": "kk", "inner": {"greeting": "hello"}}

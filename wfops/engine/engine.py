@@ -17,7 +17,7 @@ from wfops.engine.frame import new_frame
 from wfops.engine.plan import Plan, StepPlan, compile_workflow
 from wfops.engine.redact import Redactor
 from wfops.engine.run import Paused, RunContext
-from wfops.engine.schemas import first_error
+from wfops.engine.schemas import first_error, with_defaults
 from wfops.engine.types import CapabilityResolver, CheckpointSink, RunSnapshot, TraceEntry
 from wfops.errors import RefusedError
 from wfops.model.workflow import Workflow
@@ -65,6 +65,7 @@ class Engine:
             plan = self.plan(workflow)
         except StepFailed as exc:
             raise RefusedError(exc.message, hint="check the deployment's `workflow:`") from None
+        input = with_defaults(plan.input_schema, input)
         problem = first_error(plan.input_schema, input)
         if problem is not None:
             raise InvalidInput(f"invalid input for workflow {workflow}: {problem}",

@@ -14,7 +14,7 @@ from wfops.engine.frame import Frame, new_frame
 from wfops.engine.plan import Plan, SaveTarget, StepPlan
 from wfops.engine.redact import Redactor
 from wfops.engine.reducers import REDUCERS, ReducerError, apply_write
-from wfops.engine.schemas import first_error
+from wfops.engine.schemas import first_error, with_defaults
 from wfops.engine.types import Interrupt, RunSnapshot, TraceEntry
 from wfops.engine.values import Scope
 from wfops.sources.base import Capability, StepContext
@@ -240,6 +240,7 @@ class RunContext:
                         trace: list[TraceEntry] | None, timeout: float | None) -> tuple[str, Any]:
         """Run (or continue) a child workflow; its (outcome, output), or StepFailed."""
         plan = self.engine.plan(workflow)
+        input = with_defaults(plan.input_schema, input)
         problem = first_error(plan.input_schema, input)
         if problem is not None:
             raise StepFailed("InvalidInput", f"input of workflow {workflow}: {problem}")

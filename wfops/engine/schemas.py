@@ -6,6 +6,7 @@ compiled once per process: validating a small object is then a few microseconds.
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 _CACHE: dict[int, tuple[Any, Any]] = {}
@@ -42,3 +43,26 @@ def first_error(schema: dict[str, Any] | None, value: Any) -> str | None:
         return None
     where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err.absolute_path)
     return f"${where}: {err.message}"
+
+
+def with_defaults(schema: Any, value: Any) -> Any:
+    """`value` with the `default` of every absent property filled in, at any object depth.
+
+    JSON Schema validators never apply `default`; workflow inputs do (as GitHub Actions and
+    Argo parameters do), so a run sees the documented default instead of null. Only plain
+    `properties` are followed ($ref, allOf and friends are not).
+    """
+    if not isinstance(schema, dict) or not isinstance(value, dict):
+        return value
+    properties = schema.get("properties")
+    if not isinstance(properties, dict):
+        return value
+    filled = dict(value)
+    for key, sub in properties.items():
+        if not isinstance(sub, dict):
+            continue
+        if key not in filled and "default" in sub:
+            filled[key] = copy.deepcopy(sub["default"])
+        if key in filled:
+            filled[key] = with_defaults(sub, filled[key])
+    return filled
