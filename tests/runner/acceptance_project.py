@@ -423,6 +423,26 @@ steps:
 """
 
 
+TYPED = """
+name: typed
+input: {type: object}
+state:
+  n: {type: integer}
+  tags: {type: array, items: {type: string}, maxItems: 1, reducer: append}
+  many: {type: array, items: {type: integer}, reducer: extend}
+  obj: {type: object, properties: {k: {type: integer}}}
+  loose: {description: anything goes}
+output: {n: $state.n, tags: $state.tags, many: $state.many, obj: $state.obj, loose: $state.loose}
+steps:
+  - {id: n, uses: std.echo, with: {value: $input.n}, save: {value: state.n}, next: t1}
+  - {id: t1, uses: std.echo, with: {value: $input.tag}, save: {value: state.tags}, next: t2}
+  - {id: t2, uses: std.echo, with: {value: $input.tag}, save: {value: state.tags}, next: m}
+  - {id: m, uses: std.echo, with: {value: $input.many}, save: {value: state.many}, next: k}
+  - {id: k, uses: std.echo, with: {value: $input.k}, save: {value: state.obj.k}, next: l}
+  - {id: l, uses: std.echo, with: {value: $input.n}, save: {value: state.loose}, next: end}
+"""
+
+
 def deployment(name: str, workflow: str, extra: str = "") -> str:
     return f"name: {name}\nworkflow: {workflow}\n{extra}"
 
@@ -453,6 +473,7 @@ def make_acceptance_project(root: Path) -> Path:
         "workflows/hi.yaml": HI,
         "workflows/quits.yaml": QUITS,
         "workflows/hung.yaml": HUNG,
+        "workflows/typed.yaml": TYPED,
         "workflows/defaulted.yaml": DEFAULTED,
         "workflows/defaulted_child.yaml": DEFAULTED_CHILD,
         "deployments/calls.yaml": deployment("calls", "calls", "input: {n: 3, v: 1}\n"),
@@ -469,6 +490,7 @@ def make_acceptance_project(root: Path) -> Path:
         "deployments/sec.yaml": deployment("sec", "sec", "secrets: [TOK]\n"),
         "deployments/quits.yaml": deployment("quits", "quits", "input: {xs: [1, 2], how: exit}\n"),
         "deployments/defaulted.yaml": deployment("defaulted", "defaulted"),
+        "deployments/typed.yaml": deployment("typed", "typed", "input: {n: 1, tag: a, many: [1, 2], k: 3}\n"),
         "deployments/hung.yaml": deployment("hung", "hung", "input: {secs: 0}\n"),
         "deployments/sleepy.yaml": deployment("sleepy", "sleepy", "input: {secs: 0}\n"),
         "deployments/hi_a.yaml": deployment("hi.a", "hi", "bindings: {greet: impl_a}\n"

@@ -256,3 +256,16 @@ def test_input_schema_defaults_fill_absent_keys(proj: Path) -> None:
     assert result["output"] == {"n": 5, "k": None, "inner": {"greeting": "hello"}}
     result = run(proj, "defaulted", "--input", "n=7", "--input", "opts={}")
     assert result["output"] == {"n": 7, "k": "kk", "inner": {"greeting": "hello"}}
+
+
+def test_state_fields_are_typed_at_run_time(proj: Path) -> None:
+    # Before: a string saved into an integer state field (from an untyped output) was kept.
+    result = run(proj, "typed")
+    assert result["output"] == {"n": 1, "tags": ["a", "a"], "many": [1, 2], "obj": {"k": 3}, "loose": 1}
+    for flag, step, field in (("n=abc", "n", "state.n"), ("tag=1", "t1", "state.tags"),
+                              ("many=[1, \"x\"]", "m", "state.many"), ("k=x", "k", "state.obj")):
+        failed = run(proj, "typed", "--input", flag, code=1)
+        assert failed["error"]["type"] == "SaveError" and failed["error"]["step"] == step, failed["error"]
+        assert failed["error"]["message"].startswith(f"{field} does not match its schema")
+    assert run(proj, "typed", "--input", "n=null")["output"]["n"] is None  # null is "no value"
+    assert run(proj, "typed", "--input", 'n="x"', code=1)["error"]["step"] == "n"

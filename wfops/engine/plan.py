@@ -79,6 +79,8 @@ class Plan:
     input_schema: dict[str, Any] | None
     output: Getter | None
     output_schema: dict[str, Any] | None
+    state_schemas: dict[str, dict[str, Any]] = field(default_factory=dict)  # fields whose writes are checked
+    list_schemas: dict[str, dict[str, Any]] = field(default_factory=dict)  # the same, minus list-size keywords
 
     def fresh_state(self) -> dict[str, Any]:
         return copy.deepcopy(self.initial_state) if self.initial_state else {}
@@ -134,4 +136,21 @@ def compile_workflow(workflow: Workflow) -> Plan:
         input_schema=workflow.input,
         output=compile_value(workflow.output) if workflow.output is not None else None,
         output_schema=workflow.output_schema,
+        state_schemas=(schemas := {name: schema for name, f in workflow.state.items()
+                                   if _constrains(schema := f.json_schema())}),
+        list_schemas={name: {k: v for k, v in schema.items() if k not in _LIST_SIZE}
+                      for name, schema in schemas.items()},
     )
+
+
+# Keywords about the whole list, which a check of only the newly added items cannot judge.
+_LIST_SIZE = frozenset({"minItems", "maxItems", "uniqueItems", "contains", "minContains", "maxContains",
+                        "prefixItems", "unevaluatedItems"})
+
+
+_ANNOTATIONS = frozenset({"default", "description", "title", "examples", "$comment", "deprecated"})
+
+
+def _constrains(schema: dict[str, Any]) -> bool:
+    """Whether a state field's schema can reject a value (`{}` or annotations alone cannot)."""
+    return any(key not in _ANNOTATIONS for key in schema)

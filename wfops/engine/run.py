@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from wfops.engine.engine import Engine
 
 REPLACE = REDUCERS["replace"]
+APPEND = REDUCERS["append"]
+LIST_REDUCERS = (APPEND, REDUCERS["extend"], REDUCERS["union"])
 TRUSTED_SOURCES = frozenset({"std"})  # platform capabilities whose outputs need no check
 
 
@@ -160,7 +162,38 @@ class RunContext:
                 except ReducerError as exc:
                     raise StepFailed("SaveError", f"saving to {target.path}: {exc}") from None
             changes.append({"path": target.path, "value": written})
+        if frame.plan.state_schemas:
+            self._check_writes(frame.plan, state, targets, changes)
         return state, changes
+
+    def _check_writes(self, plan: Plan, state: dict[str, Any], targets: tuple[SaveTarget, ...],
+                      changes: list[dict[str, Any]]) -> None:
+        """State is typed: a write that takes a field off its schema fails the step.
+
+        A list reducer's field checks only the items this write added (against the schema
+        without its list-size keywords), so a long loop does not re-check the whole list
+        on every write; other fields check their new value."""
+        written = {c["path"]: c["value"] for c in changes}
+        for target in targets:
+            schema = plan.state_schemas.get(target.field)
+            if schema is None or target.path not in written:
+                continue
+            if not target.keys and plan.reducers.get(target.field) in LIST_REDUCERS:
+                value = written[target.path]
+                added = [value] if plan.reducers[target.field] is APPEND or not isinstance(value, list) else value
+                self._check_state(target.field, plan.list_schemas[target.field], added)
+            else:
+                self._check_state(target.field, schema, state.get(target.field))
+
+    @staticmethod
+    def _check_state(name: str, schema: dict[str, Any], value: Any) -> None:
+        """State is typed: a write that leaves a field off its schema fails the step (null is
+        "no value" and passes, as for an unset field)."""
+        if value is None:
+            return
+        problem = first_error(schema, value)
+        if problem is not None:
+            raise StepFailed("SaveError", f"state.{name} does not match its schema: {problem}")
 
     def fail(self, frame: Frame, sp: StepPlan, path: str, failure: StepFailed, *, kind: str,
              input: Any, attempt: int, started: str, error: dict[str, Any] | None = None) -> Transition:
