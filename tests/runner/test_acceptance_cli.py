@@ -33,6 +33,8 @@ def bare(cwd: Path, *args: str, env: dict[str, str] | None = None) -> subprocess
     ["run", "calls", "--input-file", "missing.json"], ["resume"], ["resume", "x", "--payload", "{bad"],
     ["runs", "show"], ["runs", "trace"], ["runs", "list", "--limit", "0"], ["runs", "list", "--limit", "x"],
     ["runs", "list", "--status", "bogus"],
+    ["resume", "x", "--payload", "[" * 20000 + "]" * 20000],  # was a RecursionError crash (exit 70)
+    ["run", "calls", "--input", "x=" + "[" * 20000 + "]" * 20000],
 ])
 def test_usage_errors_exit_2_with_one_line(proj: Path, args: list[str]) -> None:
     done = wfops(proj, *args)

@@ -18,6 +18,8 @@ def run(*, run_id: str, outcome: str | None, payload: str | None, json_out: bool
             value = json.loads(payload)
         except ValueError as exc:
             raise UsageError(f"--payload is not valid JSON: {exc}") from None
+        except RecursionError:
+            raise UsageError("--payload is nested too deeply") from None
     return drive(lambda on_step: resume_run(ResumeOptions(
         run_id, outcome=outcome, payload=value, project=project, db=db, on_step=on_step)),
         json_out=json_out)

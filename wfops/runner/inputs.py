@@ -39,6 +39,8 @@ def _json_or_string(text: str) -> Any:
         return json.loads(text, parse_constant=_not_json, parse_float=_finite)
     except ValueError:
         return text
+    except RecursionError:
+        raise UsageError("--input value is nested too deeply") from None
 
 
 def _not_json(name: str) -> Any:
