@@ -23,11 +23,15 @@ from wfops.errors import RefusedError
 from wfops.model.workflow import Workflow
 from wfops.sources.base import Capability
 
+#: A run that commits this many trace entries fails with `StepLimit`: a routing loop
+#: must not run (and grow the store) forever. Runs that need more pass `max_steps`.
+DEFAULT_MAX_STEPS = 100_000
+
 
 class Engine:
     def __init__(self, workflows: Mapping[str, Workflow], resolver: CapabilityResolver, sink: CheckpointSink, *,
                  deployment: str | None = None, secrets: Mapping[str, str] | None = None,
-                 artifacts: Mapping[str, str] | None = None) -> None:
+                 artifacts: Mapping[str, str] | None = None, max_steps: int = DEFAULT_MAX_STEPS) -> None:
         self.workflows = workflows
         self.resolver = resolver
         self.sink = sink
@@ -35,6 +39,7 @@ class Engine:
         self.secrets: Mapping[str, str] = dict(secrets or {})
         self.artifacts: Mapping[str, str] = dict(artifacts or {})
         self.redactor = Redactor(self.secrets.values())
+        self.max_steps = max_steps
         self._plans: dict[str, Plan] = {}
         self._caps: dict[str, Capability] = {}
 

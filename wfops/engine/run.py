@@ -224,6 +224,12 @@ class RunContext:
         if frame.done and top:
             self.commit([], self.final(frame))
         while not frame.done:
+            if self.seq >= self.engine.max_steps:
+                frame.error = {"type": "StepLimit", "message": f"the run reached {self.engine.max_steps} steps "
+                               "without finishing; a routing loop?", "step": frame.prefix + frame.current}
+                if top:
+                    self.commit([], self.final(frame))
+                return
             sp = frame.plan.steps.get(frame.current)
             if sp is None:
                 frame.error = {"type": "UnknownStep", "message": f"no step {frame.current!r} in workflow "
