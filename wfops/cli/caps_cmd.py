@@ -87,8 +87,10 @@ def _indent(text: str) -> str:
 def _call(catalog: Catalog, ref: str, input_file: str) -> int:
     import asyncio
 
+    from wfops.runner.inputs import read_input_file
+
     source, cap = catalog.capability(ref)
-    payload = _read_input(Path(input_file))
+    payload = read_input_file(input_file)
     problem = _schema_problem(payload, cap.input_schema)
     if problem:
         raise WfopsError(f"input does not match {cap.ref}'s input schema: {problem}",
@@ -116,26 +118,6 @@ async def _invoke(source: Source, name: str, payload: dict[str, Any]) -> CallRes
         return await source.call(name, payload, context)
     finally:
         await source.close()
-
-
-def _read_input(path: Path) -> dict[str, Any]:
-    from wfops.loader.yaml import YamlLoadError, load_yaml_file
-
-    if not path.is_file():
-        raise UsageError(f"--input-file {path}: no such file")
-    try:
-        if path.suffix == ".json":
-            data = json.loads(path.read_text(encoding="utf-8"))
-        else:
-            data = load_yaml_file(path, str(path)).data
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise UsageError(f"--input-file {path}: not valid JSON: {exc}") from None
-    except YamlLoadError as exc:
-        d = exc.diagnostic
-        raise UsageError(f"--input-file {path}:{d.line}:{d.column}: {d.message}") from None
-    if not isinstance(data, dict):
-        raise UsageError(f"--input-file {path}: the input must be a mapping (a JSON object)")
-    return data
 
 
 def _schema_problem(payload: dict[str, Any], schema: dict[str, Any]) -> str | None:

@@ -74,7 +74,9 @@ def read_input_file(path: str | Path) -> dict[str, Any]:
             data = load_yaml_file(file, str(path)).data
     except YamlLoadError as exc:
         d = exc.diagnostic
-        raise RefusedError(f"--input-file {path}:{d.line}:{d.column}: {d.message}",
+        # JSON is YAML, so one safe loader reads both; a .json file's errors say JSON.
+        problem = f"not valid JSON: {d.message}" if file.suffix == ".json" else d.message
+        raise RefusedError(f"--input-file {path}:{d.line}:{d.column}: {problem}",
                            diagnostics=[d]) from None
     if data is None:
         return {}
