@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
@@ -75,3 +76,17 @@ class Source(Protocol):
     async def call(self, name: str, payload: dict[str, Any], context: StepContext) -> CallResult: ...
 
     async def close(self) -> None: ...
+
+
+async def list_capabilities(source: Source) -> dict[str, Capability]:
+    """Open a source, read its capabilities and close it again, in the caller's event loop.
+
+    The source is closed even when opening failed (a half-started server must not be
+    left behind), and a failure to close never hides the error that came first.
+    """
+    try:
+        await source.open()
+        return dict(source.capabilities())
+    finally:
+        with contextlib.suppress(Exception):
+            await source.close()

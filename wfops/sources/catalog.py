@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from wfops.diagnostics import Diagnostic
 from wfops.errors import WfopsError
-from wfops.sources.base import Capability, Source
+from wfops.sources.base import Capability, Source, list_capabilities
 
 Origin = Literal["live", "lock", "unknown"]
 
@@ -115,12 +115,4 @@ def load_catalog(root: Path) -> Catalog:
 
 def open_live(source: Source) -> dict[str, Capability]:
     """Start a source, read its capabilities, stop it (all in one event loop)."""
-
-    async def listing() -> dict[str, Capability]:
-        await source.open()
-        try:
-            return dict(source.capabilities())
-        finally:
-            await source.close()
-
-    return asyncio.run(listing())
+    return asyncio.run(list_capabilities(source))

@@ -97,12 +97,12 @@ def _capability(source_id: str, name: str, contract: Any) -> Capability | None:
 def _list_live(project: Project, mcp: dict[str, Source], catalog: Catalog) -> list[Diagnostic]:
     """Start each MCP server, list its tools, stop it. A server that fails is a finding."""
     import asyncio
-    import contextlib
+
+    from wfops.sources.base import list_capabilities
 
     async def one(sid: str, source: Source) -> Diagnostic | None:
         try:
-            await source.open()
-            catalog.caps[sid] = dict(source.capabilities())
+            catalog.caps[sid] = await list_capabilities(source)
         except Exception as exc:  # a broken server is a finding, never a crash
             catalog.broken.add(sid)
             message = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
@@ -111,9 +111,6 @@ def _list_live(project: Project, mcp: dict[str, Source], catalog: Catalog) -> li
             return error("source-unavailable", f"MCP source {sid!r} could not be listed: {message}",
                          loaded.file if loaded is not None else "sources.yaml", at,
                          hint="check its `command`/`url`; run the server by hand to see its error")
-        finally:
-            with contextlib.suppress(Exception):  # closing a failed server must not hide the finding
-                await source.close()
         return None
 
     async def all_sources() -> list[Diagnostic | None]:
