@@ -1,22 +1,30 @@
-"""The exception tree. Each known error carries the exit code the CLI ends with.
+"""The exception tree every public function of wfops raises from.
 
-    WfopsError                 exit 1 unless said otherwise
-    ├── UsageError             exit 2: bad flags or arguments
-    ├── RefusedError           exit 2: a run that may not start (input, validation, drift)
-    ├── ProjectNotFound        exit 2
-    ├── UnknownRunError        exit 1
-    ├── StoreError             exit 4: locked, corrupt, full or too-new store
-    │   └── RunBusyError       exit 5: another process is driving this run
-    └── CapabilityError        a capability call failed (a step failure, not a CLI error)
+    WfopsError                 a known failure: `message` says what, `hint` how to fix it
+    ├── UsageError             bad arguments: a flag, a path, a JSON value
+    ├── RefusedError           a run that may not start (input, validation, drift); `diagnostics` say why
+    ├── ProjectNotFound        no wfops project where one was asked for
+    ├── UnknownRunError        no run with that id in the store
+    ├── StoreError             the store is locked, corrupt, full or too new
+    │   └── RunBusyError       another process is driving this run
+    ├── CallFailed             `Project.call`: the capability failed; `error` is `{type, message, step}`
+    └── CapabilityError        raised by capabilities (or sources) for a failed call: a step failure
         └── StepTimeout
+
+The classes carry no exit codes: the CLI maps them to its exit statuses at its own
+boundary (`wfops.cli.exits`), and the MCP server turns them into results.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from wfops.diagnostics import Diagnostic
+
 
 class WfopsError(Exception):
-    exit_code = 1
-
     def __init__(self, message: str, *, hint: str | None = None) -> None:
         super().__init__(message)
         self.message = message
@@ -24,33 +32,40 @@ class WfopsError(Exception):
 
 
 class UsageError(WfopsError):
-    exit_code = 2
+    pass
 
 
 class RefusedError(WfopsError):
     """The run was refused before it started; `diagnostics` says why."""
 
-    exit_code = 2
-
-    def __init__(self, message: str, *, hint: str | None = None, diagnostics: list | None = None) -> None:
+    def __init__(self, message: str, *, hint: str | None = None,
+                 diagnostics: Sequence[Diagnostic] | None = None) -> None:
         super().__init__(message, hint=hint)
-        self.diagnostics = diagnostics or []
+        self.diagnostics: list[Diagnostic] = list(diagnostics or [])
 
 
 class ProjectNotFound(WfopsError):
-    exit_code = 2
+    pass
 
 
 class UnknownRunError(WfopsError):
-    exit_code = 1
+    pass
 
 
 class StoreError(WfopsError):
-    exit_code = 4
+    pass
 
 
 class RunBusyError(StoreError):
-    exit_code = 5
+    pass
+
+
+class CallFailed(WfopsError):
+    """A capability called on its own (`Project.call`, `wfops caps call`) failed as a run's step would."""
+
+    def __init__(self, message: str, *, error: dict[str, Any], hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.error = error
 
 
 class CapabilityError(WfopsError):

@@ -1,8 +1,14 @@
-"""Naming the JSON type of a value, the one way every message and check does it."""
+"""JSON values: naming their type (the one way every message says it) and reading the JSON
+users and agents give (the one strict reader)."""
 
 from __future__ import annotations
 
+import json
+import math
+from collections.abc import Mapping
 from typing import Any
+
+from wfops.errors import UsageError
 
 _ARTICLE = {"null": "null", "boolean": "a boolean", "integer": "an integer", "number": "a number",
             "string": "a string", "array": "a list", "object": "a mapping"}
@@ -33,3 +39,103 @@ def described(value: Any) -> str:
     if isinstance(value, float) and kind == "integer":
         kind = "number"
     return _ARTICLE.get(kind, kind)
+
+
+# -- user JSON: one strict reader for every value a user or an agent hands wfops ---------
+
+def parse_json(text: str, what: str) -> Any:
+    """Strict JSON, as every JSON reader outside Python reads it.
+
+    Python's `json` also takes `NaN`, `Infinity` and numbers that overflow to them
+    (`1e400`); none of those is JSON, and a stored `NaN` would make `runs show --json`
+    print something no client can parse. They are refused, as is deep nesting.
+    Raises `UsageError` with one line naming `what` (e.g. `--payload`).
+    """
+    try:
+        value = json.loads(text, parse_constant=_not_json, parse_float=_finite_float)
+    except _NotFinite as exc:
+        raise UsageError(f"{what}: {exc} ({_NOT_FINITE_HINT})") from None
+    except ValueError as exc:
+        raise UsageError(f"{what} is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise UsageError(f"{what} is nested too deeply") from None
+    check_json_value(value, what)
+    return value
+
+
+def is_json_text(text: str) -> bool:
+    """Whether `text` is JSON at all (NaN and friends included, so they can be refused, not read
+    as strings); for `--input K=V`, where V that is not JSON is a string."""
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    except RecursionError:
+        return True  # JSON, but too deep: the strict reader refuses it
+    return True
+
+
+def check_json_value(value: Any, what: str) -> None:
+    """Refuse what JSON cannot carry in a value that arrived already parsed (an MCP argument, a
+    YAML input file): non-finite numbers and text that is not Unicode (lone surrogates)."""
+    problem = _first_problem(value, "")
+    if problem is not None:
+        where, reason = problem
+        raise UsageError(f"{what}{' at ' + where if where else ''}: {reason}")
+
+
+class _NotFinite(ValueError):
+    pass
+
+
+_NOT_FINITE_HINT = "JSON numbers are finite; quote the value to pass it as a string"
+
+
+def _not_json(name: str) -> Any:
+    raise _NotFinite(f"{name!r} is not a JSON number")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise _NotFinite(f"{text!r} is too large for a JSON number (it overflows to infinity)")
+    return value
+
+
+def _first_problem(value: Any, where: str) -> tuple[str, str] | None:
+    # Iterative: a deeply nested value must not blow the stack here either.
+    stack: list[tuple[Any, str]] = [(value, where)]
+    while stack:
+        item, at = stack.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            return at, f"{item!r} is not a JSON number"
+        if isinstance(item, str):
+            if not _is_unicode(item):
+                return at, "the text is not valid Unicode (it holds a lone surrogate)"
+        elif isinstance(item, dict):
+            for key, sub in item.items():
+                if isinstance(key, str) and not _is_unicode(key):
+                    return at, "a key is not valid Unicode (it holds a lone surrogate)"
+                stack.append((sub, f"{at}.{key}" if at else str(key)))
+        elif isinstance(item, list | tuple):
+            stack.extend((sub, f"{at}[{i}]") for i, sub in enumerate(item))
+    return None
+
+
+def _is_unicode(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def deep_merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    """`over` on top of `base`: mappings merge key by key at every depth; any other value replaces."""
+    merged = dict(base)
+    for key, value in over.items():
+        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
+            merged[key] = deep_merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged

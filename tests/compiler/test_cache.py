@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import write
-from wfops.cli.validate_cmd import project_diagnostics
+from wfops.api.validate import project_diagnostics
 from wfops.compiler import cache
 from wfops.compiler.validate import validate_project
 

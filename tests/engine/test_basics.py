@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import pytest
 
+from wfops.cli.exits import for_error
 from wfops.engine.errors import InvalidInput
 from wfops.sources.base import CallResult
 
@@ -44,7 +45,7 @@ def test_invalid_input_is_refused_before_any_commit() -> None:
     with pytest.raises(InvalidInput) as info:
         run(engine.start("chain", {"x": "five"}))
     assert "$.x" in info.value.message and "integer" in info.value.message
-    assert info.value.exit_code == 2 and sink.commits == []
+    assert for_error(info.value) == 2 and sink.commits == []
 
 
 def test_unknown_workflow_is_refused() -> None:
@@ -125,4 +126,4 @@ def test_a_malformed_path_refuses_the_run_instead_of_crashing() -> None:
     engine, _, sink = make_engine([wf])
     with pytest.raises(Exception, match="unknown path root") as info:
         run(engine.start("bad", {}))
-    assert info.value.exit_code == 2 and sink.commits == []
+    assert for_error(info.value) == 2 and sink.commits == []

@@ -4,6 +4,7 @@ import copy
 
 import pytest
 
+from wfops.cli.exits import for_error
 from wfops.engine.errors import InvalidInput
 from wfops.errors import RefusedError
 
@@ -72,7 +73,7 @@ def test_bad_resume_is_refused_and_commits_nothing(outcome, payload, error) -> N
     before = copy.deepcopy(sink.commits)
     with pytest.raises(error) as info:
         run(engine.resume(snap, sink.trace, outcome=outcome, payload=payload))
-    assert info.value.exit_code == 2
+    assert for_error(info.value) == 2
     assert sink.commits == before and len(source.calls) == 1
 
 

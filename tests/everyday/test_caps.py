@@ -117,7 +117,7 @@ def test_call(project: Path, tmp_path: Path, capsys) -> None:
     assert call("calc.double", "n: -1\n") == 1
     assert "calc.double failed: ValueError: negative numbers are not welcome" in capsys.readouterr().err
     assert call("std.format", "template: 3\nvalues: {}\n") == 1
-    assert "template: 3 is not of type 'string'" in capsys.readouterr().err
+    assert "`template` must be a string, got 3" in capsys.readouterr().err  # as a run reports it
     assert call("std.fail", "message: on purpose\n") == 1
     assert "std.fail failed: on purpose" in capsys.readouterr().err
     assert call("calc.double", "- 1\n") == 2

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from tests.everyday.helpers import cli, json_of, wfops
-from wfops.cli.init_cmd import SCHEMA_DIR, scaffold_files
+from wfops.api.scaffold import SCHEMA_DIR, scaffold_files
 
 EXPECTED = {
     "sources.yaml", "workflows/hello.yaml", "deployments/hello.local.yaml", "nodes/__init__.py",

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from wfops.cli.exits import for_error
 from wfops.errors import ProjectNotFound
 from wfops.loader.project import find_root, load_project, project_db_path
 
@@ -94,7 +95,7 @@ def test_find_root(tmp_path: Path) -> None:
     lonely.mkdir()
     with pytest.raises(ProjectNotFound) as info:
         find_root(lonely)
-    assert info.value.exit_code == 2 and info.value.hint
+    assert for_error(info.value) == 2 and info.value.hint
 
 
 def test_project_db_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -177,14 +177,15 @@ def test_corrupt_lock_is_one_code_in_validate_and_check(weekly: Path) -> None:
 
 
 def test_mcp_compile_tool_refuses_a_pin_mismatch_like_the_cli(weekly: Path) -> None:
-    from wfops.mcpserver.operations import ServerOptions, compile_lock
+    from wfops.api import Project
+    from wfops.mcpserver.operations import compile_lock
     from wfops.sources.python import forget_project_modules
 
     before = (weekly / "wfops.lock").read_bytes()
     edit(weekly / "deployments/weekly-report.local.yaml", "workflow: weekly-report ",
          "workflow: weekly-report@sha256:deadbeef ")
     try:
-        result = compile_lock(ServerOptions(weekly))
+        result = compile_lock(Project(weekly))
     finally:
         forget_project_modules(weekly)
     assert result.ok is False

@@ -10,15 +10,15 @@ from pathlib import Path
 from mcp import Client
 
 from tests.conftest import REPO
+from wfops.api import Project
 from wfops.mcpserver.app import build_server
-from wfops.mcpserver.operations import ServerOptions
 
 DOC = (REPO / "docs" / "mcp.md").read_text(encoding="utf-8")
 
 
 def test_every_tool_is_in_the_docs_table(tmp_path: Path) -> None:
     async def names() -> list[str]:
-        async with Client(build_server(ServerOptions(tmp_path))) as client:
+        async with Client(build_server(Project(tmp_path, db=tmp_path / "db"))) as client:
             return [tool.name for tool in (await client.list_tools()).tools]
 
     served = asyncio.run(names())

@@ -3,7 +3,6 @@ per source for the whole run, tool errors and timeouts as step failures, no left
 
 from __future__ import annotations
 
-import asyncio
 import shutil
 from pathlib import Path
 
@@ -11,9 +10,7 @@ import pytest
 
 from tests.conftest import REPO, write
 from tests.mcp.helpers import STATEFUL, read_pid, wait_dead
-from wfops.mcpserver.operations import ServerOptions, compile_lock
-from wfops.runner import RunOptions, run_deployment
-from wfops.runner.execute import read_trace
+from wfops.api import Project
 
 COUNT = """
 name: count
@@ -74,19 +71,19 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "deployments/flaky.yaml": "name: flaky.local\nworkflow: flaky\n",
         "deployments/patience.yaml": "name: patience.local\nworkflow: patience\n",
     })
-    compiled = compile_lock(ServerOptions(root))  # starts the server once to snapshot its contracts
+    compiled = Project(root).compile()  # starts the server once to snapshot its contracts
     assert compiled.ok, compiled.diagnostics
     assert (root / "wfops.lock").is_file()
     return root
 
 
 def _run(root: Path, deployment: str):
-    return asyncio.run(run_deployment(RunOptions(deployment, project=root)))
+    return Project(root).run(deployment)
 
 
 def test_one_session_serves_every_step_of_a_run(project: Path) -> None:
     result = _run(project, "count.local")
-    snap = result.snapshot
+    snap = result
     assert snap.status == "completed", snap.error
     assert snap.output["values"] == [1, 2, 3, {"done": True}]  # the counter kept counting: one process
     assert snap.output["pids"] == [read_pid(project / "pid")]
@@ -95,18 +92,18 @@ def test_one_session_serves_every_step_of_a_run(project: Path) -> None:
 
 def test_a_tool_error_fails_the_step_with_the_tools_message(project: Path) -> None:
     result = _run(project, "flaky.local")
-    snap = result.snapshot
-    assert snap.status == "failed" and result.exit_code == 1
+    snap = result
+    assert snap.status == "failed"
     assert snap.error["step"] == "boom"
     assert "quota exceeded for key 7" in snap.error["message"]
-    trace = read_trace(result.db, snap.run_id)
+    trace = Project(project).trace(snap.run_id)
     assert [e.step for e in trace] == ["before", "boom"]
     assert wait_dead(read_pid(project / "pid"))
 
 
 def test_a_hanging_tool_times_out_and_the_run_goes_on_with_the_same_session(project: Path) -> None:
     result = _run(project, "patience.local")
-    snap = result.snapshot
+    snap = result
     assert snap.status == "completed", snap.error
     assert "did not answer within 1s" in snap.output["problem"]["message"]  # the source's timeout
     assert snap.output["impatient"]["step"] == "quick"  # the step's own, shorter timeout
@@ -124,8 +121,8 @@ def test_the_world_clock_example_runs_on_the_real_time_server(tmp_path: Path) ->
     for rel in ("workflows/world-clock.yaml", "deployments/world-clock.local.yaml"):
         (tmp_path / rel).parent.mkdir(exist_ok=True)
         shutil.copy(REPO / rel, tmp_path / rel)
-    assert compile_lock(ServerOptions(tmp_path)).ok
-    snap = _run(tmp_path, "world-clock.local").snapshot
+    assert Project(tmp_path).compile().ok
+    snap = _run(tmp_path, "world-clock.local")
     assert snap.status == "completed", snap.error
     assert snap.output["now"]["timezone"] == "Asia/Kolkata"
     assert snap.output["meeting"]["time_difference"] == "+5.5h"

@@ -12,16 +12,16 @@ import pytest
 from mcp import Client
 
 from tests.mcp.projects import BROKEN_WORKFLOW, std_project
+from wfops.api import Project
 from wfops.mcpserver import operations
 from wfops.mcpserver.app import build_server
-from wfops.mcpserver.operations import ServerOptions
 
 Call = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
 
 
 def drive(root: Path, script: Callable[[Call], Awaitable[None]]) -> None:
     async def main() -> None:
-        async with Client(build_server(ServerOptions(root))) as client:
+        async with Client(build_server(Project(root))) as client:
             async def call(name: str, args: dict[str, Any]) -> dict[str, Any]:
                 result = await client.call_tool(name, args)
                 assert not result.is_error, result.content
@@ -156,7 +156,7 @@ def test_a_bug_is_a_tool_error_and_the_server_keeps_serving(root: Path, monkeypa
     monkeypatch.setattr(operations, "draw_graph", missing)  # and one is not built yet
 
     async def main() -> None:
-        async with Client(build_server(ServerOptions(root))) as client:
+        async with Client(build_server(Project(root))) as client:
             result = await client.call_tool("check", {})
             assert result.is_error and "internal error in wfops: RuntimeError: simulated bug" in result.content[0].text
             again = await client.call_tool("validate", {})
@@ -190,7 +190,7 @@ def test_each_committed_step_is_a_progress_notification(root: Path) -> None:
         async def on_progress(progress: float, total: float | None, message: str | None) -> None:
             seen.append((progress, message))
 
-        async with Client(build_server(ServerOptions(root))) as client:
+        async with Client(build_server(Project(root))) as client:
             await client.call_tool("compile", {})
             result = await client.call_tool("run_deployment", {"deployment": "hello.local"},
                                             progress_callback=on_progress)

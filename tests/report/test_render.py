@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from wfops.cli.exits import for_error
 from wfops.diagnostics import Diagnostic, error, warning
 from wfops.errors import UsageError
 from wfops.report import FORMATS, render
@@ -148,7 +149,7 @@ def test_sarif_info_is_note_and_empty_run() -> None:
 def test_unknown_format_is_usage_error() -> None:
     with pytest.raises(UsageError) as info:
         render(DIAGS, "xml", io.StringIO())
-    assert info.value.exit_code == 2
+    assert for_error(info.value) == 2
     assert "xml" in info.value.message and "sarif" in (info.value.hint or "")
 
 

@@ -7,10 +7,17 @@ from pathlib import Path
 
 import pytest
 
+from wfops.cli.inputs import parse_assignments
+from wfops.cli.inputs import read_input_file as _read_input_file
+from wfops.cli.progress import ProgressPrinter
 from wfops.engine.types import TraceEntry
 from wfops.errors import RefusedError, UsageError
-from wfops.runner.inputs import merge, parse_assignments, read_input_file, read_secrets
-from wfops.runner.progress import ProgressPrinter, describe
+from wfops.report.trace import describe
+from wfops.runner.inputs import merge, read_secrets
+
+
+def read_input_file(path):
+    return _read_input_file(str(path), "--input-file")
 
 
 def test_assignments_parse_json_or_string_and_nest() -> None:

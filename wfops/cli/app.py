@@ -49,9 +49,9 @@ def _root(version: Annotated[bool, typer.Option("--version", callback=_print_ver
     """Declarative workflows in git: validate, compile, lock, check and run them."""
 
 
-def _call(verb: str, **kwargs: Any) -> None:
-    """Run `wfops.cli.<verb>.run(**kwargs)` and exit with the code it returns."""
-    code = import_module(f"wfops.cli.{verb}").run(**kwargs)
+def _call(verb: str, function: str = "run", **kwargs: Any) -> None:
+    """Run `wfops.cli.<verb>.<function>(**kwargs)` and exit with the code it returns."""
+    code = getattr(import_module(f"wfops.cli.{verb}"), function)(**kwargs)
     raise typer.Exit(code or 0)
 
 
@@ -99,7 +99,7 @@ def resume(run_id: Annotated[str, typer.Argument(help="The run to continue.")],
            payload: Annotated[str | None, typer.Option("--payload", help="JSON payload for the interrupt.")] = None,
            json: Json = False, project: Project = None, db: Db = None) -> None:
     """Continue an interrupted or crashed run."""
-    _call("resume_cmd", run_id=run_id, outcome=outcome, payload=payload, json_out=json, project=project, db=db)
+    _call("run_cmd", "resume", run_id=run_id, outcome=outcome, payload=payload, json_out=json, project=project, db=db)
 
 
 @runs_app.command("list")

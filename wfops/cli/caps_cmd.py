@@ -7,49 +7,45 @@ logical names a workflow binds through a deployment.
 from __future__ import annotations
 
 import json
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from wfops.cli.output import print_json, say, warn
-from wfops.errors import UsageError, WfopsError
 
 if TYPE_CHECKING:
-    from wfops.sources.base import CallResult, Source
-    from wfops.sources.catalog import Catalog
+    from wfops.api import Capabilities, Project
 
 
 def run(*, action: str, source: str | None = None, ref: str | None = None, input_file: str | None = None,
         json_out: bool = False, project: str | None = None) -> int:
-    from wfops.loader.project import find_root
-    from wfops.sources.catalog import load_catalog
+    from wfops.api import Project
 
-    catalog = load_catalog(find_root(Path.cwd(), project))
-    for d in catalog.diagnostics:
-        if d.file == "sources.yaml":  # a broken source is missing from the catalog: say why
-            warn(f"{d.file}:{d.line}:{d.column}: {d.severity}[{d.code}] {d.message}")
+    found = Project(project)
     if action == "list":
-        return _list(catalog, source, json_out)
+        return _list(found.capabilities(source), json_out)
     if action == "show":
-        return _show(catalog, ref or "", json_out)
+        return _show(found, ref or "", json_out)
     if action == "call":
-        return _call(catalog, ref or "", input_file or "")
-    raise UsageError(f"unknown caps action {action!r}")
+        from wfops.cli.inputs import read_input_file
+
+        payload = read_input_file(input_file or "", "--input-file")
+        print_json(found.call(ref or "", payload).to_dict())
+        return 0
+    raise ValueError(f"unknown caps action {action!r}")
 
 
-def _list(catalog: Catalog, source: str | None, json_out: bool) -> int:
-    entries, notes = catalog.entries(source)
-    for note in notes:
+def _list(listing: Capabilities, json_out: bool) -> int:
+    for d in listing.diagnostics:  # a broken source is missing from the catalog: say why
+        warn(f"{d.file}:{d.line}:{d.column}: {d.severity}[{d.code}] {d.message}")
+    for note in listing.notes:
         warn(f"note: {note}")
     if json_out:
-        print_json([e.to_dict() for e in entries])
+        print_json([c.to_dict(schemas=False) for c in listing.capabilities])
         return 0
-    width = max((len(e.capability.ref) for e in entries), default=10)
-    for entry in entries:
-        cap = entry.capability
-        first = _first_sentence(cap.description)
-        origin = "  (from wfops.lock)" if entry.origin == "lock" else ""
-        outcomes = "" if cap.outcomes == ("ok",) else f"  [{', '.join(cap.outcomes)}]"
-        say(f"{cap.ref:<{width}}  {first}{outcomes}{origin}")
+    width = max((len(c.ref) for c in listing.capabilities), default=10)
+    for cap in listing.capabilities:
+        origin = "  (from wfops.lock)" if cap.origin == "lock" else ""
+        outcomes = "" if cap.outcomes == ["ok"] else f"  [{', '.join(cap.outcomes)}]"
+        say(f"{cap.ref:<{width}}  {_first_sentence(cap.description)}{outcomes}{origin}")
     return 0
 
 
@@ -59,13 +55,10 @@ def _first_sentence(text: str, limit: int = 90) -> str:
     return sentence if len(sentence) <= limit else sentence[: limit - 1] + "…"
 
 
-def _show(catalog: Catalog, ref: str, json_out: bool) -> int:
-    from wfops.sources.catalog import Entry
-
-    _, cap = catalog.capability(ref)
-    entry = Entry(cap, "live").to_dict(schemas=True)
+def _show(found: Project, ref: str, json_out: bool) -> int:
+    cap = found.capability(ref)
     if json_out:
-        print_json(entry)
+        print_json(cap.to_dict())
         return 0
     say(cap.ref)
     if cap.description:
@@ -82,53 +75,3 @@ def _show(catalog: Catalog, ref: str, json_out: bool) -> int:
 
 def _indent(text: str) -> str:
     return "\n".join("  " + line if line.strip() else "" for line in text.splitlines())
-
-
-def _call(catalog: Catalog, ref: str, input_file: str) -> int:
-    import asyncio
-
-    from wfops.runner.inputs import read_input_file
-
-    source, cap = catalog.capability(ref)
-    payload = read_input_file(input_file)
-    problem = _schema_problem(payload, cap.input_schema)
-    if problem:
-        raise WfopsError(f"input does not match {cap.ref}'s input schema: {problem}",
-                         hint=f"`wfops caps show {cap.ref}` shows the schema")
-    try:
-        result = asyncio.run(_invoke(source, cap.name, payload))
-    except WfopsError as exc:
-        raise WfopsError(f"{cap.ref} failed: {exc.message}", hint=exc.hint) from None
-    except Exception as exc:  # the capability's own code: a failure, not a wfops crash
-        raise WfopsError(f"{cap.ref} failed: {type(exc).__name__}: {exc}") from None
-    print_json({"outcome": result.outcome, "output": result.output})
-    return 0
-
-
-async def _invoke(source: Source, name: str, payload: dict[str, Any]) -> CallResult:
-    import uuid
-
-    from wfops.sources.base import StepContext
-
-    run_id = f"caps-{uuid.uuid4().hex[:12]}"
-    context = StepContext(run_id=run_id, workflow="", deployment=None, step=name, attempt=1,
-                          idempotency_key=f"{run_id}:{name}:0")
-    await source.open()
-    try:
-        return await source.call(name, payload, context)
-    finally:
-        await source.close()
-
-
-def _schema_problem(payload: dict[str, Any], schema: dict[str, Any]) -> str | None:
-    from jsonschema import Draft202012Validator
-    from jsonschema.exceptions import SchemaError
-
-    try:
-        error = next(iter(Draft202012Validator(schema).iter_errors(payload)), None)
-    except SchemaError:
-        return None  # the source's own schema is broken; let the source judge the input
-    if error is None:
-        return None
-    where = ".".join(str(p) for p in error.absolute_path) or "input"
-    return f"{where}: {error.message}"

@@ -7,7 +7,7 @@ import tempfile
 import traceback
 from pathlib import Path
 
-CRASH_EXIT = 70  # EX_SOFTWARE: distinct from every documented exit code
+from wfops.cli.exits import CRASH
 
 
 def report_crash(exc: BaseException) -> int:
@@ -20,4 +20,4 @@ def report_crash(exc: BaseException) -> int:
     except OSError:
         where = "no crash log could be written"
     sys.stderr.write(f"wfops: internal error: {type(exc).__name__}: {exc}\n  this is a bug in wfops; {where}\n")
-    return CRASH_EXIT
+    return CRASH

@@ -11,6 +11,11 @@ import os
 import sys
 from typing import Any
 
+from wfops.cli import exits
+from wfops.cli.crash import report_crash
+from wfops.cli.exits import INTERRUPTED
+from wfops.errors import WfopsError
+
 
 def main(argv: list[str] | None = None) -> None:
     args = _project_after_verb(sys.argv[1:] if argv is None else argv)
@@ -18,29 +23,20 @@ def main(argv: list[str] | None = None) -> None:
         from wfops.cli.validate_fast import fast_validate
 
         fast = fast_validate(args)
-        code = fast if fast is not None else _run_typer(args)
-        if "wfops.runner.threads" in sys.modules:  # a run or resume: never hang on a timed-out node
-            from wfops.runner.threads import exit_if_abandoned
-
-            exit_if_abandoned(code)
-        sys.exit(code)
+        sys.exit(fast if fast is not None else _run_typer(args))
     except SystemExit:
         raise
     except KeyboardInterrupt:
         sys.stderr.write("wfops: interrupted\n")
-        sys.exit(130)
+        sys.exit(INTERRUPTED)
     except BrokenPipeError:
         sys.exit(0)
     except BaseException as exc:  # noqa: BLE001 - the boundary: never a raw traceback
-        from wfops.errors import WfopsError
-
         if isinstance(exc, WfopsError):
             sys.stderr.write(f"wfops: error: {exc.message}\n")
             if exc.hint:
                 sys.stderr.write(f"  hint: {exc.hint}\n")
-            sys.exit(exc.exit_code)
-        from wfops.cli.crash import report_crash
-
+            sys.exit(exits.for_error(exc))
         sys.exit(report_crash(exc))
 
 
@@ -71,12 +67,12 @@ def _run_typer(args: list[str]) -> int:
 
     try:
         code = app(args=args, standalone_mode=False, prog_name="wfops")
-        if code == 130:  # typer turns Ctrl-C into a silent Exit(130); say what happened
+        if code == INTERRUPTED:  # typer turns Ctrl-C into a silent Exit(130); say what happened
             sys.stderr.write("wfops: interrupted\n")
         # Without standalone mode click *returns* the code of a typer.Exit instead of exiting.
         return code if isinstance(code, int) else 0
     except Exit as exc:
-        return exc.exit_code
+        return int(exc.exit_code)
     except NoArgsIsHelpError as exc:
         sys.stdout.write(exc.ctx.get_help() + "\n" if exc.ctx else "")
         return 0 if args == [] else 2
@@ -88,7 +84,7 @@ def _run_typer(args: list[str]) -> int:
         return exc.exit_code
     except Abort:
         sys.stderr.write("wfops: interrupted\n")
-        return 130
+        return INTERRUPTED
 
 
 def __getattr__(name: str) -> Any:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 
 def run(*, project: str | None, db: str | None) -> int:
-    from wfops.loader.project import find_root
+    from wfops.api import Project
 
-    root = find_root(explicit=project)  # no project: one line and exit 2, before any protocol
+    found = Project(project, db=db)  # no project: one line and exit 2, before any protocol
+    found.root  # noqa: B018 - a store alone (--db) is not enough to serve: ProjectNotFound
     from wfops.mcpserver.app import serve
-    from wfops.mcpserver.operations import ServerOptions
 
-    serve(ServerOptions(root=root, db=db))
+    serve(found)
     return 0

@@ -1,49 +1,106 @@
-"""`wfops run DEPLOYMENT`: execute a deployment. Exit 0 completed, 1 failed, 2 refused, 3 interrupted."""
+"""`wfops run DEPLOYMENT` and `wfops resume RUN_ID`: drive a run, print its result.
+
+Exit 0 completed, 1 failed, 2 refused, 3 interrupted. Progress goes to stderr (in
+`--json` mode only when a person watches stderr); the result goes to stdout; under
+GitHub Actions the run is appended to the job summary.
+"""
 
 from __future__ import annotations
 
+import json
+import os
 import sys
-from collections.abc import Awaitable, Callable
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
+from wfops.cli import exits
+from wfops.cli.inputs import parse_payload, run_input
+from wfops.cli.output import print_json, say, warn
 from wfops.errors import RefusedError
+
+if TYPE_CHECKING:
+    from wfops.api import Project, Run
 
 
 def run(*, deployment: str, inputs: list[str], input_file: str | None, json_out: bool,
         project: str | None, db: str | None) -> int:
-    from wfops.runner import RunOptions, run_deployment
-    from wfops.runner.inputs import merge, parse_assignments, read_input_file
+    from wfops.api import Project
 
-    overrides = read_input_file(input_file) if input_file else {}
-    overrides = merge(overrides, parse_assignments(inputs))
-    return drive(lambda on_step: run_deployment(RunOptions(
-        deployment, input=overrides, project=project, db=db, on_step=on_step)), json_out=json_out)
+    given = run_input(inputs, input_file)
+    found = Project(project, db=db)
+    return drive(found, lambda on_step: found.run(deployment, given, on_step=on_step), json_out=json_out)
 
 
-def drive(start: Callable[[Any], Awaitable[Any]], *, json_out: bool) -> int:
+def resume(*, run_id: str, outcome: str | None, payload: str | None, json_out: bool,
+           project: str | None, db: str | None) -> int:
+    from wfops.api import Project
+
+    value = parse_payload(payload)
+    found = Project(project, db=db)
+    return drive(found, lambda on_step: found.resume(run_id, outcome, value, on_step=on_step), json_out=json_out)
+
+
+def drive(project: Project, start: Callable[[Any], Run], *, json_out: bool) -> int:
     """Run `start(on_step)` with progress on stderr, print the result, return the exit code."""
-    from wfops.runner.progress import ProgressPrinter
-    from wfops.runner.report import append_github_summary, print_result, print_warnings
-    from wfops.runner.threads import run_coroutine
+    from wfops.cli.progress import ProgressPrinter
 
-    # In --json mode stderr stays quiet unless a person is watching it.
     printer = ProgressPrinter() if (not json_out or sys.stderr.isatty()) else None
     try:
-        result = run_coroutine(start(printer))
+        result = start(printer)
     except RefusedError as exc:
-        show_refusal(exc)
+        if exc.diagnostics:
+            from wfops.report import render
+
+            render(list(exc.diagnostics), "text", sys.stderr)
         raise
     finally:
         if printer is not None:
             printer.done()
-    print_warnings(result)
-    print_result(result, json_out=json_out)
-    append_github_summary(result)
-    return result.exit_code
-
-
-def show_refusal(exc: RefusedError) -> None:
-    if exc.diagnostics:
+    if result.warnings:
         from wfops.report import render
 
-        render(list(exc.diagnostics), "text", sys.stderr)
+        render(result.warnings, "text", sys.stderr)
+    print_result(result, json_out=json_out)
+    _github_summary(project, result)
+    return exits.for_run(result.status)
+
+
+def print_result(result: Run, *, json_out: bool) -> None:
+    if json_out:
+        print_json(result.to_dict())
+        return
+    head = f"run {result.run_id} {result.status}"
+    if result.status == "completed":
+        say(f"{head} (outcome {result.outcome})")
+        if result.output is not None:
+            say(json.dumps(result.output, indent=2, ensure_ascii=False, default=str))
+    elif result.status == "failed":
+        error = result.error or {}
+        say(f"{head} at step {error.get('step')}: {error.get('type')}: {error.get('message')}")
+    elif result.status == "interrupted" and result.interrupt is not None:
+        interrupt = result.interrupt
+        say(f"{head} at step {interrupt.step} ({interrupt.kind})")
+        say("request: " + json.dumps(interrupt.request, ensure_ascii=False, default=str))
+        say(resume_line(result))
+        if interrupt.outcomes:
+            say("  where OUTCOME is one of: " + ", ".join(interrupt.outcomes))
+    else:
+        say(head)
+
+
+def resume_line(result: Run) -> str:
+    # Copy-pasteable: `a|b` would be a shell pipe, and a concrete outcome could approve by accident.
+    return f"resume with: wfops resume {result.run_id} --outcome OUTCOME --payload '<json>'"
+
+
+def _github_summary(project: Project, result: Run) -> None:
+    """Under GitHub Actions, add the run to the job summary; a failure here only warns."""
+    path = os.environ.get("GITHUB_STEP_SUMMARY")
+    if not path:
+        return
+    try:
+        text = project.step_summary(result.run_id)
+        with open(path, "a", encoding="utf-8") as stream:
+            stream.write(text)
+    except Exception as exc:  # noqa: BLE001 - the run already finished; the summary is best effort
+        warn(f"wfops: warning: could not write the GitHub step summary: {exc}")

@@ -4,13 +4,9 @@ from __future__ import annotations
 
 import sys
 
-from wfops.errors import UsageError
-
 
 def run(*, kind: str = "workflow") -> int:
-    from wfops.model.json_schema import KINDS, schema_text
+    from wfops.api import schema
 
-    if kind not in KINDS:
-        raise UsageError(f"unknown schema kind {kind!r}", hint="use --kind " + ", --kind ".join(KINDS))
-    sys.stdout.write(schema_text(kind))
+    sys.stdout.write(schema(kind))
     return 0

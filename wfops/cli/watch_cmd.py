@@ -26,9 +26,9 @@ Handler = Callable[[set[str]], Any]
 
 
 def run(*, deployment: str | None = None, project: str | None = None, db: str | None = None) -> int:
-    from wfops.loader.project import find_root
+    from wfops.api import Project
 
-    root = find_root(Path.cwd(), project)
+    root = Project(project).root
     say(f"watching {root} (Ctrl-C to stop)")
     try:
         watch_loop(root, lambda changed: one_pass(root, changed, deployment=deployment, db=db))
@@ -74,19 +74,18 @@ def watch_loop(root: Path, handle: Handler, *, stop_event: threading.Event | Non
 
 def one_pass(root: Path, changed: set[str], *, deployment: str | None = None, db: str | None = None,
              stream: Any = None) -> bool:
-    """Reload python sources, revalidate, print the findings, rerun when clean. True when valid."""
-    from wfops.compiler.validate import validate_project
+    """Revalidate (python sources reloaded), print the findings, rerun when clean. True when valid."""
+    from wfops.api import Project
     from wfops.report import render
-    from wfops.sources.python import forget_project_modules
 
     out = stream or sys.stdout
     started = time.perf_counter()
     stamp = time.strftime("%H:%M:%S")
     what = ", ".join(sorted(changed)[:3]) + (" …" if len(changed) > 3 else "") if changed else "start"
     out.write(f"\n[{stamp}] {what}\n")
-    forget_project_modules(root)
+    project = Project(root, db=db)
     try:
-        validation = validate_project(root)
+        report = project.validate()
     except WfopsError as exc:
         out.write(f"wfops: error: {exc.message}\n")
         return False
@@ -95,12 +94,12 @@ def one_pass(root: Path, changed: set[str], *, deployment: str | None = None, db
 
         report_crash(exc)
         return False
-    render(validation.diagnostics, "text", out)
+    render(report.diagnostics, "text", out)
     out.write(f"validated in {(time.perf_counter() - started) * 1000:.0f} ms\n")
     out.flush()
-    if deployment and validation.ok:
+    if deployment and report.ok:
         _rerun(root, deployment, db, out)
-    return validation.ok
+    return report.ok
 
 
 def _rerun(root: Path, deployment: str, db: str | None, out: Any) -> None:

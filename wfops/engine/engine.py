@@ -17,10 +17,10 @@ from wfops.engine.frame import new_frame
 from wfops.engine.plan import Plan, StepPlan, compile_workflow
 from wfops.engine.redact import Redactor
 from wfops.engine.run import Paused, RunContext
-from wfops.engine.schemas import first_error, with_defaults
 from wfops.engine.types import CapabilityResolver, CheckpointSink, RunSnapshot, TraceEntry
 from wfops.errors import RefusedError
 from wfops.model.workflow import Workflow
+from wfops.schemacheck import first_error, with_defaults
 from wfops.sources.base import Capability
 
 #: A run that commits this many trace entries fails with `StepLimit`: a routing loop

@@ -19,8 +19,10 @@ from typing import Annotated, Any, Literal, TypeVar
 from mcp.server.mcpserver import Context  # module level: tool annotations are resolved here
 from pydantic import Field
 
+from wfops.api import Project
 from wfops.mcpserver import operations as ops
 from wfops.mcpserver.models import (
+    CallResult,
     CapabilitiesResult,
     CheckResult,
     CompileResult,
@@ -47,7 +49,7 @@ Every result has ok, error, diagnostics and next_steps."""
 _PROJECT = threading.Lock()
 
 
-def build_server(opts: ops.ServerOptions) -> Any:
+def build_server(project: Project) -> Any:
     from mcp.server.mcpserver import MCPServer
 
     app = MCPServer("wfops", instructions=INSTRUCTIONS, log_level="WARNING")
@@ -58,7 +60,7 @@ def build_server(opts: ops.ServerOptions) -> Any:
                                                             "to start it and list it live.")] = None,
     ) -> CapabilitiesResult:
         """Every capability (`uses: source.name`) the project can call, with input/output schemas."""
-        return await _guard(CapabilitiesResult, {}, ops.capabilities, opts, source)
+        return await _guard(CapabilitiesResult, {}, ops.capabilities, project, source)
 
     @app.tool()
     async def validate(
@@ -73,34 +75,41 @@ def build_server(opts: ops.ServerOptions) -> Any:
     ) -> ValidateResult:
         """Syntax, schema and static checks, as `wfops validate`: diagnostics with line, column and hint."""
         if text is not None:
-            if kind is None:
-                return _usage(ValidateResult, {}, "`kind` is required with `text`",
-                              "pass kind: workflow, deployment or sources")
-            return await _guard(ValidateResult, {}, ops.validate_text, opts, text, kind, path)
-        return await _guard(ValidateResult, {}, ops.validate_files, opts, list(paths or []))
+            return await _guard(ValidateResult, {}, ops.validate_text, project, text, kind, path)
+        return await _guard(ValidateResult, {}, ops.validate_files, project, list(paths or []))
+
+    @app.tool()
+    async def call_capability(
+            ref: Annotated[str, Field(description="Concrete ref `<source id>.<capability>`, as in sources.yaml.")],
+            input: Annotated[dict[str, Any],  # noqa: A002 - the contract's word
+                             Field(description="The capability's input (its input_schema).")],
+    ) -> CallResult:
+        """Call one capability on its own, checked as a run's step is: input, outcome and output
+        against its contract. A failure is an error with the type a run would record."""
+        return await _guard(CallResult, {"ref": ref}, ops.call_capability, project, ref, input)
 
     @app.tool(name="compile")
     async def compile_() -> CompileResult:
         """Validate, snapshot capability contracts (MCP servers are started) and write wfops.lock."""
-        return await _guard(CompileResult, {}, ops.compile_lock, opts)
+        return await _guard(CompileResult, {}, ops.compile_lock, project)
 
     @app.tool()
     async def check(
             live: Annotated[bool, Field(description="Also start MCP sources and compare their contracts.")] = False,
     ) -> CheckResult:
         """Compare the project with wfops.lock (stale lock, contract drift), as `wfops check`."""
-        return await _guard(CheckResult, {"live": live}, ops.check, opts, live)
+        return await _guard(CheckResult, {"live": live}, ops.check, project, live)
 
     @app.tool()
     async def run_deployment(
             deployment: Annotated[str, Field(description="The deployment's `name`.")],
-            input: Annotated[dict[str, Any] | None,  # noqa: A002 - the SPEC's word
+            input: Annotated[dict[str, Any] | None,  # noqa: A002 - the contract's word
                              Field(description="Run input, merged over the deployment's defaults.")] = None,
             ctx: Context | None = None,
     ) -> RunResult:
         """Execute a deployment to completion, failure or its first interrupt.
         Each committed step is reported as a progress notification."""
-        return await _guard(RunResult, {}, ops.run_deployment, opts, deployment, dict(input or {}),
+        return await _guard(RunResult, {}, ops.run_deployment, project, deployment, dict(input or {}),
                             _progress(ctx))
 
     @app.tool()
@@ -112,19 +121,19 @@ def build_server(opts: ops.ServerOptions) -> Any:
             ctx: Context | None = None,
     ) -> RunResult:
         """Continue an interrupted run (answering it) or a crashed one (from its last committed step)."""
-        return await _guard(RunResult, {}, ops.resume_run, opts, run_id, outcome, payload, _progress(ctx))
+        return await _guard(RunResult, {}, ops.resume_run, project, run_id, outcome, payload, _progress(ctx))
 
     @app.tool()
     async def show_run(run_id: str) -> RunResult:
         """One run: status, outcome, output, error and the open interrupt."""
-        return await _guard(RunResult, {}, ops.show_run, opts, run_id, exclusive=False)
+        return await _guard(RunResult, {}, ops.show_run, project, run_id, exclusive=False)
 
     @app.tool()
     async def list_runs(deployment: str | None = None,
                         status: Literal["running", "completed", "failed", "interrupted"] | None = None,
                         limit: Annotated[int, Field(ge=1, le=200)] = 20) -> RunsResult:
         """Run history, newest first."""
-        return await _guard(RunsResult, {}, ops.list_runs, opts, deployment, status, limit, exclusive=False)
+        return await _guard(RunsResult, {}, ops.list_runs, project, deployment, status, limit, exclusive=False)
 
     @app.tool()
     async def read_trace(
@@ -133,13 +142,13 @@ def build_server(opts: ops.ServerOptions) -> Any:
             limit: Annotated[int | None, Field(ge=1, le=ops.MAX_TRACE_PAGE)] = 100,
     ) -> TraceResult:
         """A run's step trace in order: each step's input, outcome, output, state writes and error."""
-        return await _guard(TraceResult, {"run_id": run_id}, ops.read_trace, opts, run_id, from_seq, limit,
+        return await _guard(TraceResult, {"run_id": run_id}, ops.read_trace, project, run_id, from_seq, limit,
                             exclusive=False)
 
     @app.tool()
     async def draw_graph(workflow: str, format: Literal["mermaid", "dot"] = "mermaid") -> GraphResult:  # noqa: A002
         """A workflow's steps and routes as mermaid or dot text."""
-        return await _guard(GraphResult, {"workflow": workflow, "format": format}, ops.draw_graph, opts,
+        return await _guard(GraphResult, {"workflow": workflow, "format": format}, ops.draw_graph, project,
                             workflow, format)
 
     return app
@@ -172,10 +181,11 @@ async def _guard(result: type[R], required: dict[str, Any], fn: Callable[..., R]
 def _failure(result: type[R], required: dict[str, Any], exc: Exception, tool: str) -> R:
     from mcp.server.mcpserver.exceptions import ToolError
 
+    from wfops.cli.exits import for_error
     from wfops.errors import RefusedError, WfopsError
 
     if isinstance(exc, WfopsError) and "exit_code" in result.model_fields:
-        required = {**required, "exit_code": exc.exit_code}  # as the CLI twin would exit (2: refused)
+        required = {**required, "exit_code": for_error(exc)}  # as the CLI twin would exit (2: refused)
     if isinstance(exc, RefusedError):
         found = list(exc.diagnostics)
         from wfops.mcpserver.advice import after_refusal
@@ -205,7 +215,7 @@ def _progress(ctx: Any) -> ops.OnStep | None:
 
     if ctx is None:
         return None
-    from wfops.runner.progress import describe
+    from wfops.report.trace import describe
 
     loop = asyncio.get_running_loop()
 
@@ -227,16 +237,11 @@ async def _quietly(notification: Any) -> None:
         await notification
 
 
-def _usage(result: type[R], required: dict[str, Any], message: str, hint: str) -> R:
-    return result(ok=False, error=ErrorOut(type="UsageError", message=message, hint=hint),
-                  next_steps=[hint], **required)
-
-
 def _error(exc: Any) -> ErrorOut:
     return ErrorOut(type=type(exc).__name__, message=exc.message, hint=exc.hint)
 
 
-def serve(opts: ops.ServerOptions) -> None:
+def serve(project: Project) -> None:
     """Serve over stdio until the client disconnects.
 
     While serving, the SDK points fd 1 at stderr, so what project code prints cannot
@@ -245,7 +250,7 @@ def serve(opts: ops.ServerOptions) -> None:
     (to stderr), and once serving ends fd 1 goes to stderr for good.
     """
     try:
-        build_server(opts).run()
+        build_server(project).run()
     finally:
         with suppress(OSError):
             os.dup2(2, 1)

@@ -2,7 +2,7 @@
 schema and clients receive `structured_content` they can rely on.
 
 Every result carries `ok`, `error` (a known failure: what and how to fix it),
-`diagnostics` (SPEC §3 findings) and `next_steps` (advice, next to the findings,
+`diagnostics` (findings, each with its file, line, column and hint) and `next_steps` (advice, next to the findings,
 never instead of them).
 """
 
@@ -21,10 +21,15 @@ class DiagnosticOut(BaseModel):
     line: int
     column: int
     hint: str | None = None
+    workflow: str | None = Field(None, description="The workflow the finding is about, where one is.")
+    deployment: str | None = Field(None, description="The deployment, where one is.")
+    source: str | None = Field(None, description="The source id, where one is.")
+    step: str | None = Field(None, description="The step id, where one is.")
 
     @classmethod
     def of(cls, diagnostic: Any) -> DiagnosticOut:
-        return cls(**diagnostic.to_dict())
+        return cls(**diagnostic.to_dict(), workflow=diagnostic.workflow, deployment=diagnostic.deployment,
+                   source=diagnostic.source, step=diagnostic.step)
 
 
 class ErrorOut(BaseModel):
@@ -73,6 +78,12 @@ class CapabilitiesResult(Envelope):
     notes: list[str] = Field(default_factory=list)
 
 
+class CallResult(Envelope):
+    ref: str
+    outcome: str | None = None
+    output: dict[str, Any] | None = None
+
+
 class InterruptOut(BaseModel):
     id: str
     step: str
@@ -83,7 +94,7 @@ class InterruptOut(BaseModel):
 
 
 class RunOut(BaseModel):
-    """SPEC §8's run object; `interrupt` also says which outcomes answer it."""
+    """The documented run object; `interrupt` also says which outcomes answer it."""
 
     run_id: str
     deployment: str | None = None
@@ -132,9 +143,10 @@ class GraphResult(Envelope):
     text: str = ""
 
 
-def run_out(snapshot: Any) -> RunOut:
-    public = snapshot.to_public()
-    interrupt = snapshot.interrupt
+def run_out(run: Any) -> RunOut:
+    """A `wfops.api.Run` as the tool result's run object."""
+    public = run.to_dict()
+    interrupt = run.interrupt
     if interrupt is not None:
         public["interrupt"] = InterruptOut(**interrupt.to_public(), outcomes=list(interrupt.outcomes),
                                            resume_schema=interrupt.resume_schema)

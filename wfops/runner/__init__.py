@@ -2,13 +2,12 @@
 
     from wfops.runner import RunOptions, run_deployment
     result = await run_deployment(RunOptions("meeting-report.local", input={"path": "x.md"}))
-    result.snapshot.to_public(), result.exit_code
+    result.snapshot.to_public()
 """
 
 from __future__ import annotations
 
 from wfops.runner.execute import (
-    EXIT_CODES,
     ResumeOptions,
     RunOptions,
     RunResult,
@@ -16,4 +15,4 @@ from wfops.runner.execute import (
     run_deployment,
 )
 
-__all__ = ["EXIT_CODES", "ResumeOptions", "RunOptions", "RunResult", "resume_run", "run_deployment"]
+__all__ = ["ResumeOptions", "RunOptions", "RunResult", "resume_run", "run_deployment"]

@@ -1,6 +1,6 @@
 """Start and resume deployment runs: the glue between project, gate, sources, engine and store.
 
-These are the plain async functions every face calls (CLI, MCP server, watch).
+These are the plain async functions the core API (`wfops.api.Project.run`/`resume`) drives.
 """
 
 from __future__ import annotations
@@ -13,13 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from wfops.diagnostics import Diagnostic
-from wfops.engine.types import RunSnapshot, TraceEntry
+from wfops.engine.types import RunSnapshot
 from wfops.errors import RefusedError, UsageError
 from wfops.runner.inputs import merge, read_secrets
 from wfops.runner.progress import OnStep, ProgressSink
 from wfops.runner.sources import live_catalog, opened_sources, used_sources
-
-EXIT_CODES = {"completed": 0, "failed": 1, "interrupted": 3}
 
 
 @dataclass(frozen=True)
@@ -47,10 +45,6 @@ class RunResult:
     db: Path
     warnings: list[Diagnostic] = field(default_factory=list)
     root_workflow: Any = None           # the Workflow model, for summaries and graphs
-
-    @property
-    def exit_code(self) -> int:
-        return EXIT_CODES.get(self.snapshot.status, 1)
 
 
 def new_run_id() -> str:
@@ -82,7 +76,7 @@ async def run_deployment(options: RunOptions) -> RunResult:
     store = open_store(db_path)
     try:
         ids = used_sources(gate.workflows.values(), gate.bindings)
-        remote = [i for i in ids if _is_mcp(validation, i)]
+        remote = [i for i in ids if i in validation.sources and validation.sources[i].kind == "mcp"]
         async with opened_sources(validation.sources, ids) as opened:
             if remote:  # python and std contracts were read at validation; MCP ones only now
                 gate = check_deployment(validation, options.deployment,
@@ -159,7 +153,7 @@ def _project_sources(root: Path, ids: list[str], run_id: str) -> dict[str, Any]:
     from wfops.sources.registry import build_sources
 
     sources, problems = build_sources(load_project(root))
-    broken = [d for d in problems if d.is_error and any(f"{i!r}" in d.message for i in ids)]
+    broken = [d for d in problems if d.is_error and d.source in ids]
     if broken:
         raise RefusedError(f"cannot resume {run_id}: a source it uses does not load", diagnostics=broken)
     return dict(sources)
@@ -191,13 +185,6 @@ def _stored_root(meta: Mapping[str, Any], run_id: str) -> Path:
     return Path(stored)
 
 
-def _is_mcp(validation: Any, source_id: str) -> bool:
-    from wfops.model.sources import McpSource
-
-    declared = validation.project.sources
-    return declared is not None and isinstance(declared.model.sources.get(source_id), McpSource)
-
-
 def _resolver(opened: Mapping[str, Any], bindings: Mapping[str, str]) -> Any:
     from wfops.sources.registry import BoundResolver
 
@@ -216,12 +203,3 @@ def _refuse_finished(snapshot: RunSnapshot) -> None:
     if snapshot.status in ("completed", "failed"):
         raise RefusedError(f"run {snapshot.run_id} is {snapshot.status}; nothing to resume")
 
-
-def read_trace(db: Path, run_id: str) -> list[TraceEntry]:
-    from wfops.store import open_store
-
-    store = open_store(db)
-    try:
-        return store.trace(run_id)
-    finally:
-        store.close()

@@ -25,7 +25,6 @@ def resumed_contract_drift(root: Path, deployment: str | None, workflows: Iterab
     from wfops.lock.drift import LockLines
     from wfops.lock.lockfile import LOCK_NAME, lock_path, read_lock
     from wfops.runner.sources import used_refs
-    from wfops.sources.mcp import McpClientSource
 
     try:
         lock = read_lock(root)
@@ -41,7 +40,7 @@ def resumed_contract_drift(root: Path, deployment: str | None, workflows: Iterab
         logical, _, name = ref.partition(".")
         source_id = bindings.get(logical, logical)
         source = opened.get(source_id)
-        if not isinstance(source, McpClientSource):
+        if source is None or source.kind != "mcp":
             continue
         locked = (((lock.get("sources") or {}).get(source_id) or {}).get("capabilities") or {}).get(name)
         if not isinstance(locked, dict):

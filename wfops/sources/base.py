@@ -5,9 +5,32 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from wfops.canonical import sha256_of
+from wfops.errors import WfopsError
+
+SourceKind = Literal["std", "python", "mcp"]
+
+
+@dataclass(frozen=True, slots=True)
+class CapabilityRef:
+    """`<source>.<capability>`: the one parser of a capability ref (logical in a workflow's
+    `uses:`, concrete in `wfops caps`). The capability name may itself contain dots."""
+
+    source: str
+    name: str
+
+    @classmethod
+    def parse(cls, text: str) -> CapabilityRef:
+        source, dot, name = text.partition(".")
+        if not dot or not source or not name:
+            raise WfopsError(f"{text!r} is not a capability ref",
+                             hint="write `<source>.<capability>`, e.g. std.echo")
+        return cls(source, name)
+
+    def __str__(self) -> str:
+        return f"{self.source}.{self.name}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +91,7 @@ class Source(Protocol):
     """
 
     id: str
+    kind: SourceKind
 
     async def open(self) -> None: ...
 

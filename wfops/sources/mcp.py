@@ -67,6 +67,7 @@ class McpClientSource:
     def __init__(self, source_id: str, spec: McpSource, root: Path, *,
                  start_timeout: float | None = None) -> None:
         self.id = source_id
+        self.kind = "mcp"
         self.spec = spec
         self.root = Path(root)
         self.start_timeout = min(start_timeout or max(float(spec.timeout), 10.0), MAX_START_TIMEOUT)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import inspect
+import os
 import re
 import sys
 import threading
@@ -118,6 +119,7 @@ class PythonSource:
 
     def __init__(self, source_id: str, module: Any) -> None:
         self.id = source_id
+        self.kind = "python"
         self.module = module
         self._nodes: dict[str, tuple[NodeSpec, Callable]] = {}
         for value in vars(module).values():
@@ -144,13 +146,46 @@ class PythonSource:
             if spec.is_async:
                 returned = await func(model, **kwargs)
             else:
-                import asyncio  # here, not at the top: validation never runs a capability
-
-                returned = await asyncio.to_thread(func, model, **kwargs)
+                returned = await in_daemon_thread(func, model, f"wfops-node-{self.id}.{name}", **kwargs)
         return _to_result(spec, returned)
 
     async def close(self) -> None:
         return None
+
+
+async def in_daemon_thread(func: Callable[..., Any], payload: Any, thread_name: str, **kwargs: Any) -> Any:
+    """Run a sync node in a thread of its own, marked daemon, and await its result.
+
+    A thread cannot be cancelled. A node stuck past its step timeout keeps its
+    thread, but the run does not wait for it: the awaiting step is cancelled at the
+    timeout, the event loop closes without joining it (it is not in the loop's
+    executor), and the interpreter exits without joining it (it is a daemon). So no
+    caller, CLI, MCP server or embedding program, is held by a hung node.
+    """
+    import asyncio  # here, not at the top: validation never runs a capability
+    import contextvars
+
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Any] = loop.create_future()
+    context = contextvars.copy_context()
+
+    def settle(ok: bool, value: Any) -> None:
+        if not future.done():  # cancelled by a timeout: nobody wants the value any more
+            if ok:
+                future.set_result(value)
+            else:
+                future.set_exception(value)
+
+    def work() -> None:
+        try:
+            result: tuple[bool, Any] = (True, context.run(func, payload, **kwargs))
+        except BaseException as exc:  # noqa: BLE001 - handed to the awaiting step, which judges it
+            result = (False, exc)
+        with contextlib.suppress(RuntimeError):  # the loop closed: the run is long over
+            loop.call_soon_threadsafe(settle, *result)
+
+    threading.Thread(target=work, name=thread_name, daemon=True).start()
+    return await future
 
 
 _stdout_lock = threading.Lock()
@@ -254,8 +289,10 @@ def import_project_module(root: Path, module: str) -> Any:
         init = root.joinpath(*parts[:depth], "__init__.py")
         if init.exists() and not init.resolve().is_relative_to(root):
             raise ModuleOutsideProject(f"package {'.'.join(parts[:depth])!r} resolves outside the project")
-    if str(root) not in sys.path:
-        sys.path.insert(0, str(root))
+    _forget_other_projects(root, parts[0])
+    if str(root) in sys.path:
+        sys.path.remove(str(root))
+    sys.path.insert(0, str(root))  # first: another project loaded before must not shadow this one
     # A print at import time must not land in wfops's stdout: `--format json`/`sarif`
     # and `--json` output there is read by machines.
     with prints_to_stderr():
@@ -264,15 +301,42 @@ def import_project_module(root: Path, module: str) -> Any:
     if origin is None or not Path(origin).resolve().is_relative_to(root):
         raise ModuleOutsideProject(
             f"module {module!r} was imported from {origin}, not from the project; rename it to avoid the clash")
+    _PROJECT_OF[parts[0]] = root
     return loaded
+
+
+# Top-level module name -> the project root wfops imported it from. One process may load
+# several projects (an embedding program, tests): two projects that both have `ops.py`
+# must each get their own, not whichever was imported first.
+_PROJECT_OF: dict[str, Path] = {}
+
+
+def _forget_other_projects(root: Path, top: str) -> None:
+    other = _PROJECT_OF.get(top)
+    if other is None or other == root:
+        return
+    for name in [n for n in sys.modules if n == top or n.startswith(top + ".")]:
+        del sys.modules[name]
+    with contextlib.suppress(ValueError):
+        sys.path.remove(str(other))
+    del _PROJECT_OF[top]
+    importlib.invalidate_caches()
 
 
 def forget_project_modules(root: Path) -> None:
     """Drop every module loaded from `root` so the next import reads the files again (watch mode)."""
     root = root.resolve()
+    # A cheap prefix test first: resolving every loaded module's path costs ~15 ms, and
+    # `validate` calls this on every run of the pre-commit hook.
+    prefixes = tuple({str(root) + os.sep, os.path.abspath(root) + os.sep})
+    dropped = False
     for name, loaded in list(sys.modules.items()):
         origin = getattr(loaded, "__file__", None)
         # A virtualenv inside the project holds installed packages, not project code.
-        if origin and "site-packages" not in origin and Path(origin).resolve().is_relative_to(root):
+        if not origin or "site-packages" in origin or not origin.startswith(prefixes):
+            continue
+        if Path(origin).resolve().is_relative_to(root):
             del sys.modules[name]
-    importlib.invalidate_caches()
+            dropped = True
+    if dropped:
+        importlib.invalidate_caches()

@@ -156,6 +156,7 @@ _CAPABILITIES: dict[str, tuple[Capability, Handler]] = {
 
 class StdSource:
     id = "std"
+    kind = "std"
 
     async def open(self) -> None:
         return None

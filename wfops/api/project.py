@@ -1,0 +1,283 @@
+"""`wfops.Project`: the whole lifecycle of a project, as plain calls with typed results.
+
+    import wfops
+    project = wfops.Project("path/to/project")      # default: nearest project upward
+    report = project.validate()                      # Report: .ok, .diagnostics
+    run = project.run("meeting-report.local", input={"path": "notes.md"})
+    run.status, run.to_dict()
+
+Every method returns data and raises only from the `wfops.errors` tree; none
+prints, exits or reads `sys.argv`. The CLI and `wfops mcp` are renderers of these
+results. Methods are synchronous: from async code, call them in a worker thread
+(`await asyncio.to_thread(project.run, ...)`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from wfops.api.results import CallOutcome, Capabilities, CapabilityInfo, CompileReport, Report, Run
+from wfops.engine.types import TraceEntry
+from wfops.errors import ProjectNotFound, UnknownRunError, UsageError, WfopsError
+from wfops.jsonvalues import check_json_value
+from wfops.loader.project import find_root, project_db_path
+
+if TYPE_CHECKING:
+    from wfops.api.catalog import Catalog
+    from wfops.store.sqlite import SqliteStore
+
+STATUSES = ("running", "completed", "failed", "interrupted")
+GRAPH_FORMATS = ("mermaid", "dot")
+OnStep = Callable[[TraceEntry], None]
+
+
+class Project:
+    """A wfops project on disk and its run store.
+
+    `root`: the project directory (default: the nearest one upward from the current
+    directory that holds sources.yaml or wfops.lock). `db`: the run store (default
+    `$WFOPS_DB`, else `.wfops/wfops.db` under the root). With `db` (or `WFOPS_DB`) and
+    no project around, the run history can still be read and runs resumed (a run
+    remembers its project); everything else raises `ProjectNotFound`.
+    """
+
+    def __init__(self, root: str | Path | None = None, *, db: str | Path | None = None) -> None:
+        self._db = db
+        self._missing: ProjectNotFound | None = None
+        self._root: Path | None = None
+        try:
+            self._root = find_root(explicit=root) if root is not None else find_root()
+        except ProjectNotFound as exc:
+            if not (db or os.environ.get("WFOPS_DB")):
+                raise
+            self._missing = exc
+
+    @classmethod
+    def nearest(cls, start: str | Path, *, db: str | Path | None = None) -> Project:
+        """The project around `start`: the nearest directory upward holding sources.yaml or wfops.lock."""
+        return cls(find_root(Path(start)), db=db)
+
+    @property
+    def root(self) -> Path:
+        if self._root is None:
+            assert self._missing is not None
+            raise self._missing
+        return self._root
+
+    @property
+    def db_path(self) -> Path:
+        if self._root is None:
+            return Path(self._db or os.environ["WFOPS_DB"])
+        return project_db_path(self._root, self._db)
+
+    # -- files: validate, compile, check -------------------------------------------------
+    def validate(self, paths: list[str] | None = None, text: str | None = None, kind: str | None = None, *,
+                 path: str | None = None, base: str | Path | None = None) -> Report:
+        """Syntax, schema and static checks.
+
+        `paths`: report only on these files or folders (relative to `base`, default the
+        project root; each must lie inside the project). `text` + `kind` (workflow,
+        deployment or sources): check YAML text not yet saved, as if it replaced `path`
+        (or the file of the same name), in the context of the project.
+        """
+        from wfops.api import validate as checks
+
+        self._fresh()
+        if text is not None:
+            if kind is None:
+                raise UsageError("`kind` is required with `text`", hint="pass kind: workflow, deployment or sources")
+            name, found, static = checks.validate_inline(self.root, text, kind, path)  # type: ignore[arg-type]
+            return Report(found, [name], static)
+        wanted = list(paths or [])
+        found = checks.validate_paths(self.root, wanted, Path(base) if base is not None else None)
+        return Report(found, wanted or ["(whole project)"])
+
+    def compile(self, out: str | Path | None = None) -> CompileReport:
+        """Validate (MCP servers are started to snapshot their contracts) and write wfops.lock;
+        with `out`, also one artifact JSON per workflow there."""
+        from wfops.api.compile import compile_lock
+
+        self._fresh()
+        return compile_lock(self.root, out)
+
+    def check(self, live: bool = False) -> Report:
+        """Compare the project with wfops.lock: stale lock, contract drift (`live`: start MCP sources)."""
+        from wfops.lock.check import check_project
+
+        self._fresh()
+        return Report(check_project(self.root, live=live), ["(whole project)"])
+
+    def deployments(self) -> list[str]:
+        from wfops.loader.project import load_project
+
+        return sorted(load_project(self.root).deployments)
+
+    # -- runs ----------------------------------------------------------------------------
+    def run(self, deployment: str, input: Mapping[str, Any] | None = None, *,  # noqa: A002 - the contract's word
+            on_step: OnStep | None = None) -> Run:
+        """Execute a deployment to its end, a failure or its first interrupt.
+
+        `input` is merged over the deployment's defaults. Raises `RefusedError` (with
+        `diagnostics`) when the run may not start; a run that starts returns a `Run`
+        whatever its status. `on_step` is called with each committed trace entry.
+        """
+        from wfops.runner import RunOptions, run_deployment
+
+        given = dict(input or {})
+        check_json_value(given, "input")
+        self._fresh()
+        result = _drive(run_deployment(RunOptions(deployment, input=given, project=self.root, db=self._db,
+                                                  on_step=on_step)))
+        return Run.of(result.snapshot, warnings=list(result.warnings))
+
+    def resume(self, run_id: str, outcome: str | None = None, payload: Any = None, *,
+               on_step: OnStep | None = None) -> Run:
+        """Continue an interrupted run (answering it with `outcome` and `payload`) or a crashed one."""
+        from wfops.runner import ResumeOptions, resume_run
+
+        check_json_value(payload, "payload")
+        self._fresh()
+        result = _drive(resume_run(ResumeOptions(run_id, outcome=outcome, payload=payload,
+                                                 project=self._root, db=self.db_path, on_step=on_step)))
+        return Run.of(result.snapshot, warnings=list(result.warnings))
+
+    def runs(self, deployment: str | None = None, status: str | None = None, limit: int = 20) -> list[Run]:
+        """Run history, newest first."""
+        if status is not None and status not in STATUSES:
+            raise UsageError(f"status {status!r}: use one of {', '.join(STATUSES)}")
+        if not self.db_path.exists():  # reading never creates a store: an empty history is empty
+            return []
+        with self._store() as store:
+            records = store.list_runs(deployment=deployment, status=status, limit=max(1, limit))
+        return [Run.of(r.snapshot, steps=r.steps, created_at=r.created_at, updated_at=r.updated_at)
+                for r in records]
+
+    def get_run(self, run_id: str) -> Run:
+        """One run; `orphaned` is set when it is `running` but no process drives it."""
+        with self._store(run_id) as store:
+            record = store.get_run(run_id)
+            orphaned = record.snapshot.status == "running" and not store.run_is_driven(run_id)
+        return Run.of(record.snapshot, steps=record.steps, created_at=record.created_at,
+                      updated_at=record.updated_at, orphaned=orphaned)
+
+    def trace(self, run_id: str, from_seq: int | None = None, limit: int | None = None) -> list[TraceEntry]:
+        """A run's trace entries in seq order (from `from_seq`, at most `limit`)."""
+        with self._store(run_id) as store:
+            store.get_run(run_id)  # an unknown id is an error, not an empty trace
+            return store.trace(run_id, from_seq=from_seq, limit=limit)
+
+    def prune(self, older_than_days: float) -> int:
+        """Delete finished runs last updated more than `older_than_days` ago; how many."""
+        if not self.db_path.exists():
+            return 0
+        with self._store() as store:
+            return store.prune(older_than_days)
+
+    def remove_run(self, run_id: str) -> None:
+        with self._store(run_id) as store:
+            store.get_run(run_id)  # an unknown id is UnknownRunError, whatever the lock file name
+            with store.run_lock(run_id):  # never delete a run under a live driver
+                store.delete_run(run_id)
+
+    def step_summary(self, run_id: str) -> str:
+        """The run as markdown (status, output, error, the graph with the path taken), as
+        `wfops run` appends it to a GitHub Actions job summary."""
+        from wfops.compiler.artifact import load_artifact
+        from wfops.report.summary import step_summary
+
+        with self._store(run_id) as store:
+            record = store.get_run(run_id)
+            trace = store.trace(run_id)
+            stored = store.run_workflows(run_id).get(record.snapshot.workflow)
+        workflow = load_artifact(stored[1]) if stored else None
+        return step_summary(record.snapshot, trace, workflow)
+
+    # -- capabilities and graphs ---------------------------------------------------------
+    def capabilities(self, source: str | None = None) -> Capabilities:
+        """Every capability (or one source's), with schemas; MCP ones from wfops.lock unless
+        `source` names the MCP source (then it is started and listed live)."""
+        return self._catalog().listing(source)
+
+    def capability(self, ref: str) -> CapabilityInfo:
+        """One capability by concrete ref (`<source id>.<name>`)."""
+        from wfops.api.catalog import info
+
+        source, cap = self._catalog().capability(ref)
+        return info(cap, source, "live")
+
+    def call(self, capability_ref: str, input: Any) -> CallOutcome:  # noqa: A002 - the contract's word
+        """Call one capability (concrete ref) with `input`, checked as a run's step is.
+        Raises `CallFailed` (its `error` as a run would record it) when the call fails."""
+        return self._catalog().call(capability_ref, input)
+
+    def graph(self, workflow: str, format: str = "mermaid") -> str:  # noqa: A002 - the contract's word
+        """A workflow's steps and routes as Mermaid or Graphviz DOT text."""
+        from wfops.loader.project import load_project
+        from wfops.report.graph import render_graph
+
+        if format not in GRAPH_FORMATS:
+            raise UsageError(f"unknown graph format {format!r}", hint="use mermaid or dot")
+        loaded = load_project(self.root)
+        found = loaded.workflows.get(workflow)
+        if found is None:
+            broken = [f for f in loaded.broken_files if Path(f).stem == workflow]
+            if broken:
+                raise WfopsError(f"workflow {workflow!r} ({broken[0]}) does not load",
+                                 hint="validate the project to see why")
+            known = ", ".join(sorted(loaded.workflows)) or "none"
+            raise WfopsError(f"unknown workflow {workflow!r}", hint=f"workflows in this project: {known}")
+        return render_graph(found.model, format)
+
+    # -- plumbing ------------------------------------------------------------------------
+    def _fresh(self) -> None:
+        """Forget this project's python modules, so edits count in a long-lived process."""
+        from wfops.sources.python import forget_project_modules
+
+        if self._root is not None:
+            forget_project_modules(self._root)
+
+    def _catalog(self) -> Catalog:
+        from wfops.api.catalog import load_catalog
+
+        self._fresh()
+        return load_catalog(self.root)
+
+    @contextmanager
+    def _store(self, run_id: str | None = None) -> Iterator[SqliteStore]:
+        """The store, for reading; one that does not exist yet knows no run (and is not created)."""
+        path = self.db_path
+        if run_id is not None and not path.exists():
+            raise UnknownRunError(f"no run {run_id!r}: there is no store at {path} yet")
+        from wfops.store import open_store
+
+        store = open_store(path)
+        try:
+            yield store
+        finally:
+            store.close()
+
+
+def _drive(coro: Any) -> Any:
+    """Run a coroutine to its end on a fresh event loop in this thread."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    coro.close()
+    raise UsageError("wfops.Project methods are synchronous and were called inside a running event loop",
+                     hint="call them in a worker thread: await asyncio.to_thread(project.run, ...)")
+
+
+def validate_files(paths: list[str]) -> Report:
+    """Files outside any project, each checked on its own (kind from its place or keys)."""
+    from wfops.api.validate import validate_standalone
+
+    return Report(validate_standalone(paths), list(paths))
+
+
+__all__ = ["Project", "validate_files"]

@@ -1,0 +1,129 @@
+"""What the core API returns: plain, typed data. Faces render it; nothing here prints."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from wfops.diagnostics import Diagnostic
+from wfops.engine.types import Interrupt, RunSnapshot, TraceEntry
+
+__all__ = ["CallOutcome", "CapabilityInfo", "Capabilities", "CompileReport", "Interrupt", "Report", "Run",
+           "TraceEntry"]
+
+
+def _no_errors(diagnostics: list[Diagnostic]) -> bool:
+    return not any(d.is_error for d in diagnostics)
+
+
+@dataclass(frozen=True)
+class Report:
+    """Findings of `validate` or `check`: `ok` when none is an error (warnings allowed)."""
+
+    diagnostics: list[Diagnostic]
+    checked: list[str] = field(default_factory=list)    # files (or the inline text's name) reported on
+    static_checks: bool = True                          # False: only syntax and schema could be checked
+    deployments: list[str] = field(default_factory=list)  # the project's deployments, for what comes next
+
+    @property
+    def ok(self) -> bool:
+        return _no_errors(self.diagnostics)
+
+
+@dataclass(frozen=True)
+class CompileReport:
+    """`compile`: whether wfops.lock was written, what changed, and the findings."""
+
+    written: bool
+    diagnostics: list[Diagnostic]
+    changes: list[str] = field(default_factory=list)         # lines such as "workflow x: hash a -> b"
+    workflows: dict[str, str] = field(default_factory=dict)  # workflow -> artifact hash
+    artifacts: list[str] = field(default_factory=list)       # artifact files written (`out=`)
+    deployments: list[str] = field(default_factory=list)
+    contracts: int = 0                                       # capability contracts in the lock
+    lock: str = "wfops.lock"
+
+    @property
+    def ok(self) -> bool:
+        return self.written
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.changes)
+
+
+@dataclass(frozen=True)
+class Run:
+    """A run as the store holds it. `to_dict()` is the documented JSON run object."""
+
+    run_id: str
+    workflow: str
+    artifact: str
+    deployment: str | None
+    status: Literal["running", "completed", "failed", "interrupted"]
+    outcome: str | None = None
+    output: Any = None
+    error: dict[str, Any] | None = None
+    interrupt: Interrupt | None = None
+    warnings: list[Diagnostic] = field(default_factory=list)  # e.g. drift under `drift: warn`
+    steps: int | None = None            # trace entries committed (when read from the store)
+    created_at: str | None = None
+    updated_at: str | None = None
+    orphaned: bool = False              # `running`, but no process drives it: resume it
+
+    @classmethod
+    def of(cls, snapshot: RunSnapshot, **extra: Any) -> Run:
+        return cls(snapshot.run_id, snapshot.workflow, snapshot.artifact, snapshot.deployment, snapshot.status,
+                   snapshot.outcome, snapshot.output, snapshot.error, snapshot.interrupt, **extra)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"run_id": self.run_id, "deployment": self.deployment, "workflow": self.workflow,
+                "artifact": self.artifact, "status": self.status, "outcome": self.outcome,
+                "output": self.output, "error": self.error,
+                "interrupt": self.interrupt.to_public() if self.interrupt else None}
+
+
+@dataclass(frozen=True)
+class CapabilityInfo:
+    """One capability of the catalog: concrete ref, docs, outcomes and contract."""
+
+    ref: str
+    source: str
+    source_kind: str        # std, python or mcp
+    name: str
+    description: str
+    outcomes: list[str]
+    contract_hash: str
+    origin: Literal["live", "lock"]  # lock: an MCP source's contract as wfops.lock holds it
+    input_schema: dict[str, Any]
+    output_schema: dict[str, Any]
+
+    def to_dict(self, *, schemas: bool = True) -> dict[str, Any]:
+        found = {"ref": self.ref, "source": self.source, "name": self.name, "description": self.description,
+                 "outcomes": list(self.outcomes), "contract_hash": self.contract_hash, "origin": self.origin}
+        if schemas:
+            found["input_schema"] = self.input_schema
+            found["output_schema"] = self.output_schema
+        return found
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    capabilities: list[CapabilityInfo]
+    notes: list[str] = field(default_factory=list)            # e.g. an MCP source read from the lock only
+    diagnostics: list[Diagnostic] = field(default_factory=list)  # why a declared source is missing
+
+    @property
+    def ok(self) -> bool:
+        return _no_errors(self.diagnostics)
+
+
+@dataclass(frozen=True)
+class CallOutcome:
+    """A capability called on its own: its outcome and output, checked against its contract."""
+
+    outcome: str
+    output: dict[str, Any] | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"outcome": self.outcome, "output": self.output}

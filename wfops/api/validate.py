@@ -1,0 +1,160 @@
+"""`validate`: the whole project's findings (cached), the selection of what to report, inline text.
+
+The whole project is always checked (references cross files); `paths` only choose
+which findings are reported. Every path goes through the one project path guard.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from wfops.diagnostics import Diagnostic, error, sort_key
+from wfops.errors import UsageError
+from wfops.loader.guard import inside_project, relative_name
+from wfops.loader.project import DEPLOYMENTS_DIR, LOCK_FILE, SOURCES_FILE, WORKFLOWS_DIR
+
+Kind = Literal["workflow", "deployment", "sources"]
+KINDS: tuple[Kind, ...] = ("workflow", "deployment", "sources")
+
+
+@dataclass
+class Selection:
+    """Which project findings to report, and which files to check on their own."""
+
+    everything: bool = False
+    files: set[str] = field(default_factory=set)
+    folders: list[str] = field(default_factory=list)
+    other_yaml: list[tuple[Path, str]] = field(default_factory=list)  # checked only if they are wfops files
+    missing: list[Diagnostic] = field(default_factory=list)
+
+    def wants(self, d: Diagnostic) -> bool:
+        return self.everything or d.file in self.files or any(d.file.startswith(f) for f in self.folders)
+
+    @property
+    def reads_project(self) -> bool:
+        return self.everything or bool(self.files or self.folders)
+
+
+def select(root: Path, paths: list[str], base: Path | None) -> Selection:
+    """What `paths` (relative to `base`, default the root) ask to report on; a path outside the
+    project is a UsageError, a path that does not exist a `file-missing` finding."""
+    selection = Selection(everything=not paths)
+    for raw in paths:
+        resolved = inside_project(root, raw, base=base)
+        if not resolved.exists():
+            selection.missing.append(error("file-missing", f"{raw} does not exist", raw, hint="check the path"))
+            continue
+        rel = relative_name(root, resolved)
+        if resolved.is_dir():
+            if rel == "":
+                selection.everything = True
+            else:
+                selection.folders.append(rel + "/")
+        elif _is_project_file(rel):
+            selection.files.add(rel)
+        elif rel.endswith(".py"):
+            selection.files.update({rel, SOURCES_FILE})  # python sources are reported at their declaration
+        elif resolved.suffix in (".yaml", ".yml"):
+            selection.other_yaml.append((resolved, rel))  # e.g. CI config: reported only if it is ours
+    return selection
+
+
+def _is_project_file(rel: str) -> bool:
+    if rel in (SOURCES_FILE, LOCK_FILE):
+        return True
+    folder, _, name = rel.partition("/")
+    return folder in (WORKFLOWS_DIR, DEPLOYMENTS_DIR) and "/" not in name and name.endswith((".yaml", ".yml"))
+
+
+def project_diagnostics(root: Path) -> list[Diagnostic]:
+    """The whole project's findings, replayed from the cache when no input changed."""
+    from wfops.compiler import cache
+
+    key = cache.cache_key(root)
+    cached = cache.lookup(root, key)
+    if cached is not None:
+        return cached
+    # Deferred: the checks import pydantic, ruamel and the project's python sources,
+    # none of which a cache hit (most commits) needs.
+    from wfops.compiler.validate import validate_project
+
+    diagnostics = validate_project(root).diagnostics
+    cache.store(root, key, diagnostics)
+    return diagnostics
+
+
+def validate_paths(root: Path, paths: list[str], base: Path | None) -> list[Diagnostic]:
+    selection = select(root, paths, base)
+    found = list(selection.missing)
+    if selection.reads_project:
+        found += [d for d in project_diagnostics(root) if selection.wants(d)]
+    if selection.other_yaml:
+        from wfops.compiler.standalone import validate_file
+
+        for path, rel in selection.other_yaml:
+            found += validate_file(path, rel, quiet_unknown=True)
+    return sorted(found, key=sort_key)
+
+
+def validate_standalone(paths: list[str]) -> list[Diagnostic]:
+    """Files outside any project, each checked on its own (its kind guessed from its place or keys)."""
+    from wfops.compiler.standalone import validate_file
+
+    found: list[Diagnostic] = []
+    for raw in paths:
+        path = Path(raw)
+        if "\0" in raw:
+            raise UsageError(f"path {raw!r} contains a NUL byte", hint="give a file or folder path")
+        if not path.exists():
+            found.append(error("file-missing", f"{raw} does not exist", raw, hint="check the path"))
+        elif path.is_dir():
+            found += [d for p in sorted(path.rglob("*.y*ml")) for d in validate_file(p, str(p))]
+        else:
+            found += validate_file(path, raw)
+    return sorted(found, key=sort_key)
+
+
+def validate_inline(root: Path, text: str, kind: Kind, path: str | None) -> tuple[str, list[Diagnostic], bool]:
+    """YAML text not yet saved, checked as if it replaced the project file it is meant for
+    (`path`, else the workflow or deployment of the same name). Nothing is written.
+    Returns (the name it was checked as, its findings, whether the static checks ran)."""
+    from wfops.compiler.validate import validate_loaded
+    from wfops.loader.project import Loaded, load_project, validate_document
+    from wfops.loader.yaml import YamlLoadError, load_yaml_text
+
+    if kind not in KINDS:
+        raise UsageError(f"unknown kind {kind!r}", hint="kind is one of: " + ", ".join(KINDS))
+    display = relative_name(root, inside_project(root, path, what="path")) if path else \
+        (SOURCES_FILE if kind == "sources" else f"<inline {kind}>")
+    try:
+        doc = load_yaml_text(text, display)
+    except YamlLoadError as exc:
+        return display, [exc.diagnostic], False
+    model, found = validate_document(doc, _model(kind))
+    if model is None:
+        return display, found, False
+    project = load_project(root)
+    loaded = Loaded(display, doc, model)
+    project.broken_files.discard(display)
+    project.diagnostics = [d for d in project.diagnostics if d.file != display]
+    if kind == "sources":
+        project.sources = loaded
+    else:
+        table = project.workflows if kind == "workflow" else project.deployments
+        for name, other in list(table.items()):
+            if other.file == display:
+                del table[name]
+        table[model.name] = loaded
+    mine = [d for d in validate_loaded(project).diagnostics if d.file == display]
+    return display, sorted(dict.fromkeys(mine), key=sort_key), True
+
+
+def _model(kind: Kind) -> type:
+    from wfops.model.deployment import Deployment
+    from wfops.model.sources import SourcesFile
+    from wfops.model.workflow import Workflow
+
+    return {"workflow": Workflow, "deployment": Deployment, "sources": SourcesFile}[kind]
+

@@ -1,0 +1,40 @@
+"""The CLI's exit statuses: the one place errors and run results become numbers.
+
+    0   done (a run completed)          1   errors found, a run failed, a known error
+    2   usage error, or a run refused   3   a run is interrupted (waits for `wfops resume`)
+    4   the store is locked, corrupt or too new
+    5   another process is driving the run
+    70  a bug in wfops (a crash log is written)     130  Ctrl-C
+"""
+
+from __future__ import annotations
+
+from wfops.errors import (
+    ProjectNotFound,
+    RefusedError,
+    RunBusyError,
+    StoreError,
+    UsageError,
+    WfopsError,
+)
+
+RUN_STATUS = {"completed": 0, "failed": 1, "interrupted": 3}
+CRASH = 70
+INTERRUPTED = 130
+
+# Most specific first: RunBusyError is a StoreError.
+_ERRORS: tuple[tuple[type[WfopsError], int], ...] = (
+    (UsageError, 2), (RefusedError, 2), (ProjectNotFound, 2), (RunBusyError, 5), (StoreError, 4),
+)
+
+
+def for_error(exc: WfopsError) -> int:
+    for kind, code in _ERRORS:
+        if isinstance(exc, kind):
+            return code
+    return 1
+
+
+def for_run(status: str) -> int:
+    """A run that ends `running` (its driver was stopped) or `cancelled` is not done: 1."""
+    return RUN_STATUS.get(status, 1)

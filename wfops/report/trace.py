@@ -1,0 +1,29 @@
+"""One trace entry as one line of text: `#3 render [call] ok -> end (4.5 ms)`.
+
+The CLI's progress lines and `runs trace`, and the MCP server's progress
+notifications, all say a step this way.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from wfops.engine.types import TraceEntry
+
+
+def describe(entry: TraceEntry) -> str:
+    result = entry.outcome or ("waiting" if entry.kind == "interrupt" else "-")
+    if entry.error:
+        result = f"error {entry.error.get('type', '')}: {entry.error.get('message', '')}"
+    arrow = f" -> {entry.next}" if entry.next else ""
+    return f"  #{entry.seq} {entry.step} [{entry.kind}] {result}{arrow} ({_ms(entry)})"
+
+
+def _ms(entry: TraceEntry) -> str:
+    try:
+        start = datetime.fromisoformat(entry.started_at.replace("Z", "+00:00"))
+        end = datetime.fromisoformat(entry.ended_at.replace("Z", "+00:00"))
+    except (ValueError, AttributeError):
+        return "?"
+    ms = (end - start).total_seconds() * 1000
+    return f"{ms:.0f} ms" if ms >= 10 else f"{ms:.1f} ms"

@@ -1,0 +1,43 @@
+"""A capability's contract, enforced: the one check of what a call returns.
+
+A run's steps and `Project.call` (`wfops caps call`, the MCP `call_capability` tool)
+all call through `call_checked`, so a node whose output a run rejects fails a lone
+call the same way. The platform source `std` is trusted: its outputs are wfops's.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from wfops.errors import CapabilityError
+from wfops.schemacheck import first_error
+from wfops.sources.base import CallResult, Capability, Source, StepContext
+
+TRUSTED_SOURCES = frozenset({"std"})
+
+
+class ContractError(CapabilityError):
+    """A call that broke its capability's contract; `error_type` says which part."""
+
+    def __init__(self, error_type: str, message: str) -> None:
+        super().__init__(message)
+        self.error_type = error_type
+
+
+def check_result(cap: Capability, outcome: str, output: Any) -> None:
+    if outcome not in cap.outcomes:
+        raise ContractError("UndeclaredOutcome", f"{cap.ref} returned outcome {outcome!r}; it declares "
+                            f"{', '.join(cap.outcomes)}")
+    if output is not None and cap.source not in TRUSTED_SOURCES:
+        problem = first_error(cap.output_schema, output)
+        if problem is not None:
+            raise ContractError("InvalidOutput", f"{cap.ref} output does not match its output schema: {problem}")
+
+
+async def call_checked(source: Source, cap: Capability, payload: Any, context: StepContext) -> CallResult:
+    """Call `cap` on `source` and check its result against the contract. The input is the
+    source's to judge, as it declared it: a python node's model, an MCP server's schema,
+    std's own checks (each says what is wrong in its own words)."""
+    result = await source.call(cap.name, payload, context)
+    check_result(cap, result.outcome, result.output)
+    return result
