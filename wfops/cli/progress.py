@@ -7,7 +7,7 @@ import shutil
 import sys
 from typing import TextIO
 
-from wfops.engine.types import TraceEntry
+from wfops.api import TraceEntry
 from wfops.report.trace import describe
 
 
