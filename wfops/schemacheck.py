@@ -7,19 +7,29 @@ compiled once per process: validating a small object is then a few microseconds.
 from __future__ import annotations
 
 import copy
-from typing import Any
+from collections.abc import Iterator
+from typing import Any, Protocol
 
-_CACHE: dict[int, tuple[Any, Any]] = {}
+
+class _Validator(Protocol):
+    """The part of a jsonschema validator used here (jsonschema itself ships no types)."""
+
+    def is_valid(self, instance: Any) -> bool: ...
+
+    def iter_errors(self, instance: Any) -> Iterator[Any]: ...
+
+
+_CACHE: dict[int, tuple[dict[str, Any], _Validator]] = {}
 _MAX_CACHED = 1024
 
 
-def _validator(schema: dict[str, Any]) -> Any:
+def _validator(schema: dict[str, Any]) -> _Validator:
     hit = _CACHE.get(id(schema))
     if hit is not None and hit[0] is schema:
         return hit[1]
     from jsonschema import Draft202012Validator
 
-    validator = Draft202012Validator(schema)
+    validator: _Validator = Draft202012Validator(schema)
     if len(_CACHE) >= _MAX_CACHED:  # long-lived processes (watch, mcp) compile new models
         _CACHE.clear()
     _CACHE[id(schema)] = (schema, validator)  # keep the schema alive so its id stays unique

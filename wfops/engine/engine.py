@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from wfops.engine.errors import InvalidInput, StepFailed
-from wfops.engine.frame import new_frame
+from wfops.engine.frame import Frame, new_frame
 from wfops.engine.plan import Plan, StepPlan, compile_workflow
 from wfops.engine.redact import Redactor
 from wfops.engine.run import Paused, RunContext
@@ -107,7 +107,7 @@ class Engine:
         path = snapshot.interrupt.step if snapshot.interrupt else next(
             (e.step for e in reversed(entries) if e.kind == "interrupt" and e.outcome is None), None)
         sp = self._step_at(snapshot.workflow, path) if path else None
-        if sp is None or sp.kind != "interrupt":
+        if not path or sp is None or sp.kind != "interrupt":
             raise RefusedError(f"run {snapshot.run_id} is interrupted but its open interrupt cannot be found")
         choices = ", ".join(sp.routes)
         if outcome is None:
@@ -133,7 +133,7 @@ class Engine:
                 return None
         return sp
 
-    async def _drive(self, run: RunContext, frame: Any) -> RunSnapshot:
+    async def _drive(self, run: RunContext, frame: Frame) -> RunSnapshot:
         with contextlib.suppress(Paused):
             await run.run_frame(frame, top=True)
         assert run.last is not None

@@ -15,7 +15,7 @@ from wfops.engine.types import TraceEntry
 from wfops.jsonvalues import described
 
 
-def _split_pending(path: str, pending: list[TraceEntry]) -> tuple[dict[int, TraceEntry], dict[int, list]]:
+def _split_pending(path: str, pending: list[TraceEntry]) -> tuple[dict[int, TraceEntry], dict[int, list[TraceEntry]]]:
     """Finished items (their item entries) and the child-frame trace of unfinished ones."""
     done: dict[int, TraceEntry] = {}
     children: dict[int, list[TraceEntry]] = {}

@@ -16,6 +16,7 @@ from wfops.model.workflow import (
     EndStep,
     ForeachStep,
     InterruptStep,
+    Step,
     SubworkflowStep,
     Workflow,
 )
@@ -86,10 +87,11 @@ class Plan:
         return copy.deepcopy(self.initial_state) if self.initial_state else {}
 
 
-def _common(plan: StepPlan, step: Any) -> None:
+def _common(plan: StepPlan, step: CallStep | SubworkflowStep | ConditionStep | ForeachStep | InterruptStep) -> None:
     plan.routes = step.routes()
-    if getattr(step, "retry", None) is not None:
-        plan.attempts, plan.backoff = step.retry.attempts, step.retry.backoff
+    retry = getattr(step, "retry", None)
+    if retry is not None:
+        plan.attempts, plan.backoff = retry.attempts, retry.backoff
     plan.timeout = getattr(step, "timeout", None)
     catch = getattr(step, "catch", None)
     if catch is not None:
@@ -97,7 +99,7 @@ def _common(plan: StepPlan, step: Any) -> None:
         plan.catch_save = compile_save(catch.save)
 
 
-def compile_step(step: Any) -> StepPlan:
+def compile_step(step: Step) -> StepPlan:
     if isinstance(step, CallStep):
         plan = StepPlan(step.id, "call", uses=step.uses, with_=compile_value(step.with_),
                         save=compile_save(step.save))

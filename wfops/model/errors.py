@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from pydantic_core import PydanticCustomError
 
+from wfops.model.paths import Location
+
 ERROR_TYPE = "wfops"
 
 
-def invalid(code: str, message: str, hint: str, at: tuple = ()) -> PydanticCustomError:
+def invalid(code: str, message: str, hint: str, at: Location = ()) -> PydanticCustomError:
     """`at`: keys and indexes below the validated value where the problem lies (a nested
     condition, say), so the diagnostic points at that node rather than the whole value."""
     # The message goes through the context, never into the template: braces in

@@ -12,7 +12,10 @@ import json
 import sys
 from importlib import import_module
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 DRAFT_07 = "http://json-schema.org/draft-07/schema#"
 
@@ -29,7 +32,7 @@ SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schemas"
 def schema_for(kind: str) -> dict[str, Any]:
     """The JSON Schema of one file kind; KeyError for an unknown kind."""
     module, name, title = KINDS[kind]
-    model = getattr(import_module(module), name)
+    model: type[BaseModel] = getattr(import_module(module), name)
     schema = model.model_json_schema(by_alias=True)
     schema.pop("$id", None)
     return {"$schema": DRAFT_07, **schema, "title": title}

@@ -12,6 +12,9 @@ from typing import Any
 
 ROOTS = ("input", "state", "context", "item", "index", "secret")
 
+#: Keys and list indexes leading from a value down to one node inside it.
+Location = tuple[str | int, ...]
+
 
 @dataclass(frozen=True, slots=True)
 class ValuePath:
@@ -55,7 +58,7 @@ def unescape(value: str) -> str:
     return value[1:] if value.startswith("$$") else value
 
 
-def iter_paths(value: Any, where: tuple = ()) -> Iterator[tuple[tuple, str]]:
+def iter_paths(value: Any, where: Location = ()) -> Iterator[tuple[Location, str]]:
     """Every path string inside a nested value, with where it stands (for diagnostics)."""
     if isinstance(value, str):
         if is_path(value):

@@ -62,7 +62,7 @@ class SourcesFile(_Strict):
 
     @field_validator("sources")
     @classmethod
-    def _std_reserved(cls, value: dict) -> dict:
+    def _std_reserved(cls, value: dict[str, SourceSpec]) -> dict[str, SourceSpec]:
         if "std" in value:
             raise invalid("reserved-source-id", "`std` is the platform source and cannot be redeclared",
                           "give the source another id")

@@ -19,6 +19,7 @@ from pydantic import (
 )
 
 from wfops.model.errors import invalid
+from wfops.model.paths import Location
 
 NAME_PATTERN = r"^[a-z0-9][a-z0-9_.-]*$"
 STEP_ID_PATTERN = r"^[A-Za-z_][A-Za-z0-9_-]*$"
@@ -37,7 +38,7 @@ class _Strict(BaseModel):
 _CONDITION_HINT = "write one operator, e.g. `if: {eq: [$state.x, 1]}` or `if: {and: [{exists: $state.x}, ...]}`"
 
 
-def _check_condition(value: Any, where: str = "the condition", at: tuple = ()) -> Any:
+def _check_condition(value: Any, where: str = "the condition", at: Location = ()) -> None:
     if not isinstance(value, dict) or len(value) != 1:
         raise invalid("invalid-condition",
                       f"{where} must be a mapping with exactly one operator ({', '.join(CONDITION_OPERATORS)})",
@@ -60,7 +61,6 @@ def _check_condition(value: Any, where: str = "the condition", at: tuple = ()) -
     elif not isinstance(operand, list) or len(operand) != 2:
         raise invalid("invalid-condition", f"`{op}` takes a list of two operands",
                       f"write `{{{op}: [$state.x, 1]}}`; operands are paths or literals", (*at, op))
-    return value
 
 
 Condition = Annotated[
@@ -150,8 +150,9 @@ class ConditionStep(_StepBase):
 
     @field_validator("if_")
     @classmethod
-    def _valid(cls, value: dict) -> dict:
-        return _check_condition(value)
+    def _valid(cls, value: dict[str, Any]) -> dict[str, Any]:
+        _check_condition(value)
+        return value
 
     def routes(self) -> dict[str, str]:
         return {"then": self.then, "else": self.else_}

@@ -11,7 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from wfops.model.workflow import Step, Workflow
 
 FORMATS = ("mermaid", "dot")
 END = "end"
@@ -43,7 +46,7 @@ class Edge:
     dashed: bool = False
 
 
-def graph_parts(workflow: Any) -> tuple[list[Node], list[Edge]]:
+def graph_parts(workflow: Workflow) -> tuple[list[Node], list[Edge]]:
     """The nodes and edges of a workflow, in step order (shared by both formats)."""
     from wfops.model.workflow import step_kind_of
 
@@ -52,7 +55,7 @@ def graph_parts(workflow: Any) -> tuple[list[Node], list[Edge]]:
     uses_end = False
     for index, step in enumerate(workflow.steps):
         kind = step_kind_of(step) or "uses"
-        nodes.append(Node(f"s{index}", step.id, kind, (step.id, *_detail(step, kind))))
+        nodes.append(Node(f"s{index}", step.id, kind, (step.id, *_detail(step))))
         for outcome, target in step.routes().items():
             edges.append(Edge(step.id, target, outcome))
             uses_end = uses_end or target == END
@@ -65,19 +68,28 @@ def graph_parts(workflow: Any) -> tuple[list[Node], list[Edge]]:
     return nodes, edges
 
 
-def _detail(step: Any, kind: str) -> tuple[str, ...]:
-    if kind == "uses":
+def _detail(step: Step) -> tuple[str, ...]:
+    from wfops.model.workflow import (
+        CallStep,
+        ConditionStep,
+        EndStep,
+        ForeachStep,
+        InterruptStep,
+        SubworkflowStep,
+    )
+
+    if isinstance(step, CallStep):
         return (step.uses,)
-    if kind == "workflow":
+    if isinstance(step, SubworkflowStep):
         return (f"workflow {step.workflow}",)
-    if kind == "if":
+    if isinstance(step, ConditionStep):
         return (_condition_text(step.if_),)
-    if kind == "foreach":
+    if isinstance(step, ForeachStep):
         body = step.uses or f"workflow {step.workflow}"
         return (f"foreach {step.foreach}", f"{body} ({step.mode})")
-    if kind == "interrupt":
+    if isinstance(step, InterruptStep):
         return (f"interrupt: {step.interrupt}",)
-    if kind == "end":
+    if isinstance(step, EndStep):
         return (f"end: {step.end}",)
     return ()
 
@@ -115,7 +127,7 @@ def _operand(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-def render_graph(workflow: Any, fmt: str = "mermaid", taken: Sequence[str] | None = None) -> str:
+def render_graph(workflow: Workflow, fmt: str = "mermaid", taken: Sequence[str] | None = None) -> str:
     """The drawing as text. `taken` highlights the steps (and the edges between them) a run took."""
     from wfops.errors import UsageError
 
@@ -129,7 +141,7 @@ def render_graph(workflow: Any, fmt: str = "mermaid", taken: Sequence[str] | Non
     return render(workflow, nodes, edges, on_path, taken_edges)
 
 
-def _mermaid(workflow: Any, nodes: list[Node], edges: list[Edge], on_path: set[str],
+def _mermaid(workflow: Workflow, nodes: list[Node], edges: list[Edge], on_path: set[str],
              taken_edges: set[tuple[str, str]]) -> str:
     keys = {n.step: n.key for n in nodes}
     lines = ["flowchart TD", '    start(("start"))']
@@ -169,7 +181,7 @@ def _mm(text: str) -> str:
             .replace(">", "#gt;").replace("|", "#124;"))
 
 
-def _dot(workflow: Any, nodes: list[Node], edges: list[Edge], on_path: set[str],
+def _dot(workflow: Workflow, nodes: list[Node], edges: list[Edge], on_path: set[str],
          taken_edges: set[tuple[str, str]]) -> str:
     keys = {n.step: n.key for n in nodes}
     lines = [f"digraph {_dq(workflow.name)} {{", "  rankdir=TB;",

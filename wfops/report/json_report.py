@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import json
-from typing import TextIO
+from typing import Any, TextIO, TypedDict
 
 from wfops.diagnostics import Diagnostic, has_errors
 
 FIELDS = ("severity", "code", "message", "file", "line", "column", "hint")
 
 
-def as_data(diagnostics: list[Diagnostic]) -> dict:
+class JsonReport(TypedDict):
+    ok: bool
+    diagnostics: list[dict[str, Any]]  # FIELDS of each diagnostic
+
+
+def as_data(diagnostics: list[Diagnostic]) -> JsonReport:
     return {
         "ok": not has_errors(diagnostics),
         "diagnostics": [{name: getattr(d, name) for name in FIELDS} for d in diagnostics],

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import PurePosixPath, PureWindowsPath
-from typing import TextIO
+from typing import Any, TextIO
 from urllib.parse import quote
 
 from wfops.diagnostics import Diagnostic
@@ -17,7 +17,7 @@ SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 
 
-def artifact_location(file: str) -> dict:
+def artifact_location(file: str) -> dict[str, str]:
     if PurePosixPath(file).is_absolute() or PureWindowsPath(file).is_absolute():
         from pathlib import Path
 
@@ -25,12 +25,12 @@ def artifact_location(file: str) -> dict:
     return {"uri": quote(file.replace("\\", "/"), safe="/"), "uriBaseId": "%SRCROOT%"}
 
 
-def as_data(diagnostics: list[Diagnostic]) -> dict:
+def as_data(diagnostics: list[Diagnostic]) -> dict[str, Any]:
     from wfops import __version__
 
     rule_index: dict[str, int] = {}
-    rules: list[dict] = []
-    results: list[dict] = []
+    rules: list[dict[str, Any]] = []
+    results: list[dict[str, Any]] = []
     for d in diagnostics:
         if d.code not in rule_index:
             rule_index[d.code] = len(rules)

@@ -8,28 +8,34 @@ block, and the Mermaid graph with the path the run took highlighted.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from wfops.engine.types import RunSnapshot, TraceEntry
+    from wfops.model.workflow import Workflow
 
 # GitHub caps a step summary at 1 MiB; keep the output block well under it.
 MAX_OUTPUT_CHARS = 64 * 1024
 _ICONS = {"completed": "✅", "failed": "❌", "interrupted": "⏸️", "running": "⏳"}
 
 
-def append_step_summary(snapshot: Any, trace: Sequence[Any], workflow: Any, path: str | Path) -> None:
+def append_step_summary(snapshot: RunSnapshot | Mapping[str, Any], trace: Sequence[TraceEntry | Mapping[str, Any]],
+                        workflow: Workflow, path: str | Path) -> None:
     """Append the run's summary (markdown) to the file at `path`."""
     with open(path, "a", encoding="utf-8") as stream:
         stream.write(step_summary(snapshot, trace, workflow))
 
 
-def step_summary(snapshot: Any, trace: Sequence[Any], workflow: Any) -> str:
+def step_summary(snapshot: RunSnapshot | Mapping[str, Any], trace: Sequence[TraceEntry | Mapping[str, Any]],
+                 workflow: Workflow) -> str:
     """The summary as markdown text (a `RunSnapshot` or its public dict, and trace entries)."""
     from wfops.report.graph import render_graph
 
-    run = snapshot.to_public() if hasattr(snapshot, "to_public") else dict(snapshot)
-    entries = [e.to_dict() if hasattr(e, "to_dict") else dict(e) for e in trace]
+    run = dict(snapshot) if isinstance(snapshot, Mapping) else snapshot.to_public()
+    entries = [dict(e) if isinstance(e, Mapping) else e.to_dict() for e in trace]
     status = run.get("status") or "unknown"
     name = run.get("deployment") or run.get("workflow")
     lines = [f"### {_ICONS.get(status, '')} wfops run `{name}`: {status}".replace("  ", " "), "",

@@ -14,7 +14,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from wfops.canonical import canonical_json
 from wfops.engine.types import Interrupt, RunSnapshot, TraceEntry
@@ -47,6 +47,18 @@ _INSERT_TRACE = ("INSERT INTO trace (run_id, seq, step, kind, attempt, input, ou
                  "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)")
 
 
+class _Pending(NamedTuple):
+    """What `begin_run` was given, written with the run's first commit."""
+
+    artifacts: dict[str, str]
+    normalized: dict[str, Mapping[str, Any]]
+    meta: dict[str, Any]
+
+
+#: What a run row says (status, outcome, and the JSON of output, error and interrupt).
+_Head = tuple[str, str | None, str | None, str | None, str | None]
+
+
 class SqliteStore:
     def __init__(self, path: Path, *, timeout: float | None = None) -> None:
         self.path = Path(path)
@@ -54,8 +66,8 @@ class SqliteStore:
         self.lock_dir = self.path.parent / "locks"
         # Artifacts and inputs are written with a run's first commit, so a run the
         # engine refuses (bad input) leaves nothing behind.
-        self._pending: dict[str, tuple[dict, dict, dict]] = {}
-        self._heads: dict[str, tuple] = {}  # what the run row last said, per run this process drives
+        self._pending: dict[str, _Pending] = {}
+        self._heads: dict[str, _Head] = {}  # what the run row last said, per run this process drives
         with self._errors("open"):
             make_state_dir(self.path.parent)
             self.conn = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None,
@@ -127,11 +139,11 @@ class SqliteStore:
 
     def begin_run(self, run_id: str, *, artifacts: Mapping[str, str],
                   normalized: Mapping[str, Mapping[str, Any]], meta: Mapping[str, Any]) -> None:
-        self._pending[run_id] = (dict(artifacts), dict(normalized), dict(meta))
+        self._pending[run_id] = _Pending(dict(artifacts), dict(normalized), dict(meta))
 
     def commit(self, run: RunSnapshot, entries: list[TraceEntry]) -> None:
-        head = (run.status, run.outcome, _dump(run.output), _dump(run.error),
-                _dump(_interrupt_dict(run.interrupt)))
+        head: _Head = (run.status, run.outcome, _dump(run.output), _dump(run.error),
+                       _dump(_interrupt_dict(run.interrupt)))
         cursor = _dump(run.cursor) or "{}"
         # A plain step (same status, nothing new to report) is ONE row insert: the cursor
         # rides on the step's trace row and the run row is left alone. This halves the
@@ -162,7 +174,7 @@ class SqliteStore:
         self._heads[run.run_id] = head
         self._pending.pop(run.run_id, None)
 
-    def _commit_head(self, db: sqlite3.Connection, run: RunSnapshot, head: tuple, cursor: str) -> None:
+    def _commit_head(self, db: sqlite3.Connection, run: RunSnapshot, head: _Head, cursor: str) -> None:
         stamp = now()
         pending = self._pending.get(run.run_id)
         if pending is not None:
@@ -184,7 +196,8 @@ class SqliteStore:
                    "steps=(SELECT count(*) FROM trace WHERE run_id=:id) WHERE id=:id", {"id": run_id})
 
     def _insert_run(self, db: sqlite3.Connection, run: RunSnapshot, stamp: str,
-                    artifacts: dict, normalized: dict, meta: dict, *, new: bool) -> None:
+                    artifacts: Mapping[str, str], normalized: Mapping[str, Mapping[str, Any]],
+                    meta: Mapping[str, Any], *, new: bool) -> None:
         """Create the run's rows. A `new` run whose id is taken fails: two runs never mix."""
         db.executemany("INSERT OR IGNORE INTO artifacts VALUES (?, ?)",
                        [(h, canonical_json(n)) for h, n in normalized.items()])
@@ -317,7 +330,7 @@ def _interrupt_dict(interrupt: Interrupt | None) -> dict[str, Any] | None:
             "resume_schema": interrupt.resume_schema}
 
 
-def _record(row: tuple) -> RunRecord:
+def _record(row: tuple[Any, ...]) -> RunRecord:
     (run_id, deployment, workflow, artifact, status, outcome, output, error, interrupt, cursor,
      steps, created_at, updated_at, input_text, meta) = row
     data = _load(interrupt)
