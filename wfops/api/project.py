@@ -194,8 +194,9 @@ class Project:
             record = store.get_run(run_id)
             trace = store.trace(run_id)
             stored = store.run_workflows(run_id).get(record.snapshot.workflow)
-        workflow = load_artifact(stored[1]) if stored else None
-        return step_summary(record.snapshot, trace, workflow)
+        if stored is None:
+            raise UnknownRunError(f"run {run_id!r} has no stored workflow artifact")
+        return step_summary(record.snapshot, trace, load_artifact(stored[1]))
 
     # -- capabilities and graphs ---------------------------------------------------------
     def capabilities(self, source: str | None = None) -> Capabilities:

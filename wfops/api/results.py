@@ -99,7 +99,7 @@ class CapabilityInfo:
     output_schema: dict[str, Any]
 
     def to_dict(self, *, schemas: bool = True) -> dict[str, Any]:
-        found = {"ref": self.ref, "source": self.source, "name": self.name, "description": self.description,
+        found: dict[str, Any] = {"ref": self.ref, "source": self.source, "name": self.name, "description": self.description,
                  "outcomes": list(self.outcomes), "contract_hash": self.contract_hash, "origin": self.origin}
         if schemas:
             found["input_schema"] = self.input_schema

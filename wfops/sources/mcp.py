@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from wfops.errors import CapabilityError, StepTimeout
-from wfops.sources.base import CallResult, Capability, StepContext
+from wfops.sources.base import CallResult, Capability, SourceKind, StepContext
 from wfops.sources.mcp_result import convert_result, tool_error_text
 
 if TYPE_CHECKING:
@@ -67,7 +67,7 @@ class McpClientSource:
     def __init__(self, source_id: str, spec: McpSource, root: Path, *,
                  start_timeout: float | None = None) -> None:
         self.id = source_id
-        self.kind = "mcp"
+        self.kind: SourceKind = "mcp"
         self.spec = spec
         self.root = Path(root)
         self.start_timeout = min(start_timeout or max(float(spec.timeout), 10.0), MAX_START_TIMEOUT)

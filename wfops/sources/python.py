@@ -31,7 +31,7 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from wfops.errors import CapabilityError, WfopsError
-from wfops.sources.base import CallResult, Capability, StepContext
+from wfops.sources.base import CallResult, Capability, SourceKind, StepContext
 
 T = TypeVar("T")
 # Outcomes are `on:` keys, and a subworkflow's outcomes are `end:` values: the same alphabet.
@@ -119,7 +119,7 @@ class PythonSource:
 
     def __init__(self, source_id: str, module: Any) -> None:
         self.id = source_id
-        self.kind = "python"
+        self.kind: SourceKind = "python"
         self.module = module
         self._nodes: dict[str, tuple[NodeSpec, Callable]] = {}
         for value in vars(module).values():

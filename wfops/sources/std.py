@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from wfops.errors import CapabilityError
-from wfops.sources.base import CallResult, Capability, StepContext
+from wfops.sources.base import CallResult, Capability, SourceKind, StepContext
 
 Handler = Callable[[dict[str, Any], StepContext], Awaitable[dict[str, Any]]]
 
@@ -92,7 +92,7 @@ def _text(value: Any) -> str:
 
 
 def _formatter_field_name_split(field_name: str) -> tuple[Any, Any]:
-    from _string import formatter_field_name_split  # the parser str.format itself uses
+    from _string import formatter_field_name_split  # type: ignore[import-not-found]  # the parser str.format itself uses; typeshed has no stub
 
     return formatter_field_name_split(field_name)
 
@@ -156,7 +156,7 @@ _CAPABILITIES: dict[str, tuple[Capability, Handler]] = {
 
 class StdSource:
     id = "std"
-    kind = "std"
+    kind: SourceKind = "std"
 
     async def open(self) -> None:
         return None
