@@ -9,6 +9,7 @@ from typing import Any
 
 from wfops.engine.reducers import REDUCERS, Reducer
 from wfops.engine.values import Getter, Predicate, compile_condition, compile_value
+from wfops.model.kinds import StepKind
 from wfops.model.paths import parse_save_target
 from wfops.model.workflow import (
     CallStep,
@@ -46,7 +47,7 @@ def compile_save(save: str | dict[str, str] | None) -> tuple[SaveTarget, ...]:
 @dataclass(slots=True)
 class StepPlan:
     id: str
-    kind: str  # call | workflow | condition | foreach | interrupt | end
+    kind: StepKind
     routes: dict[str, str] = field(default_factory=dict)
     with_: Getter | None = None
     save: tuple[SaveTarget, ...] = ()
@@ -101,25 +102,25 @@ def _common(plan: StepPlan, step: CallStep | SubworkflowStep | ConditionStep | F
 
 def compile_step(step: Step) -> StepPlan:
     if isinstance(step, CallStep):
-        plan = StepPlan(step.id, "call", uses=step.uses, with_=compile_value(step.with_),
+        plan = StepPlan(step.id, step.kind, uses=step.uses, with_=compile_value(step.with_),
                         save=compile_save(step.save))
     elif isinstance(step, SubworkflowStep):
-        plan = StepPlan(step.id, "workflow", workflow=step.workflow, with_=compile_value(step.with_),
+        plan = StepPlan(step.id, step.kind, workflow=step.workflow, with_=compile_value(step.with_),
                         save=compile_save(step.save))
     elif isinstance(step, ConditionStep):
-        plan = StepPlan(step.id, "condition", condition=compile_condition(step.if_),
+        plan = StepPlan(step.id, step.kind, condition=compile_condition(step.if_),
                         condition_value=compile_value(step.if_))
     elif isinstance(step, ForeachStep):
-        plan = StepPlan(step.id, "foreach", uses=step.uses, workflow=step.workflow,
+        plan = StepPlan(step.id, step.kind, uses=step.uses, workflow=step.workflow,
                         with_=compile_value(step.with_), save=compile_save(step.save),
                         foreach=compile_value(step.foreach), parallel=step.mode == "parallel",
                         concurrency=step.concurrency, on_item_error=step.on_item_error,
                         errors=compile_save(step.errors))
     elif isinstance(step, InterruptStep):
-        plan = StepPlan(step.id, "interrupt", interrupt=step.interrupt, request=compile_value(step.request),
+        plan = StepPlan(step.id, step.kind, interrupt=step.interrupt, request=compile_value(step.request),
                         resume_schema=step.resume_schema, save=compile_save(step.save))
     elif isinstance(step, EndStep):
-        return StepPlan(step.id, "end", end=step.end)
+        return StepPlan(step.id, step.kind, end=step.end)
     else:  # pragma: no cover - the model's union is closed
         raise TypeError(f"unknown step type {type(step).__name__}")
     _common(plan, step)

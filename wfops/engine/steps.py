@@ -8,6 +8,7 @@ from wfops.engine.frame import Frame
 from wfops.engine.plan import StepPlan
 from wfops.engine.run import Executor, RunContext, Transition, now
 from wfops.engine.types import Interrupt, TraceEntry
+from wfops.model.kinds import StepKind
 
 
 def _visit(frame: Frame, sp: StepPlan) -> tuple[str, str]:
@@ -92,7 +93,7 @@ async def run_end(run: RunContext, frame: Frame, sp: StepPlan, pending: list[Tra
     return Transition(run.entry(path, "end", 1, None, sp.end, None, [], None, None, started), end=sp.end)
 
 
-EXECUTORS: dict[str, Executor] = {
+EXECUTORS: dict[StepKind, Executor] = {
     "call": run_call,
     "workflow": run_subworkflow,
     "condition": run_condition,

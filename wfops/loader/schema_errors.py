@@ -15,8 +15,9 @@ from typing import Any
 from wfops.diagnostics import Diagnostic, error
 from wfops.jsonvalues import described
 from wfops.loader.yaml import Document
+from wfops.model.kinds import STEP_KEYS
 
-_STEP_KINDS = ("uses", "workflow", "if", "foreach", "interrupt", "end")
+_STEP_KINDS = STEP_KEYS
 _SOURCE_KINDS = ("python", "mcp")
 _KIND_HELP = ("`uses:` (call a capability), `workflow:` (run a subworkflow), `if:` (branch), "
               "`foreach:` (loop), `interrupt:` (wait for input) or `end:` (finish)")

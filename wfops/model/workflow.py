@@ -6,7 +6,7 @@ typo inside one kind reports that kind's error, never a list of every branch.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import (
     BaseModel,
@@ -19,6 +19,7 @@ from pydantic import (
 )
 
 from wfops.model.errors import invalid
+from wfops.model.kinds import KIND_KEYS, STEP_KEYS, StepKind
 from wfops.model.paths import Location
 
 NAME_PATTERN = r"^[a-z0-9][a-z0-9_.-]*$"
@@ -85,6 +86,7 @@ class Catch(_Strict):
 
 
 class _StepBase(_Strict):
+    kind: ClassVar[StepKind]
     id: str = Field(pattern=STEP_ID_PATTERN, description="Unique step id in this workflow; `end` is reserved.")
     description: str | None = None
 
@@ -127,6 +129,7 @@ Save = Annotated[
 
 
 class CallStep(_Routed):
+    kind: ClassVar[StepKind] = "call"
     uses: str = Field(pattern=r"^[A-Za-z0-9_-]+\.[^\s]+$", description="`<logical source>.<capability>`")
     with_: dict[str, Any] = Field(default_factory=dict, alias="with", description="Input bindings.")
     save: Save | None = Field(None, description="Output field -> state path, or one state path for the whole output.")
@@ -136,6 +139,7 @@ class CallStep(_Routed):
 
 
 class SubworkflowStep(_Routed):
+    kind: ClassVar[StepKind] = "workflow"
     workflow: str = Field(pattern=NAME_PATTERN, description="Name of the child workflow.")
     with_: dict[str, Any] = Field(default_factory=dict, alias="with", description="The child's input.")
     save: Save | None = None
@@ -144,6 +148,7 @@ class SubworkflowStep(_Routed):
 
 
 class ConditionStep(_StepBase):
+    kind: ClassVar[StepKind] = "condition"
     if_: Condition = Field(alias="if")
     then: StepRef
     else_: StepRef = Field(alias="else")
@@ -159,6 +164,7 @@ class ConditionStep(_StepBase):
 
 
 class ForeachStep(_Routed):
+    kind: ClassVar[StepKind] = "foreach"
     foreach: str = Field(pattern=r"^\$[^$]", description="A path to an array (`$$` would be a literal).")
     uses: str | None = Field(None, pattern=r"^[A-Za-z0-9_-]+\.[^\s]+$")
     workflow: str | None = Field(None, pattern=NAME_PATTERN)
@@ -182,6 +188,7 @@ class ForeachStep(_Routed):
 
 
 class InterruptStep(_StepBase):
+    kind: ClassVar[StepKind] = "interrupt"
     interrupt: str = Field(pattern=r"^[A-Za-z0-9_.-]+$", description="Kind of request, e.g. approval.")
     request: Any = Field(None, description="What the run asks for; paths resolved.")
     resume_schema: dict[str, Any] | None = Field(None, description="JSON Schema of the resume payload.")
@@ -193,19 +200,17 @@ class InterruptStep(_StepBase):
 
 
 class EndStep(_StepBase):
+    kind: ClassVar[StepKind] = "end"
     end: str = Field(pattern=r"^[A-Za-z0-9_-]+$", description="The workflow outcome.")
 
     def routes(self) -> dict[str, str]:
         return {}
 
 
+#: The key that makes a step a kind -> the model of that kind (in KIND_KEYS order).
 STEP_KINDS: dict[str, type[_StepBase]] = {
-    "end": EndStep,
-    "interrupt": InterruptStep,
-    "foreach": ForeachStep,
-    "if": ConditionStep,
-    "workflow": SubworkflowStep,
-    "uses": CallStep,
+    KIND_KEYS[model.kind]: model
+    for model in (EndStep, InterruptStep, ForeachStep, ConditionStep, SubworkflowStep, CallStep)
 }
 
 
@@ -230,7 +235,7 @@ Step = Annotated[
     | Annotated[InterruptStep, Tag("interrupt")]
     | Annotated[EndStep, Tag("end")],
     Discriminator(step_kind_of, custom_error_type="step-kind",
-                  custom_error_message="a step needs one of the keys: uses, workflow, if, foreach, interrupt, end"),
+                  custom_error_message="a step needs one of the keys: " + ", ".join(reversed(STEP_KEYS))),
 ]
 
 

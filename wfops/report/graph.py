@@ -21,9 +21,9 @@ END = "end"
 
 # kind -> (mermaid open, mermaid close, dot shape)
 _SHAPES: dict[str, tuple[str, str, str]] = {
-    "uses": ('["', '"]', "box"),
+    "call": ('["', '"]', "box"),
     "workflow": ('[["', '"]]', "box3d"),
-    "if": ('{"', '"}', "diamond"),
+    "condition": ('{"', '"}', "diamond"),
     "foreach": ('{{"', '"}}', "hexagon"),
     "interrupt": ('>"', '"]', "cds"),
     "end": ('(["', '"])', "doubleoctagon"),
@@ -48,14 +48,11 @@ class Edge:
 
 def graph_parts(workflow: Workflow) -> tuple[list[Node], list[Edge]]:
     """The nodes and edges of a workflow, in step order (shared by both formats)."""
-    from wfops.model.workflow import step_kind_of
-
     nodes: list[Node] = []
     edges: list[Edge] = []
     uses_end = False
     for index, step in enumerate(workflow.steps):
-        kind = step_kind_of(step) or "uses"
-        nodes.append(Node(f"s{index}", step.id, kind, (step.id, *_detail(step))))
+        nodes.append(Node(f"s{index}", step.id, step.kind, (step.id, *_detail(step))))
         for outcome, target in step.routes().items():
             edges.append(Edge(step.id, target, outcome))
             uses_end = uses_end or target == END

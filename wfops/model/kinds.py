@@ -1,0 +1,26 @@
+"""The one vocabulary of step kinds: the model, the checks, the engine, traces and graphs use it.
+
+A step's kind is decided by which key it has; the kind's name is what traces and
+graphs show (`call` for a `uses:` step, `condition` for an `if:` step). This module
+imports nothing heavy: the loader's error messages need it before any model exists.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+StepKind = Literal["call", "workflow", "condition", "foreach", "interrupt", "end"]
+
+#: kind -> the key that makes a step that kind, in the order a raw step is tested
+#: (a step with both `foreach:` and `uses:` is a foreach).
+KIND_KEYS: dict[StepKind, str] = {
+    "end": "end",
+    "interrupt": "interrupt",
+    "foreach": "foreach",
+    "condition": "if",
+    "workflow": "workflow",
+    "call": "uses",
+}
+
+#: The keys, for messages and for finding a raw step's kind.
+STEP_KEYS: tuple[str, ...] = tuple(KIND_KEYS.values())
