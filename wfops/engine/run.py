@@ -27,14 +27,15 @@ APPEND = REDUCERS["append"]
 LIST_REDUCERS = (APPEND, REDUCERS["extend"], REDUCERS["union"])
 
 
-_SECOND: list[Any] = [-1, ""]
+_SECOND: tuple[int, str] = (-1, "")  # (the second, its formatted date part)
 
 
 def now() -> str:
     """ISO-8601 UTC with microseconds; the date part is formatted once per second (hot path)."""
+    global _SECOND
     second, nanos = divmod(time.time_ns(), 1_000_000_000)
     if second != _SECOND[0]:
-        _SECOND[0], _SECOND[1] = second, time.strftime("%Y-%m-%dT%H:%M:%S.", time.gmtime(second))
+        _SECOND = (second, time.strftime("%Y-%m-%dT%H:%M:%S.", time.gmtime(second)))
     return _SECOND[1] + str(1_000_000 + nanos // 1000)[1:] + "Z"
 
 
