@@ -41,7 +41,7 @@ def as_data(diagnostics: list[Diagnostic]) -> dict:
                 "defaultConfiguration": {"level": _LEVEL.get(d.severity, "note")},
             })
         text = d.message + (f"\nhint: {d.hint}" if d.hint else "")
-        results.append({
+        result: dict = {
             "ruleId": d.code,
             "ruleIndex": rule_index[d.code],
             "level": _LEVEL.get(d.severity, "note"),
@@ -52,7 +52,11 @@ def as_data(diagnostics: list[Diagnostic]) -> dict:
                     "region": {"startLine": max(1, d.line), "startColumn": max(1, d.column)},
                 },
             }],
-        })
+        }
+        subject = d.subject()
+        if subject:  # what the finding is about: workflow, deployment, source, step
+            result["properties"] = subject
+        results.append(result)
     return {
         "$schema": SCHEMA,
         "version": "2.1.0",

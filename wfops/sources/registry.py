@@ -30,13 +30,13 @@ def build_sources(project: Project) -> tuple[dict[str, Source], list[Diagnostic]
                 sources[source_id] = load_python_source(project.root, source_id, spec.module)
             except WfopsError as exc:
                 diagnostics.append(error("source-error", f"source {source_id!r}: {exc.message}",
-                                         project.sources.file, where,
+                                         project.sources.file, where, source=source_id,
                                          hint=exc.hint or "fix the module so it imports cleanly"))
             except (Exception, SystemExit) as exc:  # user code: any failure is a finding, never a crash
                 diagnostics.append(error("source-import-error",
                                          f"source {source_id!r}: importing {spec.module} failed: "
                                          f"{type(exc).__name__}: {exc}",
-                                         project.sources.file, where,
+                                         project.sources.file, where, source=source_id,
                                          hint="run `python -c 'import "
                                          f"{spec.module}'` in the project root to see the full error"))
         elif isinstance(spec, McpSource):
