@@ -5,12 +5,16 @@ its *subject* (`workflow`, `deployment`, `source`, `step`), set by the check tha
 knows it. Callers read these fields instead of searching the message text. The
 subject is not part of the user-facing formats: `to_dict()` has the seven keys of
 `--format json`; `to_dict(subject=True)` and `subject()` add it.
+
+Every code is listed in wfops/codes.py; `error()` and `warning()` assert it.
 """
 
 from __future__ import annotations
 
 from dataclasses import KW_ONLY, dataclass
 from typing import Literal
+
+from wfops.codes import KNOWN
 
 Severity = Literal["error", "warning", "info"]
 
@@ -52,6 +56,7 @@ class Diagnostic:
 def error(code: str, message: str, file: str, at: tuple[int, int] = (1, 1), hint: str | None = None, *,
           workflow: str | None = None, deployment: str | None = None, source: str | None = None,
           step: str | None = None) -> Diagnostic:
+    assert code in KNOWN, f"unknown diagnostic code {code!r}: add it to wfops/codes.py"
     return Diagnostic("error", code, message, file, at[0], at[1], hint,
                       workflow=workflow, deployment=deployment, source=source, step=step)
 
@@ -59,6 +64,7 @@ def error(code: str, message: str, file: str, at: tuple[int, int] = (1, 1), hint
 def warning(code: str, message: str, file: str, at: tuple[int, int] = (1, 1), hint: str | None = None, *,
             workflow: str | None = None, deployment: str | None = None, source: str | None = None,
             step: str | None = None) -> Diagnostic:
+    assert code in KNOWN, f"unknown diagnostic code {code!r}: add it to wfops/codes.py"
     return Diagnostic("warning", code, message, file, at[0], at[1], hint,
                       workflow=workflow, deployment=deployment, source=source, step=step)
 

@@ -11,6 +11,7 @@ from pathlib import PurePosixPath, PureWindowsPath
 from typing import TextIO
 from urllib.parse import quote
 
+from wfops.codes import summary
 from wfops.diagnostics import Diagnostic
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -37,7 +38,7 @@ def as_data(diagnostics: list[Diagnostic]) -> dict:
             rules.append({
                 "id": d.code,
                 "name": d.code,
-                "shortDescription": {"text": f"wfops check `{d.code}`"},
+                "shortDescription": {"text": summary(d.code) or f"wfops check `{d.code}`"},
                 "defaultConfiguration": {"level": _LEVEL.get(d.severity, "note")},
             })
         text = d.message + (f"\nhint: {d.hint}" if d.hint else "")

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from wfops.codes import KNOWN
 from wfops.diagnostics import Diagnostic, Severity
 from wfops.loader.project import Loaded, Project
 from wfops.sources.base import Capability
@@ -66,6 +67,7 @@ class Sink:
 
     def add(self, severity: Severity, code: str, message: str, loaded: Loaded, path: tuple,
             hint: str | None = None, *, key: bool = False, source: str | None = None) -> None:
+        assert code in KNOWN, f"unknown diagnostic code {code!r}: add it to wfops/codes.py"
         line, column = loaded.doc.at(path, key=key)
         self.found.append(Diagnostic(severity, code, message, loaded.file, line, column, hint,
                                      source=source, **subject_at(loaded, path)))
