@@ -134,7 +134,7 @@ def test_sarif_valid_and_complete() -> None:
     }
     assert second["message"]["text"].endswith("\nhint: remove it or fix its spelling")
     # Relative and percent-encoded: a comma is fine in a URI path, a space is not.
-    spaced = json.loads(rendered([error("c", "m", "my dir/a.yaml")], "sarif"))
+    spaced = json.loads(rendered([error("yaml-syntax", "m", "my dir/a.yaml")], "sarif"))
     assert spaced["runs"][0]["results"][0]["locations"][0]["physicalLocation"][
         "artifactLocation"]["uri"] == "my%20dir/a.yaml"
 
@@ -155,6 +155,6 @@ def test_unknown_format_is_usage_error() -> None:
 
 @pytest.mark.parametrize("fmt", sorted(FORMATS))
 def test_every_format_handles_unicode_and_empty(fmt: str) -> None:
-    d = error("c", "naïve ✓ message", "wörk/ä.yaml", (2, 3), hint="ünïcode")
+    d = error("yaml-syntax", "naïve ✓ message", "wörk/ä.yaml", (2, 3), hint="ünïcode")
     assert "ä" in rendered([d], fmt) or "%C3%A4" in rendered([d], fmt)
     rendered([], fmt)

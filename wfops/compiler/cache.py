@@ -21,7 +21,7 @@ from typing import Any
 from wfops.diagnostics import Diagnostic
 
 CACHE_FILE = Path(".wfops") / "cache" / "validate.json"
-FORMAT = 1
+FORMAT = 2  # 2: diagnostics carry their subject (workflow, deployment, source, step)
 
 
 def input_files(root: Path) -> list[Path]:
@@ -102,7 +102,7 @@ def store(root: Path, key: str, diagnostics: list[Diagnostic]) -> None:
     entry: dict[str, Any] = {
         "key": key,
         "python": {rel: _file_hash(root / rel) for rel in imported_project_files(root)},
-        "diagnostics": [d.to_dict() for d in diagnostics],
+        "diagnostics": [d.to_dict(subject=True) for d in diagnostics],
     }
     target = root / CACHE_FILE
     try:

@@ -68,6 +68,8 @@ def validate_text(text: str, kind: str, file: str = "<text>") -> list[Diagnostic
 
 
 def _check_document(doc: Any, kind: str) -> list[Diagnostic]:
+    from pydantic import BaseModel
+
     from wfops.compiler.checks.context import IDENTITY, Catalog, CheckContext, Sink
     from wfops.compiler.checks.run import env_checks, file_checks
     from wfops.loader.project import Loaded, Project, validate_document
@@ -76,7 +78,8 @@ def _check_document(doc: Any, kind: str) -> list[Diagnostic]:
     from wfops.model.workflow import Workflow
     from wfops.sources.std import StdSource
 
-    model_type = {"workflow": Workflow, "deployment": Deployment, "sources": SourcesFile}[kind]
+    models: dict[str, type[BaseModel]] = {"workflow": Workflow, "deployment": Deployment, "sources": SourcesFile}
+    model_type = models[kind]
     parsed, found = validate_document(doc, model_type)
     if parsed is None or kind != "workflow":
         return sorted(found, key=sort_key)

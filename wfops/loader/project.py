@@ -5,12 +5,15 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wfops.diagnostics import Diagnostic, error
 from wfops.errors import ProjectNotFound
 from wfops.loader.schema_errors import schema_diagnostics
 from wfops.loader.yaml import Document, YamlLoadError, load_yaml_file
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 __all__ = ["Loaded", "Project", "find_root", "load_project", "project_db_path", "schema_diagnostics",
            "validate_document", "yaml_files"]
@@ -114,14 +117,15 @@ def _listed(project: Project, name: str) -> list[Path]:
 def _register(project: Project, table: dict[str, Loaded], loaded: Loaded, what: str, code: str) -> None:
     name = loaded.model.name
     if name in table:
+        subject = {"workflow": name} if what == "workflow" else {"deployment": name}
         project.diagnostics.append(error(
             code, f"{what} name {name!r} is already used by {table[name].file}", loaded.file,
-            loaded.doc.at(("name",)), hint=f"give each {what} a unique `name`"))
+            loaded.doc.at(("name",)), hint=f"give each {what} a unique `name`", **subject))
         return
     table[name] = loaded
 
 
-def _load(project: Project, path: Path, model: type) -> Loaded | None:
+def _load(project: Project, path: Path, model: type[BaseModel]) -> Loaded | None:
     # The path as listed (a symlink keeps its own name), relative to the root.
     rel = path.relative_to(project.root).as_posix()
     try:
@@ -157,7 +161,7 @@ def _refuse_path(project: Project, path: Path, rel: str) -> Diagnostic | None:
     return None
 
 
-def validate_document(doc: Document, model: type) -> tuple[Any, list[Diagnostic]]:
+def validate_document(doc: Document, model: type[BaseModel]) -> tuple[Any, list[Diagnostic]]:
     """Validate loaded data against a pydantic model; each error points at its node."""
     from pydantic import ValidationError
 

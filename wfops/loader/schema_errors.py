@@ -61,7 +61,31 @@ def schema_diagnostics(doc: Document, exc: Any) -> list[Diagnostic]:
         key = (code, position, message)
         if key not in seen:
             seen.add(key)
-            found.append(error(code, message, doc.file, position, hint))
+            found.append(error(code, message, doc.file, position, hint, **_subject(root, doc.data, path)))
+    return found
+
+
+def _subject(root: str, data: Any, path: tuple) -> dict[str, str]:
+    """What a schema error is about, read from the raw data (the model did not load): the
+    workflow and step, the deployment and its workflow, or the source, where they are strings."""
+    if not isinstance(data, dict):
+        return {}
+    found: dict[str, str] = {}
+    name = data.get("name")
+    if root == "Workflow":
+        if isinstance(name, str):
+            found["workflow"] = name
+        step = _step_at(data, path[:2])
+        if step is not None and isinstance(step.get("id"), str):
+            found["step"] = step["id"]
+    elif root == "Deployment":
+        if isinstance(name, str):
+            found["deployment"] = name
+        workflow = data.get("workflow")
+        if isinstance(workflow, str):
+            found["workflow"] = workflow.split("@", 1)[0]
+    elif root == "SourcesFile" and len(path) >= 2 and path[0] == "sources" and isinstance(path[1], str):
+        found["source"] = path[1]
     return found
 
 

@@ -143,10 +143,11 @@ def _snapshot(validation: Validation, out: CompiledProject, source_id: str, cap_
     cap = validation.catalog.get(source_id, {}).get(cap_name)
     if cap is None:
         if source_kind(validation, source_id) == "mcp" and not any(
-                d.code == "mcp-not-contacted" and source_id in d.message for d in out.diagnostics):
+                d.code == "mcp-not-contacted" and d.source == source_id for d in out.diagnostics):
             out.diagnostics.append(warning(
                 "mcp-not-contacted", f"MCP source {source_id!r} was not contacted: its contracts are not "
-                "in the lock", usage.file, usage.at, hint="check the server starts, then run `wfops compile`"))
+                "in the lock", usage.file, usage.at, hint="check the server starts, then run `wfops compile`",
+                source=source_id, workflow=usage.workflow, step=usage.step, deployment=usage.deployment))
         return None
     entry = out.sources.setdefault(source_id, {"kind": source_kind(validation, source_id), "capabilities": {}})
     entry["capabilities"][cap_name] = contract_entry(cap)

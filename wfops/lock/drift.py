@@ -109,28 +109,28 @@ def compare_contracts(validation: Validation, usages: Mapping[tuple[str, str], I
             if source_id in locked_sources and not _declared(validation, source_id):
                 found.append(_drift(drift_policy, "source-missing",
                                     f"source {source_id!r} is in {LOCK_NAME} but no longer exists; {who} call(s) {ref}",
-                                    first, "declare it again in sources.yaml, or change the steps that use it "
-                                    "and run `wfops compile`"))
+                                    first, source_id, "declare it again in sources.yaml, or change the steps "
+                                    "that use it and run `wfops compile`"))
             continue  # an unknown source without a lock entry: validation reports it
         current = catalog.get(source_id, {}).get(name)
         if locked is None:
             if current is not None or source_kind(validation, source_id) != "mcp":
                 found.append(error("stale-lock", f"{ref} (used by {who}) is not in {LOCK_NAME}",
-                                   first.file, first.at, COMPILE_HINT))
+                                   first.file, first.at, COMPILE_HINT, **_about(first, source_id)))
             continue
         if current is None:
             if source_kind(validation, source_id) == "mcp" and source_id not in catalog:
                 continue  # not contacted: nothing to compare
             found.append(_drift(drift_policy, "capability-missing",
                                 f"{ref} is in {LOCK_NAME} but source {source_id!r} no longer offers it; "
-                                f"used by {who}", first,
+                                f"used by {who}", first, source_id,
                                 f"restore `{name}` in source {source_id!r}, or change the steps that use it"))
             continue
         fresh = contract_entry(current)
         if fresh["hash"] != locked.get("hash"):
             changes = "; ".join(describe_contract_change(locked, fresh))
             found.append(_drift(drift_policy, "capability-drift",
-                                f"{ref} changed since {LOCK_NAME}: {changes} (used by {who})", first,
+                                f"{ref} changed since {LOCK_NAME}: {changes} (used by {who})", first, source_id,
                                 "if the change is intended, update the steps that use it and run "
                                 "`wfops compile`; otherwise revert the source"))
     return found
@@ -142,9 +142,14 @@ def _declared(validation: Validation, source_id: str) -> bool:
     return sources is not None and source_id in sources.model.sources
 
 
-def _drift(policy: str | None, code: str, message: str, usage: Usage, hint: str) -> Diagnostic:
+def _drift(policy: str | None, code: str, message: str, usage: Usage, source_id: str, hint: str) -> Diagnostic:
     make = warning if policy == "warn" else error
-    return make(code, message, usage.file, usage.at, hint)
+    return make(code, message, usage.file, usage.at, hint, **_about(usage, source_id))
+
+
+def _about(usage: Usage, source_id: str) -> dict[str, str | None]:
+    """The subject of a contract finding: the source, and the step it points at (the first user)."""
+    return {"source": source_id, "workflow": usage.workflow, "step": usage.step, "deployment": usage.deployment}
 
 
 def _who(users: list[Usage]) -> str:
@@ -163,17 +168,25 @@ def _compare_workflows(validation: Validation, compiled: CompiledProject, lock: 
         old = locked.get(name)
         if old is None:
             found.append(error("stale-lock", f"workflow `{name}` is not in {LOCK_NAME}", loaded.file,
-                               loaded.doc.at(("name",)), COMPILE_HINT))
+                               loaded.doc.at(("name",)), COMPILE_HINT, workflow=name))
         elif old.get("hash") != entry["hash"]:
             what, path = _what_changed(entry, old)
             found.append(error("stale-lock", f"workflow `{name}` changed since {LOCK_NAME}: {what} "
                                f"(artifact {_short(old.get('hash'))} -> {_short(entry['hash'])})",
-                               loaded.file, loaded.doc.at(path), COMPILE_HINT))
+                               loaded.file, loaded.doc.at(path), COMPILE_HINT, workflow=name,
+                               step=_step_id(loaded, path)))
     for name in sorted(set(locked) - set(compiled.workflows)):
         if scope.has_workflow(name) and not _still_there(validation, locked[name]):
             found.append(error("stale-lock", f"workflow `{name}` is in {LOCK_NAME} but no longer in "
-                               "the project", LOCK_NAME, lines.at("workflows", name), COMPILE_HINT))
+                               "the project", LOCK_NAME, lines.at("workflows", name), COMPILE_HINT, workflow=name))
     return found
+
+
+def _step_id(loaded: Any, path: tuple) -> str | None:
+    """The id of the step a workflow path points into, if it does."""
+    if len(path) >= 2 and path[0] == "steps" and isinstance(path[1], int):
+        return str(loaded.model.steps[path[1]].id)
+    return None
 
 
 def _still_there(validation: Validation, entry: dict[str, Any]) -> bool:
@@ -234,7 +247,7 @@ def _compare_deployments(validation: Validation, compiled: CompiledProject, lock
         old = locked.get(name)
         if old is None:
             found.append(error("stale-lock", f"deployment `{name}` is not in {LOCK_NAME}", loaded.file,
-                               loaded.doc.at(("name",)), COMPILE_HINT))
+                               loaded.doc.at(("name",)), COMPILE_HINT, deployment=name, workflow=entry["workflow"]))
             continue
         changed = [(key, node) for key, node in _DEPLOYMENT_KEYS if old.get(key) != entry.get(key)]
         workflow_entry = lock.get("workflows", {}).get(entry.get("workflow"))
@@ -253,11 +266,13 @@ def _compare_deployments(validation: Validation, compiled: CompiledProject, lock
                 words.append(f"`{key}` changed")
         node = changed[0][1]
         found.append(error("stale-lock", f"deployment `{name}` changed since {LOCK_NAME}: " + ", ".join(words),
-                           loaded.file, loaded.doc.at((node,)), COMPILE_HINT))
+                           loaded.file, loaded.doc.at((node,)), COMPILE_HINT, deployment=name,
+                           workflow=entry["workflow"]))
     for name in sorted(set(locked) - set(compiled.deployments)):
         if scope.has_deployment(name) and not _still_there(validation, locked[name]):
             found.append(error("stale-lock", f"deployment `{name}` is in {LOCK_NAME} but no longer in "
-                               "the project", LOCK_NAME, lines.at("deployments", name), COMPILE_HINT))
+                               "the project", LOCK_NAME, lines.at("deployments", name), COMPILE_HINT,
+                               deployment=name))
     return found
 
 
@@ -272,7 +287,7 @@ def pin_mismatches(validation: Validation, compiled: CompiledProject, scope: Sco
             "pin-mismatch", f"deployment `{name}` pins {entry['workflow']}@sha256:{pin}, but the workflow's "
             f"current artifact is sha256:{current[:12]}", loaded.file, loaded.doc.at(("workflow",)),
             f"pin the current artifact (`{entry['workflow']}@sha256:{current[:12]}`), or restore the "
-            "workflow to the pinned version"))
+            "workflow to the pinned version", deployment=name, workflow=entry["workflow"]))
     return found
 
 

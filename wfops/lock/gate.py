@@ -54,7 +54,7 @@ def check_deployment(validation: Validation, name: str, *,
         known = ", ".join(sorted(project.deployments)) or "none"
         return Gate(ok=False, diagnostics=[error(
             "unknown-deployment", f"no deployment named {name!r} (known: {known})", "deployments",
-            hint="see deployments/*.yaml for the `name:` of each deployment")])
+            hint="see deployments/*.yaml for the `name:` of each deployment", deployment=name)])
 
     compiled = compile_project(validation)
     entry = compiled.deployments[name]

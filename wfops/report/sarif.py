@@ -11,6 +11,7 @@ from pathlib import PurePosixPath, PureWindowsPath
 from typing import Any, TextIO
 from urllib.parse import quote
 
+from wfops.codes import summary
 from wfops.diagnostics import Diagnostic
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -37,11 +38,11 @@ def as_data(diagnostics: list[Diagnostic]) -> dict[str, Any]:
             rules.append({
                 "id": d.code,
                 "name": d.code,
-                "shortDescription": {"text": f"wfops check `{d.code}`"},
+                "shortDescription": {"text": summary(d.code) or f"wfops check `{d.code}`"},
                 "defaultConfiguration": {"level": _LEVEL.get(d.severity, "note")},
             })
         text = d.message + (f"\nhint: {d.hint}" if d.hint else "")
-        results.append({
+        result: dict = {
             "ruleId": d.code,
             "ruleIndex": rule_index[d.code],
             "level": _LEVEL.get(d.severity, "note"),
@@ -52,7 +53,11 @@ def as_data(diagnostics: list[Diagnostic]) -> dict[str, Any]:
                     "region": {"startLine": max(1, d.line), "startColumn": max(1, d.column)},
                 },
             }],
-        })
+        }
+        subject = d.subject()
+        if subject:  # what the finding is about: workflow, deployment, source, step
+            result["properties"] = subject
+        results.append(result)
     return {
         "$schema": SCHEMA,
         "version": "2.1.0",

@@ -10,7 +10,6 @@ from wfops.diagnostics import Diagnostic, error
 from wfops.errors import CapabilityError, WfopsError
 from wfops.loader.project import Project
 from wfops.sources.base import CallResult, Capability, Source, StepContext
-from wfops.sources.contract import call_checked
 from wfops.sources.std import StdSource
 
 
@@ -31,17 +30,15 @@ def build_sources(project: Project) -> tuple[dict[str, Source], list[Diagnostic]
                 sources[source_id] = load_python_source(project.root, source_id, spec.module)
             except WfopsError as exc:
                 diagnostics.append(error("source-error", f"source {source_id!r}: {exc.message}",
-                                         project.sources.file, where,
-                                         hint=exc.hint or "fix the module so it imports cleanly",
-                                         source=source_id))
+                                         project.sources.file, where, source=source_id,
+                                         hint=exc.hint or "fix the module so it imports cleanly"))
             except (Exception, SystemExit) as exc:  # user code: any failure is a finding, never a crash
                 diagnostics.append(error("source-import-error",
                                          f"source {source_id!r}: importing {spec.module} failed: "
                                          f"{type(exc).__name__}: {exc}",
-                                         project.sources.file, where,
+                                         project.sources.file, where, source=source_id,
                                          hint="run `python -c 'import "
-                                         f"{spec.module}'` in the project root to see the full error",
-                                         source=source_id))
+                                         f"{spec.module}'` in the project root to see the full error"))
         elif isinstance(spec, McpSource):
             from wfops.sources.mcp import McpClientSource
 
@@ -92,5 +89,5 @@ class BoundResolver:
         return cap
 
     async def call(self, ref: str, payload: dict[str, Any], context: StepContext) -> CallResult:
-        source, _ = self.split(ref)
-        return await call_checked(source, self.capability(ref), payload, context)
+        source, name = self.split(ref)
+        return await source.call(name, payload, context)

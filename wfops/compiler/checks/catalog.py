@@ -109,7 +109,7 @@ def _list_live(project: Project, mcp: dict[str, Source], catalog: Catalog) -> li
             loaded = project.sources
             at = loaded.doc.at(("sources", sid)) if loaded is not None else (1, 1)
             return error("source-unavailable", f"MCP source {sid!r} could not be listed: {message}",
-                         loaded.file if loaded is not None else "sources.yaml", at,
+                         loaded.file if loaded is not None else "sources.yaml", at, source=sid,
                          hint="check its `command`/`url`; run the server by hand to see its error")
         return None
 

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from wfops.codes import KNOWN
 from wfops.diagnostics import Diagnostic, Severity
 from wfops.loader.project import Loaded, Project
 from wfops.sources.base import Capability
@@ -53,23 +54,46 @@ class Lookup:
 
 
 class Sink:
-    """Collects findings; a check names a node by its document path."""
+    """Collects findings; a check names a node by its document path.
+
+    The subject of a finding follows from where it stands: a node of workflow W
+    under `steps[i]` is about workflow W and that step's id; a node of a deployment
+    file is about that deployment (and the workflow it runs). A check that knows
+    more (the source a `uses:` names) passes it as a keyword.
+    """
 
     def __init__(self) -> None:
         self.found: list[Diagnostic] = []
 
     def add(self, severity: Severity, code: str, message: str, loaded: Loaded, path: tuple,
-            hint: str | None = None, *, key: bool = False) -> None:
+            hint: str | None = None, *, key: bool = False, source: str | None = None) -> None:
+        assert code in KNOWN, f"unknown diagnostic code {code!r}: add it to wfops/codes.py"
         line, column = loaded.doc.at(path, key=key)
-        self.found.append(Diagnostic(severity, code, message, loaded.file, line, column, hint))
+        self.found.append(Diagnostic(severity, code, message, loaded.file, line, column, hint,
+                                     source=source, **subject_at(loaded, path)))
 
     def error(self, code: str, message: str, loaded: Loaded, path: tuple, hint: str | None = None,
-              *, key: bool = False) -> None:
-        self.add("error", code, message, loaded, path, hint, key=key)
+              *, key: bool = False, source: str | None = None) -> None:
+        self.add("error", code, message, loaded, path, hint, key=key, source=source)
 
     def warning(self, code: str, message: str, loaded: Loaded, path: tuple, hint: str | None = None,
-                *, key: bool = False) -> None:
-        self.add("warning", code, message, loaded, path, hint, key=key)
+                *, key: bool = False, source: str | None = None) -> None:
+        self.add("warning", code, message, loaded, path, hint, key=key, source=source)
+
+
+def subject_at(loaded: Loaded, path: tuple) -> dict[str, str | None]:
+    """`workflow`, `deployment` and `step` of a node of a loaded workflow or deployment file."""
+    model = loaded.model
+    steps = getattr(model, "steps", None)
+    if steps is not None:  # a workflow
+        step = None
+        if len(path) >= 2 and path[0] == "steps" and isinstance(path[1], int) and 0 <= path[1] < len(steps):
+            step = steps[path[1]].id
+        return {"workflow": model.name, "step": step}
+    workflow = getattr(model, "workflow_name", None)
+    if workflow is not None:  # a deployment
+        return {"deployment": model.name, "workflow": workflow}
+    return {}
 
 
 @dataclass

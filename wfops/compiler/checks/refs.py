@@ -23,7 +23,7 @@ def resolve_uses(ctx: CheckContext, env: Env, loaded: Loaded, index: int, step: 
         if env.bound(logical) or not catalog.sources_known:
             return None  # the deployment's binding is reported in the deployment file
         ctx.sink.error("unknown-source", f"`uses: {uses}` names source `{logical}`, which sources.yaml does not "
-                       "declare", loaded, where,
+                       "declare", loaded, where, source=logical,
                        hint=suggest(logical, catalog.kinds, f"declare `{logical}` in sources.yaml, or bind "
                                     f"it in a deployment (`bindings: {{{logical}: <source id>}}`)"))
         return None
@@ -33,13 +33,13 @@ def resolve_uses(ctx: CheckContext, env: Env, loaded: Loaded, index: int, step: 
     if found is None:
         caps = catalog.caps.get(concrete, {})
         via = f"source `{concrete}`" + (f" (bound to `{logical}`)" if concrete != logical else "")
-        ctx.sink.error("unknown-capability", f"{via} has no capability `{name}`", loaded, where,
+        ctx.sink.error("unknown-capability", f"{via} has no capability `{name}`", loaded, where, source=concrete,
                        hint=suggest(name, caps, f"use one of the capabilities of `{concrete}` "
                                     "(`wfops caps list --source " + concrete + "`)"))
         return None
     if found.contract_unknown:
         ctx.sink.warning("contract-unknown", f"the contract of MCP capability `{concrete}.{name}` is not in "
-                         "wfops.lock, so its inputs and outputs are not checked", loaded, where,
+                         "wfops.lock, so its inputs and outputs are not checked", loaded, where, source=concrete,
                          hint="run `wfops compile` to record it (validate never starts MCP servers)")
     return found
 
@@ -67,7 +67,7 @@ def check_deployment(ctx: CheckContext, loaded: Loaded) -> None:
     for logical, concrete in model.bindings.items():
         if not ctx.catalog.declared(concrete):
             ctx.sink.error("unknown-source", f"binding `{logical}: {concrete}` names source `{concrete}`, which "
-                           "sources.yaml does not declare", loaded, ("bindings", logical),
+                           "sources.yaml does not declare", loaded, ("bindings", logical), source=concrete,
                            hint=suggest(concrete, ctx.catalog.kinds, "bind to a source id declared in "
                                         "sources.yaml (or `std`)"))
 

@@ -97,6 +97,7 @@ def _under_environments(ctx: CheckContext, loaded: Loaded, envs: list[Env]) -> l
         if len(under) < len(envs):
             names = ", ".join(f"`{env.deployment}`" for env in under)
             plural = "s" if len(under) > 1 else ""
-            diagnostic = replace(diagnostic, message=f"{diagnostic.message} (under deployment{plural} {names})")
+            diagnostic = replace(diagnostic, message=f"{diagnostic.message} (under deployment{plural} {names})",
+                                 deployment=", ".join(str(env.deployment) for env in under))
         found.append(diagnostic)
     return found
