@@ -28,8 +28,7 @@ class DiagnosticOut(BaseModel):
 
     @classmethod
     def of(cls, diagnostic: Any) -> DiagnosticOut:
-        return cls(**diagnostic.to_dict(), workflow=diagnostic.workflow, deployment=diagnostic.deployment,
-                   source=diagnostic.source, step=diagnostic.step)
+        return cls(**diagnostic.to_dict(subject=True))
 
 
 class ErrorOut(BaseModel):

@@ -10,6 +10,7 @@ from wfops.diagnostics import Diagnostic, error
 from wfops.errors import CapabilityError, WfopsError
 from wfops.loader.project import Project
 from wfops.sources.base import CallResult, Capability, Source, StepContext
+from wfops.sources.contract import call_checked
 from wfops.sources.std import StdSource
 
 
@@ -89,5 +90,5 @@ class BoundResolver:
         return cap
 
     async def call(self, ref: str, payload: dict[str, Any], context: StepContext) -> CallResult:
-        source, name = self.split(ref)
-        return await source.call(name, payload, context)
+        source, _ = self.split(ref)
+        return await call_checked(source, self.capability(ref), payload, context)
