@@ -1,1 +1,1 @@
-"""wfops.lock: read, build and compare the committed lock file (SPEC §6)."""
+"""wfops.lock: read, build and compare the committed lock file (see docs/lock-and-drift.md)."""

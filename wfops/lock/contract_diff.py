@@ -34,9 +34,9 @@ def _schema_changes(side: str, old: dict[str, Any], new: dict[str, Any]) -> list
             changes.append(f"{side} field `{name}` removed")
     for name in old_props:
         if name in new_props and old_props[name] != new_props[name]:
-            before, after = type_label(old_props[name], old), type_label(new_props[name], new)
-            if before != after:
-                changes.append(f"{side} field `{name}` type {before} -> {after}")
+            old_type, new_type = type_label(old_props[name], old), type_label(new_props[name], new)
+            if old_type != new_type:
+                changes.append(f"{side} field `{name}` type {old_type} -> {new_type}")
             else:
                 changes.append(f"{side} field `{name}` " + _keyword_changes(old_props[name], new_props[name]))
     old_req, new_req = set(old.get("required") or []), set(new.get("required") or [])

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from wfops.diagnostics import Diagnostic, error, warning
 from wfops.lock.build import CompiledProject, Usage, contract_entry, source_kind
 from wfops.lock.contract_diff import describe_contract_change
-from wfops.lock.lockfile import LOCK_NAME
+from wfops.lock.lockfile import LOCK_NAME, Lock, LockedWorkflow
 
 if TYPE_CHECKING:
     from wfops.compiler.validate import Validation
@@ -68,7 +68,7 @@ class LockLines:
         return 1, 1
 
 
-def compare(validation: Validation, compiled: CompiledProject, lock: dict[str, Any] | None,
+def compare(validation: Validation, compiled: CompiledProject, lock: Lock | None,
             lock_text: str | None, scope: Scope = EVERYTHING) -> list[Diagnostic]:
     """Every difference between the project as it is now and the committed lock."""
     if lock is None:
@@ -89,24 +89,23 @@ def compare(validation: Validation, compiled: CompiledProject, lock: dict[str, A
 
 
 def compare_contracts(validation: Validation, usages: Mapping[tuple[str, str], Iterable[Usage]],
-                      catalog: Mapping[str, Mapping[str, Capability]], lock: dict[str, Any],
+                      catalog: Mapping[str, Mapping[str, Capability]], lock: Lock,
                       lines: LockLines, scope: Scope, drift_policy: str | None) -> list[Diagnostic]:
     """Drift of the capabilities in use, against the contracts the lock recorded.
 
     `drift_policy` "warn" makes drift findings warnings (a deployment's `drift: warn`).
     """
     found: list[Diagnostic] = []
-    locked_sources = lock.get("sources", {})
     for (source_id, name), users in sorted(usages.items()):
         users = [u for u in users if scope.has_workflow(u.workflow)
                  and (u.deployment is None or scope.has_deployment(u.deployment))]
         if not users:
             continue
         first, who = users[0], _who(users)
-        locked = locked_sources.get(source_id, {}).get("capabilities", {}).get(name)
+        locked = lock.contract(source_id, name)
         ref = f"{source_id}.{name}"
         if source_id not in catalog and source_id not in validation.sources:
-            if source_id in locked_sources and not _declared(validation, source_id):
+            if lock.source(source_id) is not None and not _declared(validation, source_id):
                 found.append(_drift(drift_policy, "source-missing",
                                     f"source {source_id!r} is in {LOCK_NAME} but no longer exists; {who} call(s) {ref}",
                                     first, source_id, "declare it again in sources.yaml, or change the steps "
@@ -127,8 +126,8 @@ def compare_contracts(validation: Validation, usages: Mapping[tuple[str, str], I
                                 f"restore `{name}` in source {source_id!r}, or change the steps that use it"))
             continue
         fresh = contract_entry(current)
-        if fresh["hash"] != locked.get("hash"):
-            changes = "; ".join(describe_contract_change(locked, fresh))
+        if fresh["hash"] != locked.hash:
+            changes = "; ".join(describe_contract_change(locked.to_dict(), fresh))
             found.append(_drift(drift_policy, "capability-drift",
                                 f"{ref} changed since {LOCK_NAME}: {changes} (used by {who})", first, source_id,
                                 "if the change is intended, update the steps that use it and run "
@@ -157,10 +156,10 @@ def _who(users: list[Usage]) -> str:
     return ", ".join(f"`{label}`" for label in labels[:3]) + (f" and {len(labels) - 3} more" if len(labels) > 3 else "")
 
 
-def _compare_workflows(validation: Validation, compiled: CompiledProject, lock: dict[str, Any],
+def _compare_workflows(validation: Validation, compiled: CompiledProject, lock: Lock,
                        lines: LockLines, scope: Scope) -> list[Diagnostic]:
     found: list[Diagnostic] = []
-    locked = lock.get("workflows", {})
+    locked = lock.workflows
     for name, entry in compiled.workflows.items():
         if not scope.has_workflow(name):
             continue
@@ -169,14 +168,14 @@ def _compare_workflows(validation: Validation, compiled: CompiledProject, lock: 
         if old is None:
             found.append(error("stale-lock", f"workflow `{name}` is not in {LOCK_NAME}", loaded.file,
                                loaded.doc.at(("name",)), COMPILE_HINT, workflow=name))
-        elif old.get("hash") != entry["hash"]:
+        elif old.hash != entry["hash"]:
             what, path = _what_changed(entry, old)
             found.append(error("stale-lock", f"workflow `{name}` changed since {LOCK_NAME}: {what} "
-                               f"(artifact {_short(old.get('hash'))} -> {_short(entry['hash'])})",
+                               f"(artifact {_short(old.hash)} -> {_short(entry['hash'])})",
                                loaded.file, loaded.doc.at(path), COMPILE_HINT, workflow=name,
                                step=_step_id(loaded, path)))
     for name in sorted(set(locked) - set(compiled.workflows)):
-        if scope.has_workflow(name) and not _still_there(validation, locked[name]):
+        if scope.has_workflow(name) and not _still_there(validation, locked[name].file):
             found.append(error("stale-lock", f"workflow `{name}` is in {LOCK_NAME} but no longer in "
                                "the project", LOCK_NAME, lines.at("workflows", name), COMPILE_HINT, workflow=name))
     return found
@@ -189,14 +188,14 @@ def _step_id(loaded: Any, path: tuple) -> str | None:
     return None
 
 
-def _still_there(validation: Validation, entry: dict[str, Any]) -> bool:
+def _still_there(validation: Validation, file: str | None) -> bool:
     """A file that exists but failed to load is reported by validation, not as removed."""
-    return entry.get("file") in validation.project.broken_files
+    return file in validation.project.broken_files
 
 
-def _what_changed(entry: dict[str, Any], old: dict[str, Any]) -> tuple[str, tuple]:
+def _what_changed(entry: dict[str, Any], old: LockedWorkflow) -> tuple[str, tuple]:
     """Describe the changed parts of a workflow, and the path of the first one in the file."""
-    new_parts, old_parts = entry.get("parts", {}), old.get("parts", {})
+    new_parts, old_parts = entry.get("parts", {}), old.parts
     steps = [s.get("id") for s in (entry.get("normalized") or {}).get("steps", [])]
     said: list[str] = []
     path: tuple = ("name",)
@@ -221,9 +220,10 @@ def _what_changed(entry: dict[str, Any], old: dict[str, Any]) -> tuple[str, tupl
     if not said and new_parts.get("order") != old_parts.get("order"):
         said.append("the steps were reordered")
         path = ("steps",)
-    if entry.get("subworkflows") != old.get("subworkflows"):
-        changed = sorted(k for k in set(entry.get("subworkflows", {})) | set(old.get("subworkflows", {}))
-                         if entry.get("subworkflows", {}).get(k) != old.get("subworkflows", {}).get(k))
+    if entry.get("subworkflows", {}) != old.subworkflows:
+        new_children = entry.get("subworkflows", {})
+        changed = sorted(k for k in set(new_children) | set(old.subworkflows)
+                         if new_children.get(k) != old.subworkflows.get(k))
         said.append("subworkflow " + ", ".join(f"`{c}`" for c in changed) + " changed")
     return ", ".join(said) or "its content changed", path
 
@@ -236,10 +236,10 @@ _DEPLOYMENT_KEYS = (("workflow", "workflow"), ("pin", "workflow"), ("artifact", 
                     ("bindings", "bindings"), ("drift", "drift"), ("secrets", "secrets"))
 
 
-def _compare_deployments(validation: Validation, compiled: CompiledProject, lock: dict[str, Any],
+def _compare_deployments(validation: Validation, compiled: CompiledProject, lock: Lock,
                          lines: LockLines, scope: Scope) -> list[Diagnostic]:
     found: list[Diagnostic] = []
-    locked = lock.get("deployments", {})
+    locked = lock.deployments
     for name, entry in compiled.deployments.items():
         if not scope.has_deployment(name):
             continue
@@ -249,10 +249,10 @@ def _compare_deployments(validation: Validation, compiled: CompiledProject, lock
             found.append(error("stale-lock", f"deployment `{name}` is not in {LOCK_NAME}", loaded.file,
                                loaded.doc.at(("name",)), COMPILE_HINT, deployment=name, workflow=entry["workflow"]))
             continue
-        changed = [(key, node) for key, node in _DEPLOYMENT_KEYS if old.get(key) != entry.get(key)]
-        workflow_entry = lock.get("workflows", {}).get(entry.get("workflow"))
-        if entry.get("artifact") is None and isinstance(workflow_entry, dict) \
-                and _still_there(validation, workflow_entry):
+        changed = [(key, node) for key, node in _DEPLOYMENT_KEYS if old.value(key) != entry.get(key)]
+        workflow_entry = lock.workflow(entry["workflow"])
+        if entry.get("artifact") is None and workflow_entry is not None \
+                and _still_there(validation, workflow_entry.file):
             # Its workflow's file is broken: validation reports that, the artifact is not "changed".
             changed = [(key, node) for key, node in changed if key != "artifact"]
         if not changed:
@@ -260,7 +260,7 @@ def _compare_deployments(validation: Validation, compiled: CompiledProject, lock
         words = []
         for key, _ in changed:
             if key == "artifact":
-                words.append(f"its workflow `{entry['workflow']}` changed (artifact {_short(old.get(key))} "
+                words.append(f"its workflow `{entry['workflow']}` changed (artifact {_short(old.artifact)} "
                              f"-> {_short(entry.get(key))})")
             else:
                 words.append(f"`{key}` changed")
@@ -269,7 +269,7 @@ def _compare_deployments(validation: Validation, compiled: CompiledProject, lock
                            loaded.file, loaded.doc.at((node,)), COMPILE_HINT, deployment=name,
                            workflow=entry["workflow"]))
     for name in sorted(set(locked) - set(compiled.deployments)):
-        if scope.has_deployment(name) and not _still_there(validation, locked[name]):
+        if scope.has_deployment(name) and not _still_there(validation, locked[name].file):
             found.append(error("stale-lock", f"deployment `{name}` is in {LOCK_NAME} but no longer in "
                                "the project", LOCK_NAME, lines.at("deployments", name), COMPILE_HINT,
                                deployment=name))
@@ -291,10 +291,12 @@ def pin_mismatches(validation: Validation, compiled: CompiledProject, scope: Sco
     return found
 
 
-def _catch_all(fresh: dict[str, Any], lock: dict[str, Any]) -> list[Diagnostic]:
-    if fresh == lock:
+def _catch_all(fresh: dict[str, Any], lock: Lock) -> list[Diagnostic]:
+    """Byte-level: the document as read, unknown keys included, against what compile would write."""
+    written = lock.document
+    if fresh == written:
         return []
-    paths = list(_differences(fresh, lock, ()))
+    paths = list(_differences(fresh, written, ()))
     only_docs = all(p and p[-1] == "description" for p in paths)
     shown = ", ".join(".".join(map(str, p)) for p in paths[:4]) + (" ..." if len(paths) > 4 else "")
     make = warning if only_docs else error

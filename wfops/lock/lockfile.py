@@ -4,30 +4,170 @@ Format (version 1), all keys sorted:
 
     {
       "version": 1,
-      "workflows":   {name: {"file", "hash", "requires": {uses-ref: contract hash}, "subworkflows": {name: hash}}},
-      "deployments": {name: {"file", "workflow", "artifact", "bindings", "drift", "secrets"}},
+      "workflows":   {name: {"file", "hash", "requires": {uses-ref: contract hash}, "subworkflows": {name: hash},
+                             "parts": {part: short hash}}},
+      "deployments": {name: {"file", "workflow", "pin", "artifact", "bindings", "drift", "secrets",
+                             "requires": {concrete ref: contract hash}}},
       "sources":     {id: {"kind", "capabilities": {name: {"input_schema", "output_schema",
                                                           "outcomes", "description", "hash"}}}}
     }
+
+`read_lock` parses and shape-checks the file once into a `Lock`: frozen entries
+with typed fields (a field that is absent reads as its default, a field of the
+wrong type makes the lock corrupt). The document as read is kept too, so
+`Lock.to_json()` gives back the very bytes `dump_lock` wrote, unknown keys
+included, and `wfops check` can tell whether `compile` would change a byte.
 """
 
 from __future__ import annotations
 
+import copy
 import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from wfops.errors import WfopsError
 
+if TYPE_CHECKING:
+    from wfops.sources.base import Capability
+
 LOCK_NAME = "wfops.lock"
 LOCK_VERSION = 1
+_REPAIR = "restore it from git, or run `wfops compile` to write it again"
+
+DriftPolicy = Literal["fail", "warn"]
+
+
+class _Corrupt(Exception):
+    """A shape problem, said in a few words (becomes "wfops.lock is corrupt: ...")."""
+
+
+@dataclass(frozen=True)
+class LockedContract:
+    """A capability contract as the lock recorded it."""
+
+    input_schema: dict[str, Any] = field(default_factory=dict)
+    output_schema: dict[str, Any] = field(default_factory=dict)
+    outcomes: tuple[str, ...] = ()
+    description: str = ""
+    hash: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The lock's JSON form (for comparing with a fresh `contract_entry`)."""
+        return {"input_schema": self.input_schema, "output_schema": self.output_schema,
+                "outcomes": list(self.outcomes), "description": self.description, "hash": self.hash}
+
+    def as_capability(self, source_id: str, name: str) -> Capability:
+        """The capability this contract describes (no outcomes recorded: `ok`)."""
+        from wfops.sources.base import Capability
+
+        return Capability(source_id, name, self.input_schema, self.output_schema,
+                          self.outcomes or ("ok",), self.description)
+
+
+@dataclass(frozen=True)
+class LockedSource:
+    kind: str | None = None
+    capabilities: dict[str, LockedContract] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class LockedWorkflow:
+    file: str | None = None
+    hash: str | None = None                                          # artifact hash of the tree
+    requires: dict[str, str | None] = field(default_factory=dict)    # uses ref -> contract hash
+    subworkflows: dict[str, str] = field(default_factory=dict)       # child name -> artifact hash
+    parts: dict[str, str] = field(default_factory=dict)              # part -> short hash
+
+
+@dataclass(frozen=True)
+class LockedDeployment:
+    file: str | None = None
+    workflow: str | None = None
+    pin: str | None = None
+    artifact: str | None = None
+    bindings: dict[str, str] = field(default_factory=dict)
+    drift: str | None = None                                         # absent: `fail`
+    secrets: tuple[str, ...] = ()
+    requires: dict[str, str | None] = field(default_factory=dict)    # concrete ref -> contract hash
+
+    @property
+    def drift_policy(self) -> DriftPolicy:
+        return "warn" if self.drift == "warn" else "fail"
+
+    def value(self, key: str) -> Any:
+        """A field in its JSON form (`secrets` a list), for comparing with a fresh entry."""
+        found = getattr(self, key)
+        return list(found) if isinstance(found, tuple) else found
+
+
+@dataclass(frozen=True)
+class Lock:
+    """A parsed `wfops.lock`. Entries are read-only: build a new lock with `wfops compile`."""
+
+    version: int
+    workflows: dict[str, LockedWorkflow] = field(default_factory=dict)
+    deployments: dict[str, LockedDeployment] = field(default_factory=dict)
+    sources: dict[str, LockedSource] = field(default_factory=dict)
+    document: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    """The JSON as read (do not modify): `to_json()` and the byte-level comparison use it."""
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Lock:
+        """Parse and shape-check lock JSON; a problem raises WfopsError ("wfops.lock is corrupt: ...")."""
+        try:
+            return _parse(data)
+        except _Corrupt as exc:
+            raise WfopsError(f"{LOCK_NAME} is corrupt: {exc}", hint=_REPAIR) from None
+
+    def to_dict(self) -> dict[str, Any]:
+        return copy.deepcopy(self.document)
+
+    def to_json(self) -> str:
+        return dump_lock(self.document)
+
+    # -- lookups -------------------------------------------------------------------------
+
+    def workflow(self, name: str) -> LockedWorkflow | None:
+        return self.workflows.get(name)
+
+    def deployment(self, name: str | None) -> LockedDeployment | None:
+        return self.deployments.get(name) if name is not None else None
+
+    def source(self, source_id: str) -> LockedSource | None:
+        return self.sources.get(source_id)
+
+    def source_capabilities(self, source_id: str) -> dict[str, LockedContract] | None:
+        """The contracts recorded for a source, or None when the lock has no entry for it."""
+        source = self.sources.get(source_id)
+        return source.capabilities if source is not None else None
+
+    def contract(self, source_id: str, name: str) -> LockedContract | None:
+        source = self.sources.get(source_id)
+        return source.capabilities.get(name) if source is not None else None
+
+    def drift_policy(self, deployment: str | None) -> DriftPolicy:
+        """The deployment's recorded `drift:` policy; `fail` when the lock does not hold it."""
+        entry = self.deployment(deployment)
+        return entry.drift_policy if entry is not None else "fail"
+
+    # -- temporary ---------------------------------------------------------------------
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """TEMPORARY: dict-style access to the raw document, for callers written when
+        `read_lock` returned a dict (`wfops/sources/catalog.py`, `wfops/runner/resume_drift.py`).
+        Use the typed lookups (`source_capabilities`, `contract`, `drift_policy`) instead;
+        this goes away once they do."""
+        return self.document.get(key, default)
 
 
 def lock_path(root: Path) -> Path:
     return Path(root) / LOCK_NAME
 
 
-def read_lock(root: Path) -> dict | None:
+def read_lock(root: Path) -> Lock | None:
     """The parsed lock of the project at `root`, or None when there is none.
 
     A lock that is not valid JSON or has the wrong shape raises WfopsError: a
@@ -39,41 +179,122 @@ def read_lock(root: Path) -> dict | None:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise WfopsError(f"{LOCK_NAME} is corrupt: {exc}",
-                         hint="restore it from git, or run `wfops compile` to write it again") from exc
-    problem = _shape_problem(data)
-    if problem:
-        raise WfopsError(f"{LOCK_NAME} is corrupt: {problem}",
-                         hint="restore it from git, or run `wfops compile` to write it again")
-    return data
+        raise WfopsError(f"{LOCK_NAME} is corrupt: {exc}", hint=_REPAIR) from exc
+    return Lock.from_dict(data)
 
 
-def _shape_problem(data: Any) -> str | None:
-    if not isinstance(data, dict):
-        return "the top level is not a JSON object"
-    version = data.get("version")
-    if version != LOCK_VERSION:
-        return f"unsupported lock version {version!r} (this wfops reads version {LOCK_VERSION})"
-    for section in ("workflows", "deployments", "sources"):
-        table = data.get(section, {})
-        if not isinstance(table, dict) or not all(isinstance(v, dict) for v in table.values()):
-            return f"`{section}` is not an object of objects"
-    for source_id, source in data.get("sources", {}).items():
-        caps = source.get("capabilities", {})
-        if not isinstance(caps, dict) or not all(isinstance(v, dict) for v in caps.values()):
-            return f"sources.{source_id}.capabilities is not an object of objects"
-    return None
-
-
-def dump_lock(lock: dict) -> str:
+def dump_lock(lock: Lock | Mapping[str, Any]) -> str:
     """The exact bytes written: sorted keys, indent 2, trailing newline, no timestamps."""
-    return json.dumps(lock, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    data = lock.document if isinstance(lock, Lock) else lock
+    return json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 
-def write_lock(root: Path, lock: dict) -> Path:
+def write_lock(root: Path, lock: Lock | Mapping[str, Any]) -> Path:
     """Write atomically, so a crash never leaves half a lock behind."""
     path = lock_path(root)
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(dump_lock(lock), encoding="utf-8", newline="\n")
     tmp.replace(path)
     return path
+
+
+# -- parsing ---------------------------------------------------------------------------------
+
+def _parse(data: Any) -> Lock:
+    if not isinstance(data, dict):
+        raise _Corrupt("the top level is not a JSON object")
+    version = data.get("version")
+    if version != LOCK_VERSION:
+        raise _Corrupt(f"unsupported lock version {version!r} (this wfops reads version {LOCK_VERSION})")
+    tables = {}
+    for section in ("workflows", "deployments", "sources"):
+        table = data.get(section, {})
+        if not isinstance(table, dict) or not all(isinstance(v, dict) for v in table.values()):
+            raise _Corrupt(f"`{section}` is not an object of objects")
+        tables[section] = table
+    for source_id, source in tables["sources"].items():
+        caps = source.get("capabilities", {})
+        if not isinstance(caps, dict) or not all(isinstance(v, dict) for v in caps.values()):
+            raise _Corrupt(f"sources.{source_id}.capabilities is not an object of objects")
+    return Lock(
+        version=LOCK_VERSION,
+        workflows={name: _workflow(f"workflows.{name}", entry) for name, entry in tables["workflows"].items()},
+        deployments={name: _deployment(f"deployments.{name}", entry)
+                     for name, entry in tables["deployments"].items()},
+        sources={sid: _source(f"sources.{sid}", entry) for sid, entry in tables["sources"].items()},
+        document=data,
+    )
+
+
+def _workflow(where: str, entry: dict[str, Any]) -> LockedWorkflow:
+    return LockedWorkflow(
+        file=_optional_str(where, entry, "file"),
+        hash=_optional_str(where, entry, "hash"),
+        requires=_str_map(where, entry, "requires", nullable=True),
+        subworkflows=_str_map(where, entry, "subworkflows"),
+        parts=_str_map(where, entry, "parts"),
+    )
+
+
+def _deployment(where: str, entry: dict[str, Any]) -> LockedDeployment:
+    return LockedDeployment(
+        file=_optional_str(where, entry, "file"),
+        workflow=_optional_str(where, entry, "workflow"),
+        pin=_optional_str(where, entry, "pin"),
+        artifact=_optional_str(where, entry, "artifact"),
+        bindings=_str_map(where, entry, "bindings"),
+        drift=_optional_str(where, entry, "drift"),
+        secrets=_str_list(where, entry, "secrets"),
+        requires=_str_map(where, entry, "requires", nullable=True),
+    )
+
+
+def _source(where: str, entry: dict[str, Any]) -> LockedSource:
+    return LockedSource(
+        kind=_optional_str(where, entry, "kind"),
+        capabilities={name: _contract(f"{where}.capabilities.{name}", contract)
+                      for name, contract in entry.get("capabilities", {}).items()},
+    )
+
+
+def _contract(where: str, entry: dict[str, Any]) -> LockedContract:
+    schemas = {}
+    for key in ("input_schema", "output_schema"):
+        value = entry.get(key)
+        if value is not None and not isinstance(value, dict):
+            raise _Corrupt(f"{where}.{key} is not an object")
+        schemas[key] = value or {}
+    return LockedContract(
+        input_schema=schemas["input_schema"],
+        output_schema=schemas["output_schema"],
+        outcomes=_str_list(where, entry, "outcomes"),
+        description=_optional_str(where, entry, "description") or "",
+        hash=_optional_str(where, entry, "hash"),
+    )
+
+
+def _optional_str(where: str, entry: dict[str, Any], key: str) -> str | None:
+    value = entry.get(key)
+    if value is not None and not isinstance(value, str):
+        raise _Corrupt(f"{where}.{key} is not a string")
+    return value
+
+
+def _str_map(where: str, entry: dict[str, Any], key: str, *, nullable: bool = False) -> dict[str, Any]:
+    value = entry.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not all(
+            isinstance(v, str) or (nullable and v is None) for v in value.values()):
+        kind = "strings or nulls" if nullable else "strings"
+        raise _Corrupt(f"{where}.{key} is not an object of {kind}")
+    return value
+
+
+def _str_list(where: str, entry: dict[str, Any], key: str) -> tuple[str, ...]:
+    value = entry.get(key)
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise _Corrupt(f"{where}.{key} is not a list of strings")
+    return tuple(value)

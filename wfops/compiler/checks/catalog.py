@@ -8,13 +8,12 @@ user code validation runs). MCP contracts come from `wfops.lock`; only with
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from wfops.compiler.checks.context import Catalog
 from wfops.diagnostics import Diagnostic, error
 from wfops.errors import WfopsError
 from wfops.loader.project import LOCK_FILE, Project
-from wfops.sources.base import Capability, Source
+from wfops.sources.base import Source
 
 
 def build_catalog(project: Project, sources: Mapping[str, Source], *, live: bool = False
@@ -76,22 +75,9 @@ def _from_lock(project: Project, mcp_ids: list[str], catalog: Catalog) -> list[D
             return [error("corrupt-lock", exc.message, LOCK_FILE, hint=exc.hint)]
     for sid in mcp_ids:
         catalog.lock_backed.add(sid)
-        entry = ((lock or {}).get("sources") or {}).get(sid) or {}
-        caps: dict[str, Capability] = {}
-        for name, contract in (entry.get("capabilities") or {}).items():
-            cap = _capability(sid, name, contract)
-            if cap is not None:
-                caps[name] = cap
-        catalog.caps[sid] = caps
+        contracts = (lock.source_capabilities(sid) if lock is not None else None) or {}
+        catalog.caps[sid] = {name: contract.as_capability(sid, name) for name, contract in contracts.items()}
     return []
-
-
-def _capability(source_id: str, name: str, contract: Any) -> Capability | None:
-    if not isinstance(contract, dict):
-        return None
-    outcomes = contract.get("outcomes") or ["ok"]
-    return Capability(source_id, name, contract.get("input_schema") or {}, contract.get("output_schema") or {},
-                      tuple(str(o) for o in outcomes), str(contract.get("description") or ""))
 
 
 def _list_live(project: Project, mcp: dict[str, Source], catalog: Catalog) -> list[Diagnostic]:

@@ -85,11 +85,11 @@ class Flow:
                                 "value you bind")
             return
         literal = json_type(value)
-        dst_t = types_of(dst)
-        if not overlaps(frozenset({literal}), dst_t, exact=True):
+        expected = types_of(dst)
+        if not overlaps(frozenset({literal}), expected, exact=True):
             shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
-            self.sink.error("type-mismatch", f"{label} expects {describe(dst_t)}, but the literal {shown} is "
-                            f"{literal}", self.loaded, at, hint=f"write a value of type {describe(dst_t)} here")
+            self.sink.error("type-mismatch", f"{label} expects {describe(expected)}, but the literal {shown} is "
+                            f"{literal}", self.loaded, at, hint=f"write a value of type {describe(expected)} here")
             return
         if isinstance(value, dict):
             props = properties(dst)
@@ -232,7 +232,7 @@ def output_of(loaded: Loaded) -> Sch:
     """What a workflow returns: its `output_schema`, else the schemas its `output` paths read."""
     model = loaded.model
     if model.output_schema:
-        return sch(model.output_schema)
+        return Sch(model.output_schema, model.output_schema)
     props: dict[str, Any] = {}
     for key, value in (model.output or {}).items():
         if is_path(value):

@@ -74,9 +74,9 @@ def _check_path(loaded: Loaded, at: tuple, text: str, scope: Scope, sink: Sink) 
     elif path.root == "input":
         _check_input_path(loaded, at, text, path.parts, sink)
     elif path.root == "item" and scope.item is not None:
-        problem = _nested_problem(scope.item, "$item", path.parts, reading=True)
-        if problem is not None:
-            sink.error(problem[0], f"`{text}`: {problem[1]}", loaded, at, hint=problem[2])
+        nested = _nested_problem(scope.item, "$item", path.parts, reading=True)
+        if nested is not None:
+            sink.error(nested[0], f"`{text}`: {nested[1]}", loaded, at, hint=nested[2])
 
 
 def _check_input_path(loaded: Loaded, at: tuple, text: str, parts: tuple, sink: Sink) -> None:
