@@ -117,15 +117,6 @@ def test_not_json_is_corrupt_and_no_file_is_none(tmp_path: Path) -> None:
         read_lock(tmp_path)
 
 
-def test_temporary_get_adapter_serves_dict_style_readers(project: Path) -> None:
-    lock = Lock.from_dict(compiled_lock(project))
-    # As wfops/sources/catalog.py and wfops/runner/resume_drift.py read it until they move to the lookups.
-    table = ((lock or {}).get("sources") or {}).get("ops")
-    assert table["capabilities"]["greet"]["hash"] == lock.contract("ops", "greet").hash  # type: ignore[union-attr]
-    assert ((lock.get("deployments") or {}).get("hello.local") or {}).get("drift", "fail") == "fail"
-    assert lock.get("missing", 3) == 3
-
-
 def test_lock_changes_takes_the_typed_lock_and_compile_output(project: Path) -> None:
     fresh = compiled_lock(project)
     old = Lock.from_dict(fresh)

@@ -70,12 +70,10 @@ class Catalog:
         from wfops.lock.lockfile import read_lock
 
         lock = read_lock(self.root)
-        table = ((lock or {}).get("sources") or {}).get(source_id)
-        if not table:
+        contracts = lock.source_capabilities(source_id) if lock is not None else None
+        if not contracts:
             return None
-        return {name: Capability(source_id, name, c.get("input_schema") or {}, c.get("output_schema") or {},
-                                 tuple(c.get("outcomes") or ("ok",)), c.get("description") or "")
-                for name, c in (table.get("capabilities") or {}).items()}
+        return {name: c.as_capability(source_id, name) for name, c in contracts.items()}
 
     def capability(self, ref: str) -> tuple[Source, Capability]:
         """Resolve a concrete `source.capability` ref (an MCP source is started to list it)."""

@@ -41,7 +41,7 @@ def compile_lock(root: Path, out: str | Path | None) -> CompileReport:
             written.append(path.as_posix())
     kept = [d for d in validation.diagnostics if not d.is_error] + list(compiled.diagnostics)
     return CompileReport(
-        True, kept, changes=lock_changes(previous, lock) if previous != lock else [],
+        True, kept, changes=lock_changes(previous, lock),
         workflows={n: e["hash"] for n, e in compiled.workflows.items()}, artifacts=written,
         deployments=deployments, contracts=sum(len(s["capabilities"]) for s in lock["sources"].values()))
 

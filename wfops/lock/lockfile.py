@@ -153,15 +153,6 @@ class Lock:
         entry = self.deployment(deployment)
         return entry.drift_policy if entry is not None else "fail"
 
-    # -- temporary ---------------------------------------------------------------------
-
-    def get(self, key: str, default: Any = None) -> Any:
-        """TEMPORARY: dict-style access to the raw document, for callers written when
-        `read_lock` returned a dict (`wfops/sources/catalog.py`, `wfops/runner/resume_drift.py`).
-        Use the typed lookups (`source_capabilities`, `contract`, `drift_policy`) instead;
-        this goes away once they do."""
-        return self.document.get(key, default)
-
 
 def lock_path(root: Path) -> Path:
     return Path(root) / LOCK_NAME

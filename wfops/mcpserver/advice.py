@@ -21,10 +21,10 @@ def after_findings(diagnostics: Iterable[Diagnostic], *, clean: list[str]) -> li
         return clean
     steps: list[str] = []
     codes = {d.code for d in errors}
-    if codes & {"stale-lock", "missing-lock", "contract-unknown", "capability-drift", "capability-missing"}:
+    if codes & {"stale-lock", "contract-unknown", "capability-drift", "capability-missing"}:
         steps.append("compile (the lock is out of date: compile snapshots the contracts and rewrites "
                      "wfops.lock; review and commit it)")
-    others = [d for d in errors if d.code not in {"stale-lock", "missing-lock", "contract-unknown"}]
+    others = [d for d in errors if d.code not in {"stale-lock", "contract-unknown"}]
     if len(others) == 1:
         only = others[0]
         steps.insert(0, f"fix the error in {only.file} ({only.hint or only.message}), then validate again")

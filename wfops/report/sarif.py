@@ -42,7 +42,7 @@ def as_data(diagnostics: list[Diagnostic]) -> dict[str, Any]:
                 "defaultConfiguration": {"level": _LEVEL.get(d.severity, "note")},
             })
         text = d.message + (f"\nhint: {d.hint}" if d.hint else "")
-        result: dict = {
+        result: dict[str, Any] = {
             "ruleId": d.code,
             "ruleIndex": rule_index[d.code],
             "level": _LEVEL.get(d.severity, "note"),

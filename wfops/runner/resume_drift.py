@@ -32,8 +32,7 @@ def resumed_contract_drift(root: Path, deployment: str | None, workflows: Iterab
         return [], []  # a corrupt lock is `wfops check`'s to report; the run's artifacts are stored
     if lock is None:
         return [], []
-    policy = ((lock.get("deployments") or {}).get(deployment or "") or {}).get("drift", "fail")
-    make = error if policy != "warn" else warning
+    make = error if lock.drift_policy(deployment or "") != "warn" else warning
     lines = LockLines(lock_path(root).read_text(encoding="utf-8"))
     found: list[Diagnostic] = []
     for ref in used_refs(workflows):
@@ -42,19 +41,20 @@ def resumed_contract_drift(root: Path, deployment: str | None, workflows: Iterab
         source = opened.get(source_id)
         if source is None or source.kind != "mcp":
             continue
-        locked = (((lock.get("sources") or {}).get(source_id) or {}).get("capabilities") or {}).get(name)
-        if not isinstance(locked, dict):
+        locked = lock.contract(source_id, name)
+        if locked is None:
             continue
         live = source.capabilities().get(name)
         where = lines.at("sources", source_id)
         if live is None:
             found.append(make("capability-missing", f"{source_id}.{name} is in wfops.lock but source "
                               f"{source_id!r} no longer offers it (the resumed run calls it)", LOCK_NAME, where,
-                              hint=f"restore `{name}` in source {source_id!r}; see `wfops check --live`"))
-        elif live.contract_hash != locked.get("hash"):
-            changes = "; ".join(describe_contract_change(locked, live.contract))
+                              hint=f"restore `{name}` in source {source_id!r}; see `wfops check --live`",
+                              source=source_id, deployment=deployment))
+        elif live.contract_hash != locked.hash:
+            changes = "; ".join(describe_contract_change(locked.to_dict(), live.contract))
             found.append(make("capability-drift", f"{source_id}.{name} changed since wfops.lock: {changes} "
-                              "(the resumed run calls it)", LOCK_NAME, where,
+                              "(the resumed run calls it)", LOCK_NAME, where, source=source_id, deployment=deployment,
                               hint="revert the source, or set `drift: warn` in the deployment and `wfops compile`; "
                                    "`wfops check --live` shows the change"))
     return [d for d in found if d.is_error], [d for d in found if not d.is_error]
