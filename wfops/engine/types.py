@@ -17,7 +17,7 @@ RunStatus = Literal["running", "completed", "failed", "interrupted"]
 
 @dataclass(slots=True)
 class TraceEntry:
-    """One executed step (SPEC §7). `step` is a path for nested frames, e.g. `fan[2]/inner`.
+    """One executed step (a trace entry, docs/engine.md). `step` is a path for nested frames, e.g. `fan[2]/inner`.
 
     `state_changes` is the list of writes the step made, each
     `{"path": "state.x.y", "value": <written value>}`, in the order applied. Replaying
@@ -73,7 +73,7 @@ class RunSnapshot:
     cursor: dict[str, Any] = field(default_factory=dict)
 
     def to_public(self) -> dict[str, Any]:
-        """The SPEC §8 `--json` shape."""
+        """The documented `--json` run object."""
         return {"run_id": self.run_id, "deployment": self.deployment, "workflow": self.workflow,
                 "artifact": self.artifact, "status": self.status, "outcome": self.outcome,
                 "output": self.output, "error": self.error,

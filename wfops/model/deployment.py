@@ -1,4 +1,4 @@
-"""Deployment files (SPEC §5)."""
+"""Deployment files (`deployments/*.yaml`)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`sources.yaml` (SPEC §4): the concrete sources a project can bind."""
+"""`sources.yaml`: the concrete sources a project can bind."""
 
 from __future__ import annotations
 

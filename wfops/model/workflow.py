@@ -1,4 +1,4 @@
-"""The workflow file format (SPEC §2) as pydantic models.
+"""The workflow file format (`workflows/*.yaml`, docs/file-format.md) as pydantic models.
 
 Step kinds form a discriminated union picked by which key is present, so a
 typo inside one kind reports that kind's error, never a list of every branch.

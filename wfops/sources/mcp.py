@@ -1,4 +1,4 @@
-"""MCP servers as wfops sources (SPEC §4): every tool of one server is a capability.
+"""MCP servers as wfops sources (docs/mcp.md): every tool of one server is a capability.
 
 One session per source: `open()` starts a background task that owns the MCP `Client`
 for the source's whole life (anyio requires a client's enter and exit in the same
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
     from wfops.model.sources import McpSource
 
-#: The output contract of a tool that declares no output schema (SPEC §4).
+#: The output contract of a tool that declares no output schema.
 ANY_RESULT_SCHEMA: dict[str, Any] = {"type": "object", "properties": {"result": {}}}
 #: Upper bound for a server to start and list its tools, whatever the call timeout is.
 MAX_START_TIMEOUT = 60.0
@@ -42,7 +42,7 @@ CLOSE_TIMEOUT = 10.0
 CONNECTION_CLOSED = -32000
 REQUEST_TIMEOUT = -32001
 #: `_meta` key of every tools/call: where the step runs, so side-effecting tools can deduplicate
-#: by `idempotency_key` (stable across retries and resumes of the step, SPEC §2).
+#: by `idempotency_key` (stable across retries and resumes of the step).
 CONTEXT_META_KEY = "wfops/context"
 _PYTHON_NAMES = {"python", "python3", f"python3.{sys.version_info.minor}"}
 

@@ -1,4 +1,4 @@
-"""Turn an MCP tool result into a wfops call result (SPEC §4).
+"""Turn an MCP tool result into a wfops call result.
 
 - `is_error` is a step failure: `CapabilityError` with the tool's own text.
 - A tool with an output schema: its `structured_content` is the output.
