@@ -1,22 +1,43 @@
 """The core API: one owner for every rule, which the CLI and `wfops mcp` only render.
 
     from wfops.api import Project          # also `wfops.Project`
+
+Names load lazily: `wfops validate` (pre-commit) imports only what a cache hit needs.
 """
 
 from __future__ import annotations
 
-from wfops.api.project import Project, validate_files
-from wfops.api.results import (
-    CallOutcome,
-    Capabilities,
-    CapabilityInfo,
-    CompileReport,
-    Interrupt,
-    Report,
-    Run,
-    TraceEntry,
-)
-from wfops.api.scaffold import Scaffold, init, schema
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+_LAZY = {
+    "Project": "wfops.api.project", "validate_files": "wfops.api.project",
+    "CallOutcome": "wfops.api.results", "Capabilities": "wfops.api.results",
+    "CapabilityInfo": "wfops.api.results", "CompileReport": "wfops.api.results",
+    "Report": "wfops.api.results", "Run": "wfops.api.results",
+    "Interrupt": "wfops.engine.types", "TraceEntry": "wfops.engine.types",
+    "Scaffold": "wfops.api.scaffold", "init": "wfops.api.scaffold", "schema": "wfops.api.scaffold",
+}
 
 __all__ = ["CallOutcome", "Capabilities", "CapabilityInfo", "CompileReport", "Interrupt", "Project", "Report",
            "Run", "Scaffold", "TraceEntry", "init", "schema", "validate_files"]
+
+if TYPE_CHECKING:
+    from wfops.api.project import Project, validate_files
+    from wfops.api.results import (
+        CallOutcome,
+        Capabilities,
+        CapabilityInfo,
+        CompileReport,
+        Report,
+        Run,
+    )
+    from wfops.api.scaffold import Scaffold, init, schema
+    from wfops.engine.types import Interrupt, TraceEntry
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'wfops.api' has no attribute {name!r}")
+    return getattr(import_module(module), name)

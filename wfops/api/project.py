@@ -14,7 +14,6 @@ results. Methods are synchronous: from async code, call them in a worker thread
 
 from __future__ import annotations
 
-import asyncio
 import os
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -22,18 +21,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from wfops.api.results import CallOutcome, Capabilities, CapabilityInfo, CompileReport, Report, Run
-from wfops.engine.types import TraceEntry
 from wfops.errors import ProjectNotFound, UnknownRunError, UsageError, WfopsError
 from wfops.jsonvalues import check_json_value
 from wfops.loader.project import find_root, project_db_path
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # types only: `validate` must not load the engine or the store
     from wfops.api.catalog import Catalog
+    from wfops.engine.types import TraceEntry
     from wfops.store.sqlite import SqliteStore
 
 STATUSES = ("running", "completed", "failed", "interrupted")
 GRAPH_FORMATS = ("mermaid", "dot")
-OnStep = Callable[[TraceEntry], None]
+OnStep = Callable[["TraceEntry"], None]
 
 
 class Project:
@@ -237,7 +236,7 @@ class Project:
     # -- plumbing ------------------------------------------------------------------------
     def _fresh(self) -> None:
         """Forget this project's python modules, so edits count in a long-lived process."""
-        from wfops.sources.python import forget_project_modules
+        from wfops.sources.modules import forget_project_modules
 
         if self._root is not None:
             forget_project_modules(self._root)
@@ -265,6 +264,8 @@ class Project:
 
 def _drive(coro: Any) -> Any:
     """Run a coroutine to its end on a fresh event loop in this thread."""
+    import asyncio  # deferred: asyncio (~30 ms); `validate` and the run history never need it
+
     try:
         asyncio.get_running_loop()
     except RuntimeError:

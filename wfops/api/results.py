@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from wfops.diagnostics import Diagnostic
-from wfops.engine.types import Interrupt, RunSnapshot, TraceEntry
 
-__all__ = ["CallOutcome", "CapabilityInfo", "Capabilities", "CompileReport", "Interrupt", "Report", "Run",
-           "TraceEntry"]
+if TYPE_CHECKING:  # `validate` (pre-commit) returns a Report and never loads the engine's types
+    from wfops.engine.types import Interrupt, RunSnapshot
+
+__all__ = ["CallOutcome", "CapabilityInfo", "Capabilities", "CompileReport", "Report", "Run"]
 
 
 def _no_errors(diagnostics: list[Diagnostic]) -> bool:
