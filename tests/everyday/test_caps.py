@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.everyday.helpers import cli
+from tests.harness import cli
 from wfops.sources.python import forget_project_modules
 
 NODES = '''

@@ -1,0 +1,199 @@
+"""The one way tests drive the `wfops` command: in process, through its real entry point.
+
+`run_cli(*args, cwd=..., env=..., stdin=...)` calls `wfops.cli.main.main(list(args))` the way
+the console script does (the same error boundary, the same exit codes), but in this process:
+
+* the working directory is `cwd` for the call (default: the current one), then restored;
+* the environment gets `env` on top (a value of None removes a variable), with the outer CI's
+  variables that change what wfops writes (`ISOLATED`) removed unless `env` sets them; the
+  whole environment is restored afterwards (wfops itself may `setdefault` variables);
+* stdin is `stdin` (empty when None); stdout and stderr are captured; all three are text
+  streams over bytes (`.buffer`) that are not terminals (`isatty()` is False), as in a pipe;
+* `SystemExit` gives the exit code (returning normally is 0);
+* afterwards the interpreter is left as a fresh process would find it: project python
+  modules imported by the call are dropped from `sys.modules` (two temp projects may both
+  have an `ops.py`), `sys.path` and `sys.argv` are restored, and no bytecode is written.
+
+`wfops run` leaves with `os._exit(code)` while an executor thread is alive (a node that
+outlived its step timeout must not hold the process). In-process that would end pytest: here
+it ends the call with `code`, and fails the test if a thread is really still busy.
+Tests where that, a signal, a crash, or the process itself is the point use real processes
+(`tests/runner/helpers.py:spawn`, the `slow` tests).
+"""
+
+from __future__ import annotations
+
+import importlib
+import io
+import json
+import os
+import sys
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+
+# Set by CI around the test run; a test that wants one passes it in `env`.
+ISOLATED = ("GITHUB_STEP_SUMMARY", "GITHUB_ACTIONS", "GITHUB_WORKSPACE", "WFOPS_DB")
+
+# Code loaded from here is wfops or libraries, never a test project's python source.
+_KEEP = tuple(str(p) for p in {Path(sys.prefix), Path(sys.base_prefix), REPO / "wfops", REPO / "tests"})
+
+_lock = threading.Lock()  # one call at a time: a call owns the process-wide streams and cwd
+
+
+@dataclass(frozen=True)
+class CliResult:
+    code: int
+    stdout: str
+    stderr: str
+    args: tuple[str, ...] = ()
+
+    @property
+    def returncode(self) -> int:
+        """The exit code under its `subprocess` name."""
+        return self.code
+
+    def json(self) -> Any:
+        """stdout as JSON (a `--json` / `--format json` result)."""
+        assert self.stdout.strip(), f"no stdout (exit {self.code}); stderr: {self.stderr}"
+        return json.loads(self.stdout)
+
+
+class AbandonedThreadExit(AssertionError):
+    """The CLI called os._exit: in a real process it would have ended there."""
+
+
+class _HardExit(SystemExit):
+    pass
+
+
+def _stream(data: bytes = b"") -> io.TextIOWrapper:
+    # Like a pipe: utf-8 text over bytes, never a terminal, written through at once.
+    return io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", newline="", write_through=True)
+
+
+def _text(stream: io.TextIOWrapper) -> str:
+    stream.flush()
+    buffer = stream.buffer
+    assert isinstance(buffer, io.BytesIO)
+    return buffer.getvalue().decode("utf-8", errors="replace")
+
+
+def _hard_exit(code: int) -> None:
+    raise _HardExit(code)  # the boundary lets SystemExit through; run_cli turns it into a failure
+
+
+def _apply_env(env: Mapping[str, str | None] | None) -> None:
+    for name in ISOLATED:
+        os.environ.pop(name, None)
+    for name, value in (env or {}).items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+
+
+def _restore_env(saved: dict[str, str]) -> None:
+    for name in [n for n in os.environ if n not in saved]:
+        del os.environ[name]
+    for name, value in saved.items():
+        if os.environ.get(name) != value:
+            os.environ[name] = value
+
+
+def _forget_project_modules(before: set[str]) -> None:
+    """Drop the modules the call imported from outside wfops and the installed libraries."""
+    dropped = False
+    for name in [n for n in sys.modules if n not in before]:
+        origin = getattr(sys.modules[name], "__file__", None)
+        if not origin:
+            continue
+        where = os.path.realpath(origin)
+        if "site-packages" in where or where.startswith(_KEEP) or origin.startswith(_KEEP):
+            continue
+        del sys.modules[name]
+        dropped = True
+    if dropped:
+        importlib.invalidate_caches()
+
+
+def _wait_for_leftover_workers() -> None:
+    """A sync node of an earlier in-process test may still be sleeping in a worker thread;
+    `wfops run` would take it for its own and leave with os._exit."""
+    if "wfops.runner.threads" not in sys.modules:
+        return
+    from wfops.runner.threads import abandoned_workers
+
+    for thread in abandoned_workers():
+        thread.join(timeout=60)
+
+
+def _still_busy_workers() -> bool:
+    """After an os._exit: was a worker thread really busy, or only idle and shutting down?
+    (`exit_if_abandoned` cannot tell them apart; the process would have exited either way.)"""
+    from wfops.runner.threads import abandoned_workers
+
+    for thread in abandoned_workers():
+        thread.join(timeout=10)
+    return bool(abandoned_workers())
+
+
+def run_cli(*args: str, cwd: Path | str | None = None, env: Mapping[str, str | None] | None = None,
+            stdin: str | None = None) -> CliResult:
+    """`wfops ARGS` in this process; see the module docstring for what is isolated."""
+    from wfops.cli.main import main
+
+    argv = [str(a) for a in args]
+    with _lock:
+        _wait_for_leftover_workers()
+        saved_env = dict(os.environ)
+        saved_cwd = os.getcwd()
+        saved_path = list(sys.path)
+        saved_argv = list(sys.argv)
+        saved_bytecode = sys.dont_write_bytecode
+        saved_streams = (sys.stdin, sys.stdout, sys.stderr)
+        saved_exit = os._exit
+        modules = set(sys.modules)
+        out, err, inp = _stream(), _stream(), _stream((stdin or "").encode("utf-8"))
+        code, hard_exit = 0, False
+        try:
+            _apply_env(env)
+            if cwd is not None:
+                os.chdir(cwd)
+            sys.argv = ["wfops", *argv]
+            sys.dont_write_bytecode = True
+            sys.stdin, sys.stdout, sys.stderr = inp, out, err
+            os._exit = _hard_exit  # type: ignore[assignment]
+            try:
+                main(argv)
+            except SystemExit as exc:
+                hard_exit = isinstance(exc, _HardExit)
+                code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        finally:
+            os._exit = saved_exit
+            sys.stdin, sys.stdout, sys.stderr = saved_streams
+            sys.dont_write_bytecode = saved_bytecode
+            sys.argv = saved_argv
+            sys.path[:] = saved_path
+            os.chdir(saved_cwd)
+            _restore_env(saved_env)
+            _forget_project_modules(modules)
+        result = CliResult(code, _text(out), _text(err), tuple(argv))
+        if hard_exit and _still_busy_workers():
+            raise AbandonedThreadExit(f"wfops {' '.join(argv)} called os._exit({code}) for a node thread "
+                                      f"that outlived its step; test this with a real process\n{result.stderr}")
+        return result
+
+
+def cli(*args: str, cwd: Path | str | None = None, env: Mapping[str, str | None] | None = None,
+        stdin: str | None = None) -> int:
+    """`run_cli`, for tests that read the output with pytest's `capsys`: the captured
+    stdout and stderr are written to the current `sys.stdout` / `sys.stderr`; the exit code."""
+    done = run_cli(*args, cwd=cwd, env=env, stdin=stdin)
+    sys.stdout.write(done.stdout)
+    sys.stderr.write(done.stderr)
+    return done.code
