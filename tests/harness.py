@@ -189,6 +189,23 @@ def run_cli(*args: str, cwd: Path | str | None = None, env: Mapping[str, str | N
         return result
 
 
+WFOPS = [sys.executable, "-m", "wfops"]  # the command for a real process (with process_env())
+
+
+def process_env(env: Mapping[str, str | None] | None = None) -> dict[str, str]:
+    """The environment for a real `wfops` process, isolated as `run_cli` isolates a call:
+    this checkout's wfops first on the path, `ISOLATED` removed, then `env` applied."""
+    full = {k: v for k, v in os.environ.items() if k not in ISOLATED}
+    full["PYTHONPATH"] = os.pathsep.join([str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])])
+    full["PYTHONDONTWRITEBYTECODE"] = "1"
+    for name, value in (env or {}).items():
+        if value is None:
+            full.pop(name, None)
+        else:
+            full[name] = value
+    return full
+
+
 def cli(*args: str, cwd: Path | str | None = None, env: Mapping[str, str | None] | None = None,
         stdin: str | None = None) -> int:
     """`run_cli`, for tests that read the output with pytest's `capsys`: the captured
