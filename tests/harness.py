@@ -10,9 +10,9 @@ the console script does (the same error boundary, the same exit codes), but in t
 * stdin is `stdin` (empty when None); stdout and stderr are captured; all three are text
   streams over bytes (`.buffer`) that are not terminals (`isatty()` is False), as in a pipe;
 * `SystemExit` gives the exit code (returning normally is 0);
-* afterwards the interpreter is left as a fresh process would find it: project python
-  modules imported by the call are dropped from `sys.modules` (two temp projects may both
-  have an `ops.py`), `sys.path` and `sys.argv` are restored, and no bytecode is written.
+* the call starts and ends with no project python module in `sys.modules`, as a fresh
+  process would (two temp projects may both have an `ops.py`); `sys.path` and `sys.argv`
+  are restored, and no bytecode is written.
 
 `wfops run` leaves with `os._exit(code)` while an executor thread is alive (a node that
 outlived its step timeout must not hold the process). In-process that would end pytest: here
@@ -105,15 +105,17 @@ def _restore_env(saved: dict[str, str]) -> None:
             os.environ[name] = value
 
 
-def _forget_project_modules(before: set[str]) -> None:
-    """Drop the modules the call imported from outside wfops and the installed libraries."""
+def _forget_project_modules() -> None:
+    """Drop every module loaded from outside wfops, the tests and the installed libraries:
+    project python sources, which a fresh process would not have (another test's project
+    may have a module of the same name)."""
     dropped = False
-    for name in [n for n in sys.modules if n not in before]:
-        origin = getattr(sys.modules[name], "__file__", None)
-        if not origin:
+    for name, module in list(sys.modules.items()):
+        origin = getattr(module, "__file__", None)
+        if not origin or origin.startswith(_KEEP) or "site-packages" in origin:
             continue
         where = os.path.realpath(origin)
-        if "site-packages" in where or where.startswith(_KEEP) or origin.startswith(_KEEP):
+        if where.startswith(_KEEP) or "site-packages" in where:
             continue
         del sys.modules[name]
         dropped = True
@@ -157,10 +159,10 @@ def run_cli(*args: str, cwd: Path | str | None = None, env: Mapping[str, str | N
         saved_bytecode = sys.dont_write_bytecode
         saved_streams = (sys.stdin, sys.stdout, sys.stderr)
         saved_exit = os._exit
-        modules = set(sys.modules)
         out, err, inp = _stream(), _stream(), _stream((stdin or "").encode("utf-8"))
         code, hard_exit = 0, False
         try:
+            _forget_project_modules()
             _apply_env(env)
             if cwd is not None:
                 os.chdir(cwd)
@@ -181,7 +183,7 @@ def run_cli(*args: str, cwd: Path | str | None = None, env: Mapping[str, str | N
             sys.path[:] = saved_path
             os.chdir(saved_cwd)
             _restore_env(saved_env)
-            _forget_project_modules(modules)
+            _forget_project_modules()
         result = CliResult(code, _text(out), _text(err), tuple(argv))
         if hard_exit and _still_busy_workers():
             raise AbandonedThreadExit(f"wfops {' '.join(argv)} called os._exit({code}) for a node thread "

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import write
-from tests.lock.conftest import cli
+from tests.harness import cli
 
 SERVER = Path(__file__).parent / "servers" / "shifty.py"
 
