@@ -18,7 +18,9 @@ the console script does (the same error boundary, the same exit codes), but in t
 outlived its step timeout must not hold the process). In-process that would end pytest: here
 it ends the call with `code`, and fails the test if a thread is really still busy.
 Tests where that, a signal, a crash, or the process itself is the point use real processes
-(`tests/runner/helpers.py:spawn`, the `slow` tests).
+(`WFOPS` with `process_env()`; most are marked `slow`).
+
+`finishes(fn)` is the hang guard for tests whose point is that something does not hang.
 """
 
 from __future__ import annotations
@@ -29,12 +31,13 @@ import json
 import os
 import sys
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 REPO = Path(__file__).resolve().parent.parent
+T = TypeVar("T")
 
 # Set by CI around the test run; a test that wants one passes it in `env`.
 ISOLATED = ("GITHUB_STEP_SUMMARY", "GITHUB_ACTIONS", "GITHUB_WORKSPACE", "WFOPS_DB")
@@ -216,3 +219,27 @@ def cli(*args: str, cwd: Path | str | None = None, env: Mapping[str, str | None]
     sys.stdout.write(done.stdout)
     sys.stderr.write(done.stderr)
     return done.code
+
+
+def finishes(fn: Callable[[], T], guard: float = 60) -> T:
+    """`fn()`, failing the test if it has not returned within `guard` seconds.
+
+    A hang guard, not a speed bound: for tests whose point is that something does not
+    hang (or blow up); how fast it is belongs in bench/. The call runs in a daemon thread,
+    so a real hang fails the test instead of stopping the suite.
+    """
+    box: dict[str, Any] = {}
+
+    def call() -> None:
+        try:
+            box["value"] = fn()
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller
+            box["error"] = exc
+
+    thread = threading.Thread(target=call, daemon=True, name="finishes")
+    thread.start()
+    thread.join(guard)
+    assert not thread.is_alive(), f"{getattr(fn, '__name__', fn)} did not finish (hang guard: {guard:g} s)"
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
