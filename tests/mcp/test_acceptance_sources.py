@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import write
-from tests.everyday.helpers import wfops
+from tests.harness import run_cli as wfops
 
 # A server whose `add` tool gains a required input when variant.txt says "b"; it can also
 # print a banner on stdout before serving (a common mistake of hand-written servers).
