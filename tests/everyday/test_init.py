@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.harness import cli, run_cli
 from wfops.cli.init_cmd import SCHEMA_DIR, scaffold_files
 
@@ -78,6 +80,7 @@ def test_scaffold_validates_compiles_checks_and_runs(tmp_path: Path) -> None:
     assert graph.returncode == 0 and graph.stdout.startswith("flowchart TD")
 
 
+@pytest.mark.slow
 def test_scaffold_precommit_config_is_valid(tmp_path: Path) -> None:
     import shutil
     import subprocess
