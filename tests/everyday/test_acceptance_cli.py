@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO, write
-from tests.harness import run_cli
+from tests.conftest import write
+from tests.harness import WFOPS, process_env, run_cli
 
 
 @pytest.mark.slow
@@ -22,11 +20,9 @@ def test_ctrl_c_during_a_run_says_interrupted_and_leaves_it_resumable(tmp_path: 
         "workflows/slow.yaml": "name: slow\nsteps:\n  - {id: a, uses: std.sleep, with: {seconds: 30}, next: end}\n",
         "deployments/slow.yaml": "name: slow.local\nworkflow: slow\n",
     })
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    env.pop("WFOPS_DB", None)
     assert run_cli("compile", cwd=tmp_path).returncode == 0
     # A real process: the point is what SIGINT does to it.
-    proc = subprocess.Popen([sys.executable, "-m", "wfops", "run", "slow.local"], cwd=tmp_path, env=env, text=True,
+    proc = subprocess.Popen([*WFOPS, "run", "slow.local"], cwd=tmp_path, env=process_env(), text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 20

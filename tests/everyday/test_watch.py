@@ -137,16 +137,14 @@ def test_one_pass_reruns_a_valid_deployment(project: Path, tmp_path: Path, capsy
 @pytest.mark.slow
 def test_ctrl_c_stops_watch_cleanly(project: Path) -> None:
     # A real process: the point is what SIGINT does to it.
-    import os
     import signal
     import subprocess
-    import sys
 
-    from tests.everyday.helpers import REPO
+    from tests.harness import WFOPS, process_env
 
-    proc = subprocess.Popen([sys.executable, "-m", "wfops", "watch"], cwd=project, text=True,
+    proc = subprocess.Popen([*WFOPS, "watch"], cwd=project, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            env={**os.environ, "PYTHONPATH": str(REPO), "PYTHONUNBUFFERED": "1"})
+                            env=process_env({"PYTHONUNBUFFERED": "1"}))
     try:
         assert proc.stdout is not None
         deadline = time.monotonic() + 20
