@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -35,6 +36,7 @@ def workflow(input_schema, state_schema, with_value, output) -> str:
     return json.dumps(doc)  # JSON is YAML
 
 
+@pytest.mark.slow  # hundreds of generated examples
 # deadline=None: a per-example time limit is a wall-clock assertion (bench/ measures speed);
 # `finishes` keeps a hang guard.
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

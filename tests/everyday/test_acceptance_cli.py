@@ -38,6 +38,7 @@ def test_ctrl_c_during_a_run_says_interrupted_and_leaves_it_resumable(tmp_path: 
     assert '"status": "running"' in listed.stdout  # left resumable, not marked failed
 
 
+@pytest.mark.slow  # starts its own MCP server process(es)
 def test_caps_list_says_the_lock_holds_only_used_tools(tmp_path: Path) -> None:
     from tests.mcp.helpers import STATEFUL
 

@@ -92,18 +92,21 @@ def assert_loads_or_refuses(raw: bytes) -> None:
         assert isinstance(doc, Document) and isinstance(doc.data, dict)
 
 
+@pytest.mark.slow  # hundreds of generated examples
 @FUZZ
 @given(st.binary(max_size=600))
 def test_random_bytes(raw: bytes) -> None:
     assert_loads_or_refuses(raw)
 
 
+@pytest.mark.slow  # hundreds of generated examples
 @FUZZ
 @given(YAMLISH)
 def test_yamlish_text(text: str) -> None:
     assert_loads_or_refuses(text.encode("utf-8"))
 
 
+@pytest.mark.slow  # hundreds of generated examples
 @FUZZ
 @given(mutated_workflow())
 def test_mutated_workflow_loads(raw: bytes) -> None:
@@ -130,12 +133,14 @@ def assert_project_never_raises(root: Path, rel: str, raw: bytes) -> None:
         render(project.diagnostics, fmt, io.StringIO())
 
 
+@pytest.mark.slow  # hundreds of generated examples
 @FUZZ
 @given(mutated_workflow())
 def test_load_project_never_raises_on_mutated_workflows(fuzz_project: Path, raw: bytes) -> None:
     assert_project_never_raises(fuzz_project, "workflows/x.yaml", raw)
 
 
+@pytest.mark.slow  # hundreds of generated examples
 @FUZZ
 @given(YAMLISH)
 def test_load_project_never_raises_on_yamlish_deployments(fuzz_project: Path, text: str) -> None:

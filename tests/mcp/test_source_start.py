@@ -43,6 +43,7 @@ def test_a_command_that_does_not_exist(tmp_path: Path) -> None:
     assert "command:" in (err.hint or "")
 
 
+@pytest.mark.slow  # starts its own MCP server process(es)
 def test_a_server_that_exits_at_once_shows_its_stderr(tmp_path: Path) -> None:
     pid_file = tmp_path / "pid"
     err = _open_error(stateful_source(tmp_path, "--pid-file", str(pid_file), "--exit-at-once",
@@ -52,6 +53,7 @@ def test_a_server_that_exits_at_once_shows_its_stderr(tmp_path: Path) -> None:
     assert wait_dead(read_pid(pid_file))
 
 
+@pytest.mark.slow  # starts its own MCP server process(es)
 def test_a_server_that_never_answers_is_bounded_by_the_start_timeout(tmp_path: Path) -> None:
     pid_file = tmp_path / "pid"
     # The server would answer after an hour: only the start timeout can end open() (the
@@ -79,6 +81,7 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
+@pytest.mark.slow  # starts its own MCP server process(es)
 def test_streamable_http_url(tmp_path: Path) -> None:
     port = _free_port()
     server = subprocess.Popen([sys.executable, STATEFUL, "--http", str(port)],
@@ -111,6 +114,7 @@ def test_an_unreachable_url(tmp_path: Path) -> None:
     assert err.message.startswith(f"mcp source 'remote': cannot connect to {url}")
 
 
+@pytest.mark.slow  # starts its own MCP server process(es)
 def test_cancelling_open_stops_the_starting_server(tmp_path: Path) -> None:
     import asyncio
 

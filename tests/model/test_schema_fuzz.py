@@ -39,6 +39,7 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+@pytest.mark.slow  # hundreds of generated examples
 @FUZZ
 @given(FILE, st.sampled_from(["sources.yaml", "workflows/w.yaml", "deployments/d.yaml"]))
 def test_schema_diagnostics_never_crash(root: Path, data: dict, rel: str) -> None:
