@@ -22,7 +22,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return make_run_project(tmp_path_factory.mktemp("durable"), long_chain=200)
 
 
-def wait_for(predicate, timeout: float = 20.0, what: str = "condition") -> None:
+def wait_for(predicate, timeout: float = 60.0, what: str = "condition") -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if predicate():
