@@ -87,7 +87,7 @@ def _text(stream: io.TextIOWrapper) -> str:
 
 
 def _hard_exit(code: int) -> None:
-    raise _HardExit(code)  # the boundary lets SystemExit through; run_cli turns it into a failure
+    raise _HardExit(code)  # wfops's error boundary lets a SystemExit through to run_cli
 
 
 def _apply_env(env: Mapping[str, str | None] | None) -> None:
@@ -178,6 +178,8 @@ def run_cli(*args: str, cwd: Path | str | None = None, env: Mapping[str, str | N
             except SystemExit as exc:
                 hard_exit = isinstance(exc, _HardExit)
                 code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+                if not isinstance(exc.code, int | None):  # as the interpreter reports sys.exit("why")
+                    err.write(f"{exc.code}\n")
         finally:
             os._exit = saved_exit
             sys.stdin, sys.stdout, sys.stderr = saved_streams
@@ -199,7 +201,8 @@ WFOPS = [sys.executable, "-m", "wfops"]  # the command for a real process (with 
 
 def process_env(env: Mapping[str, str | None] | None = None) -> dict[str, str]:
     """The environment for a real `wfops` process, isolated as `run_cli` isolates a call:
-    this checkout's wfops first on the path, `ISOLATED` removed, then `env` applied."""
+    this checkout's wfops first on the path, `ISOLATED` removed, no bytecode written, then
+    `env` applied (None removes a variable)."""
     full = {k: v for k, v in os.environ.items() if k not in ISOLATED}
     full["PYTHONPATH"] = os.pathsep.join([str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])])
     full["PYTHONDONTWRITEBYTECODE"] = "1"
