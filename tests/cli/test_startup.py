@@ -1,10 +1,19 @@
-"""Start-up stays lean: importing the CLI loads none of the heavy libraries (STYLE §1)."""
+"""Start-up stays lean: importing the CLI loads none of the heavy libraries (STYLE §1).
+
+Fresh interpreters (slow): the point is what a new process imports.
+"""
 
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
+
+import pytest
+
+from tests.harness import WFOPS, process_env
+
+pytestmark = pytest.mark.slow
 
 HEAVY = ("pydantic", "pydantic_core", "ruamel", "jsonschema", "sqlite3", "_sqlite3", "mcp", "watchfiles",
          "rich")
@@ -17,7 +26,8 @@ print(json.dumps(sorted({name.split('.')[0] for name in sys.modules})))
 
 
 def loaded_top_level_modules(code: str) -> set[str]:
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                          env=process_env())
     assert done.returncode == 0, done.stderr
     return set(json.loads(done.stdout.splitlines()[-1]))
 
@@ -41,8 +51,7 @@ def test_the_probe_can_fail() -> None:
 
 
 def test_python_m_wfops_help() -> None:
-    done = subprocess.run([sys.executable, "-m", "wfops", "--help"], capture_output=True, text=True,
-                          timeout=60)
+    done = subprocess.run([*WFOPS, "--help"], capture_output=True, text=True, timeout=60, env=process_env())
     assert done.returncode == 0, done.stderr
     assert "Usage: wfops" in done.stdout and "╭" not in done.stdout  # plain help, no rich boxes
     assert "Usage:" in done.stdout and "validate" in done.stdout and "schema" in done.stdout

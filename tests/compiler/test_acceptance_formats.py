@@ -4,23 +4,17 @@ checkout, where GitHub annotations and SARIF must name files from the checkout r
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
-from tests.conftest import REPO, write
+from tests.conftest import write
+from tests.harness import CliResult, run_cli
 
 BROKEN = "name: w\nsteps:\n  - id: a\n    uses: std.echo\n    with: {value: 1}\n    next: nowhere\n"
 
 
-def wfops(cwd: Path, *args: str, workspace: Path | None = None) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    env.pop("GITHUB_WORKSPACE", None)
-    if workspace is not None:
-        env["GITHUB_WORKSPACE"] = str(workspace)
-    done = subprocess.run([sys.executable, "-m", "wfops", *args], cwd=cwd, capture_output=True, text=True,
-                          env=env, timeout=60)
+def wfops(cwd: Path, *args: str, workspace: Path | None = None) -> CliResult:
+    done = run_cli(*args, cwd=cwd, env={"GITHUB_WORKSPACE": str(workspace) if workspace else None})
     assert "Traceback" not in done.stderr
     return done
 

@@ -3,20 +3,16 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO, write
+from tests.conftest import write
+from tests.harness import CliResult, run_cli
 
 
-def validate(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    done = subprocess.run([sys.executable, "-m", "wfops", "validate", *args], cwd=root, capture_output=True,
-                          text=True, env=env, timeout=60)
+def validate(root: Path, *args: str) -> CliResult:
+    done = run_cli("validate", *args, cwd=root)
     assert "Traceback" not in done.stderr
     return done
 
@@ -107,9 +103,7 @@ def test_project_discovery_from_a_subdirectory_and_project_flag(tmp_path: Path) 
     assert below.returncode == 1 and below.stdout.startswith("workflows/w.yaml:9:19:")
     elsewhere = validate(tmp_path, "--project", "proj")
     assert elsewhere.returncode == 1 and elsewhere.stdout.startswith("workflows/w.yaml:9:19:")
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    first = subprocess.run([sys.executable, "-m", "wfops", "--project", "proj", "validate"], cwd=tmp_path,
-                           capture_output=True, text=True, env=env, timeout=60)  # as `git -C DIR`
+    first = run_cli("--project", "proj", "validate", cwd=tmp_path)  # as `git -C DIR`
     assert first.returncode == 1 and first.stdout.startswith("workflows/w.yaml:9:19:")
     wrong = validate(tmp_path, "--project", "proj/workflows")  # no sources.yaml there: not "ok"
     assert (wrong.returncode, wrong.stdout) == (2, "")

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO, write
+from tests.conftest import write
+from tests.harness import run_cli
 
 WORKFLOW = """\
 name: w
@@ -21,9 +19,7 @@ steps:
 
 
 def validate(root: Path) -> list[tuple[str, int, int, str]]:
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    done = subprocess.run([sys.executable, "-m", "wfops", "validate", "--format", "json"], cwd=root,
-                          capture_output=True, text=True, env=env, timeout=60)
+    done = run_cli("validate", "--format", "json", cwd=root)
     assert "Traceback" not in done.stderr
     return [(d["code"], d["line"], d["column"], d["message"]) for d in json.loads(done.stdout)["diagnostics"]]
 

@@ -4,14 +4,12 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO, write
+from tests.conftest import write
+from tests.harness import CliResult, run_cli
 from tests.lock.weekly_project import weekly_project
 
 NODE = '''
@@ -29,10 +27,8 @@ def read_notes(payload: In) -> In:
 '''
 
 
-def wfops(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(REPO), "PYTHONDONTWRITEBYTECODE": "1"}
-    done = subprocess.run([sys.executable, "-m", "wfops", *args], cwd=root, capture_output=True, text=True,
-                          env=env, timeout=120)
+def wfops(root: Path, *args: str) -> CliResult:
+    done = run_cli(*args, cwd=root)
     assert "Traceback" not in done.stderr and "internal error" not in done.stderr, done.stderr
     return done
 

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO, write
+from tests.conftest import write
+from tests.harness import CliResult, run_cli
 from wfops.errors import CapabilityError
 from wfops.sources.base import StepContext
 from wfops.sources.std import StdSource
@@ -24,10 +22,8 @@ def fmt(template: str, values: dict) -> str:
     return result.output["text"]
 
 
-def wfops(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    return subprocess.run([sys.executable, "-m", "wfops", *args], cwd=cwd, capture_output=True, text=True,
-                          env=env, timeout=60)
+def wfops(args: list[str], cwd: Path) -> CliResult:
+    return run_cli(*args, cwd=cwd)
 
 
 def test_named_placeholders_specs_and_literal_braces() -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -10,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import write
+from tests.harness import process_env
 from wfops.api.validate import project_diagnostics
 from wfops.compiler import cache
 from wfops.compiler.validate import validate_project
@@ -90,12 +90,14 @@ def test_corrupt_cache_is_a_miss(warmed: Path) -> None:
     assert project_diagnostics(warmed) == []
 
 
+@pytest.mark.slow
 def test_a_hit_loads_no_yaml_parser_schema_library_or_user_code(project) -> None:
+    # Fresh interpreters: the point is what a process has imported.
     root = project({"workflows/w.yaml": "name: w\nsteps:\n  - id: a\n    end: x\n"})
     script = ("import sys\nfrom wfops.cli.main import main\ntry:\n    main(['validate', '--format', 'json'])\n"
               "except SystemExit:\n    pass\nprint(sorted(m for m in ('ruamel', 'jsonschema', 'nodes', 'wfops.model.workflow') "
               "if m in sys.modules))\n")
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    env = process_env()
     runs = [subprocess.run([sys.executable, "-c", script], cwd=root, capture_output=True, text=True, env=env,
                            timeout=60) for _ in range(2)]
     assert "'ruamel'" in runs[0].stdout.splitlines()[-1]

@@ -3,43 +3,33 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 from tests.conftest import write
-from wfops.cli.main import main
+from tests.harness import CliResult, run_cli
 
 BROKEN = "name: broken\nsteps:\n  - id: a\n    uses: std.echo\n    with: {value: 1}\n    next: nowhere\n"
 CLEAN = "name: fine\nsteps:\n  - id: a\n    uses: std.echo\n    with: {value: 1}\n    next: end\n"
 
 
-def wfops(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
-    return subprocess.run([sys.executable, "-m", "wfops", *args], cwd=cwd, capture_output=True, text=True,
-                          env=env, timeout=60)
+def wfops(args: list[str], cwd: Path) -> CliResult:
+    return run_cli(*args, cwd=cwd)
 
 
-def call(args: list[str], capsys) -> tuple[int, str, str]:
-    """In-process: the boundary exits with the verb's code (returning normally means 0)."""
-    code = 0
-    try:
-        main(args)
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
+def call(args: list[str], capsys=None) -> tuple[int, str, str]:
+    """`wfops ARGS` from the current directory: (exit code, stdout, stderr)."""
+    done = run_cli(*args)
+    return done.code, done.stdout, done.stderr
 
 
-def test_subprocess_clean_project_exits_0(project) -> None:
+def test_clean_project_exits_0(project) -> None:
     root = project({"workflows/fine.yaml": CLEAN})
     done = wfops(["validate", "--format", "json"], root)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == {"ok": True, "diagnostics": []}
 
 
-def test_subprocess_errors_exit_1_without_traceback(project) -> None:
+def test_errors_exit_1_without_traceback(project) -> None:
     root = project({"workflows/broken.yaml": BROKEN})
     done = wfops(["validate", "--format", "json"], root)
     assert done.returncode == 1
@@ -49,7 +39,7 @@ def test_subprocess_errors_exit_1_without_traceback(project) -> None:
     assert [(d["code"], d["line"], d["column"]) for d in report["diagnostics"]] == [("unknown-target", 6, 11)]
 
 
-def test_subprocess_no_project_exits_2(tmp_path: Path) -> None:
+def test_no_project_exits_2(tmp_path: Path) -> None:
     done = wfops(["validate"], tmp_path)
     assert done.returncode == 2
     assert done.stderr.startswith("wfops: error: no wfops project")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import sys
 
+import pytest
+
 from wfops.compiler.validate import validate_project
 
 WF = """
@@ -19,6 +21,7 @@ steps:
 """
 
 
+@pytest.mark.slow  # starts its own MCP server process(es)
 def test_live_contracts_replace_the_lock(project) -> None:
     sources = ("sources:\n  nodes: {kind: python, module: nodes}\n"
                f"  clock: {{kind: mcp, command: [{sys.executable}, -m, mcp_server_time, --local-timezone, UTC]}}\n")

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 from tests.conftest import write
+from tests.harness import run_cli
 
 
 def test_sys_exit_at_import_is_a_source_import_error(tmp_path) -> None:
@@ -13,8 +11,7 @@ def test_sys_exit_at_import_is_a_source_import_error(tmp_path) -> None:
         "quitter.py": "import sys\nsys.exit(3)\n",
         "sources.yaml": "sources:\n  q: {kind: python, module: quitter}\n",
     })
-    done = subprocess.run([sys.executable, "-m", "wfops", "validate", "--format", "json"], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=60)
+    done = run_cli("validate", "--format", "json", cwd=tmp_path)
     assert done.returncode == 1, done.stderr
     assert '"source-import-error"' in done.stdout and "SystemExit" in done.stdout
     assert "Traceback" not in done.stderr

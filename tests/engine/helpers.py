@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -97,9 +96,3 @@ def make_engine(workflows: list[dict[str, Any]], source: TestSource | None = Non
 
 def run(coro: Any) -> Any:
     return asyncio.run(coro)
-
-
-def timed(fn: Callable[[], Any]) -> tuple[Any, float]:
-    start = time.perf_counter()
-    value = fn()
-    return value, time.perf_counter() - start

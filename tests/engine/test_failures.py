@@ -1,17 +1,19 @@
 from __future__ import annotations
 
 import asyncio
-import time
+import threading
 import types
 
+import pytest
 from pydantic import BaseModel
 
 import wfops
+from tests.harness import finishes
 from wfops.errors import CapabilityError
 from wfops.sources.base import CallResult
 from wfops.sources.python import PythonSource
 
-from .helpers import make_engine, run, timed
+from .helpers import make_engine, run
 
 
 class NapIn(BaseModel):
@@ -22,9 +24,14 @@ class NapOut(BaseModel):
     slept: float
 
 
+NAP_RELEASE = threading.Event()  # ends every nap early
+NAPPED: list[float] = []  # the naps that have finished
+
+
 @wfops.node
 def nap(payload: NapIn) -> NapOut:
-    time.sleep(payload.seconds)
+    NAP_RELEASE.wait(payload.seconds)
+    NAPPED.append(payload.seconds)
     return NapOut(slept=payload.seconds)
 
 
@@ -46,16 +53,24 @@ def flaky(failures: int):
     return handler, seen
 
 
-def test_retry_with_exponential_backoff_then_success_same_input_and_key() -> None:
+def test_retry_with_exponential_backoff_then_success_same_input_and_key(monkeypatch: pytest.MonkeyPatch) -> None:
     engine, source, sink = make_engine([one_step(
         {"uses": "t.flaky", "with": {"x": "$input.x"}, "save": {"v": "state.out"}, "next": "end",
          "retry": {"attempts": 3, "backoff": 0.05}})])
     handler, seen = flaky(2)
     source.add("flaky", handler)
-    snap, elapsed = timed(lambda: run(engine.start("w", {"x": 7})))
+    waits: list[float] = []
+    real_sleep = asyncio.sleep
+
+    async def recording_sleep(delay: float, *args, **kwargs):
+        waits.append(delay)
+        return await real_sleep(delay, *args, **kwargs)
+
+    monkeypatch.setattr(asyncio, "sleep", recording_sleep)
+    snap = run(engine.start("w", {"x": 7}))
     assert snap.status == "completed" and snap.output["out"] == 7
     assert seen == [1, 2, 3]
-    assert elapsed >= 0.05 + 0.1  # 0.05 then 0.05 * 2
+    assert [w for w in waits if w] == [0.05, 0.05 * 2]  # the backoff really waited, doubling
     calls = source.called("flaky")
     assert {c.idempotency_key for _, c in calls} == {calls[0][1].idempotency_key}
     assert all(p == {"x": 7} for p, _ in calls)
@@ -97,7 +112,7 @@ def test_timeout_of_an_async_capability_cancels_it() -> None:
 
     async def hang(payload: dict, ctx) -> dict:
         try:
-            await asyncio.sleep(10)
+            await asyncio.Event().wait()  # never set: only the timeout's cancellation ends this
         except asyncio.CancelledError:
             cancelled.append(True)
             raise
@@ -106,26 +121,30 @@ def test_timeout_of_an_async_capability_cancels_it() -> None:
     engine, source, _ = make_engine([one_step({"uses": "t.hang", "next": "end", "timeout": 0.1,
                                                "catch": {"next": "recover", "save": "state.err"}})])
     source.add("hang", hang)
-    snap, elapsed = timed(lambda: run(engine.start("w", {})))
-    assert elapsed < 2 and cancelled == [True]
+    snap = finishes(lambda: run(engine.start("w", {})))
+    assert cancelled == [True]
     assert snap.outcome == "recovered" and snap.output["err"]["type"] == "Timeout"
 
 
 def test_timeout_of_a_sync_capability_abandons_its_thread() -> None:
+    release, finished = threading.Event(), threading.Event()
+
     def hang(payload: dict, ctx) -> dict:
-        time.sleep(0.6)
+        release.wait(60)  # blocked until the test lets go (60 s: only a hang guard)
+        finished.set()
         return {}
 
     engine, source, _ = make_engine([one_step({"uses": "t.hang", "next": "end", "timeout": 0.1})])
     source.add("hang", hang)
 
     async def go():
-        start = time.perf_counter()
         snap = await engine.start("w", {})
-        return snap, time.perf_counter() - start
+        still_blocked = not finished.is_set()
+        release.set()
+        return snap, still_blocked
 
-    snap, elapsed = run(go())
-    assert elapsed < 0.5  # the step gave up at its timeout, not when the thread finished
+    snap, still_blocked = finishes(lambda: run(go()))
+    assert still_blocked  # the step gave up at its timeout, not when the thread finished
     assert snap.status == "failed" and snap.error["type"] == "Timeout" and "0.1s" in snap.error["message"]
 
 
@@ -168,11 +187,15 @@ def test_real_python_source_sync_node_times_out_and_async_node_runs() -> None:
     engine, _, _ = make_engine([wf], source=source)  # type: ignore[arg-type]
 
     async def go(seconds: float):
-        start = time.perf_counter()
         snap = await engine.start("w", {"s": seconds})
-        return snap, time.perf_counter() - start
+        napped = list(NAPPED)
+        NAP_RELEASE.set()  # let a nap still running end (its thread is joined after go)
+        return snap, napped
 
-    snap, _ = run(go(0.01))
-    assert snap.output["out"] == 0.01
-    snap, elapsed = run(go(0.7))
-    assert snap.error["type"] == "Timeout" and elapsed < 0.6
+    NAP_RELEASE.clear()
+    NAPPED.clear()
+    snap, napped = run(go(0.01))
+    assert snap.output["out"] == 0.01 and napped == [0.01]
+    NAP_RELEASE.clear()
+    snap, napped = finishes(lambda: run(go(3600)))  # an hour, unless released
+    assert snap.error["type"] == "Timeout" and napped == [0.01]  # timed out with the node still asleep

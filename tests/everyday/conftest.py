@@ -7,12 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.everyday.helpers import copy_examples, wfops
+from tests.everyday.helpers import copy_examples
+from tests.harness import run_cli
 
 
 @pytest.fixture(scope="session")
 def examples_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = copy_examples(tmp_path_factory.mktemp("examples"))
-    compiled = wfops("compile", cwd=root)
+    compiled = run_cli("compile", cwd=root)
     assert compiled.returncode == 0, compiled.stdout + compiled.stderr
     return root

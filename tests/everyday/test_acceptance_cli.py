@@ -2,30 +2,30 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
-from tests.conftest import REPO, write
+import pytest
+
+from tests.conftest import write
+from tests.harness import WFOPS, process_env, run_cli
 
 
+@pytest.mark.slow
 def test_ctrl_c_during_a_run_says_interrupted_and_leaves_it_resumable(tmp_path: Path) -> None:
     write(tmp_path, {
         "sources.yaml": "sources: {}\n",
         "workflows/slow.yaml": "name: slow\nsteps:\n  - {id: a, uses: std.sleep, with: {seconds: 30}, next: end}\n",
         "deployments/slow.yaml": "name: slow.local\nworkflow: slow\n",
     })
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    env.pop("WFOPS_DB", None)
-    wfops = [sys.executable, "-m", "wfops"]
-    assert subprocess.run([*wfops, "compile"], cwd=tmp_path, env=env, capture_output=True).returncode == 0
-    proc = subprocess.Popen([*wfops, "run", "slow.local"], cwd=tmp_path, env=env, text=True,
+    assert run_cli("compile", cwd=tmp_path).returncode == 0
+    # A real process: the point is what SIGINT does to it.
+    proc = subprocess.Popen([*WFOPS, "run", "slow.local"], cwd=tmp_path, env=process_env(), text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + 60  # a hang guard
     while not (tmp_path / ".wfops/wfops.db").exists() and time.monotonic() < deadline:
         time.sleep(0.05)
     time.sleep(0.5)
@@ -34,13 +34,12 @@ def test_ctrl_c_during_a_run_says_interrupted_and_leaves_it_resumable(tmp_path: 
     assert proc.returncode == 130
     assert err.strip().splitlines()[-1] == "wfops: interrupted"
     assert "Traceback" not in err
-    listed = subprocess.run([*wfops, "runs", "list", "--status", "running", "--json"], cwd=tmp_path, env=env,
-                            capture_output=True, text=True)
+    listed = run_cli("runs", "list", "--status", "running", "--json", cwd=tmp_path)
     assert '"status": "running"' in listed.stdout  # left resumable, not marked failed
 
 
+@pytest.mark.slow  # starts its own MCP server process(es)
 def test_caps_list_says_the_lock_holds_only_used_tools(tmp_path: Path) -> None:
-    from tests.everyday.helpers import wfops as run_wfops
     from tests.mcp.helpers import STATEFUL
 
     write(tmp_path, {
@@ -51,8 +50,8 @@ def test_caps_list_says_the_lock_holds_only_used_tools(tmp_path: Path) -> None:
             """,
         "workflows/w.yaml": "name: w\nsteps:\n  - {id: a, uses: used.counter, next: end}\n",
     })
-    assert run_wfops("compile", cwd=tmp_path).returncode == 0
-    listed = run_wfops("caps", "list", cwd=tmp_path)
+    assert run_cli("compile", cwd=tmp_path).returncode == 0
+    listed = run_cli("caps", "list", cwd=tmp_path)
     assert listed.returncode == 0
     assert "used.counter" in listed.stdout and "used.echo" not in listed.stdout  # the lock's view
     notes = [line for line in listed.stderr.splitlines() if line.startswith("note:")]
@@ -62,8 +61,6 @@ def test_caps_list_says_the_lock_holds_only_used_tools(tmp_path: Path) -> None:
 
 
 def test_the_printed_resume_command_is_safe_to_paste(tmp_path: Path) -> None:
-    from tests.everyday.helpers import wfops as run_wfops
-
     write(tmp_path, {
         "sources.yaml": "sources: {}\n",
         "workflows/ask.yaml": """
@@ -74,11 +71,11 @@ def test_the_printed_resume_command_is_safe_to_paste(tmp_path: Path) -> None:
             """,
         "deployments/ask.yaml": "name: ask.local\nworkflow: ask\n",
     })
-    assert run_wfops("compile", cwd=tmp_path).returncode == 0
-    ran = run_wfops("run", "ask.local", cwd=tmp_path)
+    assert run_cli("compile", cwd=tmp_path).returncode == 0
+    ran = run_cli("run", "ask.local", cwd=tmp_path)
     assert ran.returncode == 3
     run_id = ran.stdout.split()[1]
-    shown = run_wfops("runs", "show", run_id, cwd=tmp_path)
+    shown = run_cli("runs", "show", run_id, cwd=tmp_path)
     for out in (ran.stdout, shown.stdout):
         command = next(line for line in out.splitlines() if f"wfops resume {run_id}" in line)
         assert "|" not in command  # `approved|rejected` would be a shell pipe

@@ -7,40 +7,40 @@ import subprocess
 from pathlib import Path
 
 from tests.conftest import write
-from tests.everyday.helpers import wfops
+from tests.harness import run_cli
 
 
 def test_init_where_it_cannot_write_is_one_line_exit_1(tmp_path: Path) -> None:
     (tmp_path / "blocked").write_text("a file where the project folder's parent should be\n")
-    proc = wfops("init", "blocked/inner", cwd=tmp_path)
+    proc = run_cli("init", "blocked/inner", cwd=tmp_path)
     assert proc.returncode == 1
     assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr
     assert proc.stderr.startswith("wfops: error: cannot write the project in blocked/inner")
 
 
 def test_init_with_an_empty_directory_argument_is_a_usage_error(tmp_path: Path) -> None:
-    proc = wfops("init", "", cwd=tmp_path)
+    proc = run_cli("init", "", cwd=tmp_path)
     assert proc.returncode == 2 and "directory is empty" in proc.stderr
     assert list(tmp_path.iterdir()) == []  # nothing was written into the current directory
 
 
 def test_init_outside_git_says_git_init_before_pre_commit(tmp_path: Path) -> None:
-    proc = wfops("init", "my flows", cwd=tmp_path)
+    proc = run_cli("init", "my flows", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     lines = [line.split("#")[0].strip() for line in proc.stdout.splitlines()]
     assert "cd 'my flows'" in lines  # copy-pastable into a shell
     assert lines.index("git init") < lines.index("pre-commit install")
 
     subprocess.run(["git", "init", "-q", str(tmp_path / "repo")], check=True)
-    inside = wfops("init", ".", cwd=tmp_path / "repo")
+    inside = run_cli("init", ".", cwd=tmp_path / "repo")
     assert inside.returncode == 0 and "git init" not in inside.stdout
 
 
 def test_the_fresh_scaffold_validates_compiles_checks_and_runs(tmp_path: Path) -> None:
-    assert wfops("init", "p", cwd=tmp_path).returncode == 0
+    assert run_cli("init", "p", cwd=tmp_path).returncode == 0
     root = tmp_path / "p"
     for args in (("validate",), ("compile",), ("check",), ("run", "hello.local", "--input", "name=you")):
-        proc = wfops(*args, cwd=root)
+        proc = run_cli(*args, cwd=root)
         assert proc.returncode == 0, (args, proc.stdout, proc.stderr)
     assert "Hello, you!" in proc.stdout
 
@@ -85,11 +85,11 @@ ROUTES = [("first", "loop", "then"), ("first", "sub", "else"), ("sub", "loop", "
 def test_graph_draws_every_step_and_route_in_both_formats(tmp_path: Path) -> None:
     write(tmp_path, {"sources.yaml": "sources: {}\n", "workflows/all.yaml": ALL_KINDS,
                      "workflows/child.yaml": CHILD})
-    assert wfops("validate", cwd=tmp_path).returncode == 0
+    assert run_cli("validate", cwd=tmp_path).returncode == 0
     steps = ["unreached", "first", "sub", "loop", "ask", "risky", "stop"]
     key = {step: f"s{i}" for i, step in enumerate(steps)} | {"end": "done"}
 
-    mermaid = wfops("graph", "all", cwd=tmp_path)
+    mermaid = run_cli("graph", "all", cwd=tmp_path)
     assert mermaid.returncode == 0, mermaid.stderr
     text = mermaid.stdout
     assert text.startswith("flowchart TD")
@@ -101,12 +101,12 @@ def test_graph_draws_every_step_and_route_in_both_formats(tmp_path: Path) -> Non
     label = next(line for line in text.splitlines() if line.strip().startswith(key["first"] + "{"))
     assert "#35;9829;" in label and "#lt;b#gt;" in label and "#amp;" in label and "#124;" in label
 
-    dot = wfops("graph", "all", "--format", "dot", cwd=tmp_path)
+    dot = run_cli("graph", "all", "--format", "dot", cwd=tmp_path)
     assert dot.returncode == 0, dot.stderr
     for step in steps:
         assert f'{key[step]} [label="{step}\\n' in dot.stdout
     for source, target, label in ROUTES:
         assert f'{key[source]} -> {key[target]} [label="{label}"' in dot.stdout, (source, target)
 
-    assert wfops("graph", "nope", cwd=tmp_path).returncode == 1
-    assert wfops("graph", "all", "--format", "svg", cwd=tmp_path).returncode == 2
+    assert run_cli("graph", "nope", cwd=tmp_path).returncode == 1
+    assert run_cli("graph", "all", "--format", "svg", cwd=tmp_path).returncode == 2

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.everyday.helpers import cli
+from tests.harness import cli
 from wfops.sources.python import forget_project_modules
 
 NODES = '''
@@ -128,6 +128,7 @@ def test_call(project: Path, tmp_path: Path, capsys) -> None:
                "--project", str(project)) == 2
 
 
+@pytest.mark.slow  # starts its own MCP server process(es)
 def test_mcp_source_named_explicitly_is_started(project: Path, tmp_path: Path, capsys) -> None:
     assert cli("caps", "list", "--source", "clock", "--json", "--project", str(project)) == 0
     refs = {e["ref"]: e for e in json.loads(capsys.readouterr().out)}

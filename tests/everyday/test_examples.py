@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.everyday.helpers import REPO, json_of, wfops
+from tests.everyday.helpers import REPO
+from tests.harness import run_cli
 
 
 @pytest.fixture
@@ -17,8 +19,8 @@ def project(examples_project: Path) -> Path:
 
 
 def run(project: Path, *args: str) -> tuple[int, dict]:
-    proc = wfops("run", *args, "--json", "--db", str(project / "runs.db"), cwd=project)
-    return proc.returncode, json_of(proc)
+    proc = run_cli("run", *args, "--json", "--db", str(project / "runs.db"), cwd=project)
+    return proc.returncode, proc.json()
 
 
 def test_meeting_report(project: Path) -> None:
@@ -67,13 +69,13 @@ def test_approval_interrupts_and_resumes(project: Path) -> None:
     assert code == 3 and result["status"] == "interrupted"
     assert result["interrupt"]["kind"] == "approval" and result["interrupt"]["step"] == "ask"
     assert result["interrupt"]["request"]["change"] == "Deploy wfops v1 to production"
-    refused = wfops("resume", result["run_id"], "--outcome", "approved", "--payload", '{"who": "ana"}',
-                    "--json", "--db", db, cwd=project)
+    refused = run_cli("resume", result["run_id"], "--outcome", "approved", "--payload", '{"who": "ana"}',
+                      "--json", "--db", db, cwd=project)
     assert refused.returncode == 2
-    done = wfops("resume", result["run_id"], "--outcome", "approved", "--payload", '{"by": "ana"}',
-                 "--json", "--db", db, cwd=project)
+    done = run_cli("resume", result["run_id"], "--outcome", "approved", "--payload", '{"by": "ana"}',
+                   "--json", "--db", db, cwd=project)
     assert done.returncode == 0, done.stderr
-    final = json_of(done)
+    final = done.json()
     assert final["status"] == "completed" and final["outcome"] == "ok"
     assert final["output"]["message"] == "Approved by ana: Deploy wfops v1 to production"
 
@@ -81,9 +83,9 @@ def test_approval_interrupts_and_resumes(project: Path) -> None:
 def test_approval_rejected(project: Path) -> None:
     db = str(project / "runs.db")
     _, result = run(project, "approval.local", "--input", "change=Drop the prod database")
-    done = wfops("resume", result["run_id"], "--outcome", "rejected",
-                 "--payload", '{"by": "bruno", "comment": "no"}', "--json", "--db", db, cwd=project)
-    final = json_of(done)
+    done = run_cli("resume", result["run_id"], "--outcome", "rejected",
+                   "--payload", '{"by": "bruno", "comment": "no"}', "--json", "--db", db, cwd=project)
+    final = done.json()
     assert done.returncode == 0 and final["outcome"] == "rejected"
     assert final["output"]["message"] == "Rejected by bruno: Drop the prod database"
 
@@ -106,16 +108,25 @@ def test_fanout_all_good_and_formal(project: Path) -> None:
 
 
 def test_repo_examples_validate_cleanly() -> None:
-    proc = wfops("validate", "--format", "json", cwd=REPO)
-    found = json_of(proc)
+    proc = run_cli("validate", "--format", "json", cwd=REPO)
+    found = proc.json()
     assert proc.returncode == 0 and found["ok"], found
     mine = [d for d in found["diagnostics"] if d["file"].startswith(("workflows/", "deployments/"))
             and "world-clock" not in d["file"]]
     assert mine == []
 
 
-def test_notes_parser_variants() -> None:
-    sys.path.insert(0, str(REPO))
+@pytest.fixture
+def repo_examples(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The repo's own `examples` package importable, and forgotten afterwards: the tests that
+    run a copied project (in this process) import their own `examples`."""
+    monkeypatch.syspath_prepend(str(REPO))
+    yield
+    for name in [n for n in sys.modules if n == "examples" or n.startswith("examples.")]:
+        del sys.modules[name]
+
+
+def test_notes_parser_variants(repo_examples: None) -> None:
     from examples.report.ops import parse_notes
 
     report = parse_notes("no title here\n## TODO:\n* [X] @dev ship it (due: Friday)\n1. Ana Lopez: plan\n"
@@ -128,6 +139,6 @@ def test_notes_parser_variants() -> None:
 
 def test_fresh_clone_promise_run_meeting_report_from_the_repo(tmp_path: Path) -> None:
     """The README's first command: the committed wfops.lock must be fresh for the examples."""
-    proc = wfops("run", "meeting-report.local", "--json", "--db", str(tmp_path / "runs.db"), cwd=REPO)
+    proc = run_cli("run", "meeting-report.local", "--json", "--db", str(tmp_path / "runs.db"), cwd=REPO)
     assert proc.returncode == 0, proc.stderr
-    assert json_of(proc)["outcome"] == "ok"
+    assert proc.json()["outcome"] == "ok"

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.everyday.helpers import REPO, cli
+from tests.everyday.helpers import REPO
+from tests.harness import cli
 from wfops.loader.yaml import load_yaml_text
 from wfops.model.workflow import Workflow
 from wfops.report.graph import graph_parts, render_graph

@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.everyday.helpers import cli, json_of, wfops
+import pytest
+
+from tests.harness import cli, run_cli
 from wfops.api.scaffold import SCHEMA_DIR, scaffold_files
 
 EXPECTED = {
@@ -62,22 +64,23 @@ def test_init_merges_an_existing_gitignore(tmp_path: Path) -> None:
 
 
 def test_scaffold_validates_compiles_checks_and_runs(tmp_path: Path) -> None:
-    assert wfops("init", "proj", cwd=tmp_path).returncode == 0
+    assert run_cli("init", "proj", cwd=tmp_path).returncode == 0
     project = tmp_path / "proj"
     for verb in (["validate"], ["compile"], ["check"]):
-        proc = wfops(*verb, cwd=project)
+        proc = run_cli(*verb, cwd=project)
         assert proc.returncode == 0, (verb, proc.stdout, proc.stderr)
     assert (project / "wfops.lock").is_file()
-    proc = wfops("run", "hello.local", "--input", "name=you", "--json", cwd=project)
+    proc = run_cli("run", "hello.local", "--input", "name=you", "--json", cwd=project)
     assert proc.returncode == 0, proc.stderr
-    result = json_of(proc)
+    result = proc.json()
     assert result["status"] == "completed" and result["outcome"] == "ok"
     assert result["output"] == {"greeting": "Hello, you!", "banner": "*** Hello, you! ***"}
     assert (project / ".wfops" / "wfops.db").is_file()  # the embedded SQLite default
-    graph = wfops("graph", "hello", cwd=project)
+    graph = run_cli("graph", "hello", cwd=project)
     assert graph.returncode == 0 and graph.stdout.startswith("flowchart TD")
 
 
+@pytest.mark.slow
 def test_scaffold_precommit_config_is_valid(tmp_path: Path) -> None:
     import shutil
     import subprocess

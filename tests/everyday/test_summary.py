@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.everyday.helpers import wfops
 from tests.everyday.test_graph import example
+from tests.harness import run_cli
 from wfops.engine.types import Interrupt, RunSnapshot, TraceEntry
 from wfops.report.summary import append_step_summary, step_summary, taken_path
 
@@ -62,8 +62,8 @@ def test_taken_path_folds_nested_frames_and_retries() -> None:
 def test_wfops_run_appends_a_summary_under_github_actions(examples_project: Path, tmp_path: Path) -> None:
     project = examples_project
     summary = tmp_path / "step-summary.md"
-    proc = wfops("run", "meeting-report.local", "--db", str(tmp_path / "db.sqlite"), cwd=project,
-                 env={"GITHUB_STEP_SUMMARY": str(summary)})
+    proc = run_cli("run", "meeting-report.local", "--db", str(tmp_path / "db.sqlite"), cwd=project,
+                   env={"GITHUB_STEP_SUMMARY": str(summary)})
     assert proc.returncode == 0, proc.stderr
     text = summary.read_text()
     assert "### ✅ wfops run `meeting-report.local`: completed" in text

@@ -64,31 +64,29 @@ def test_is_watched(tmp_path: Path) -> None:
         assert not is_watched(tmp_path, tmp_path / rel), rel
 
 
-def test_an_edit_triggers_revalidation_within_a_bounded_time(project: Path) -> None:
-    calls: list[tuple[float, set[str]]] = []
+def test_an_edit_triggers_revalidation_of_what_changed(project: Path) -> None:
+    calls: list[set[str]] = []
     stop = threading.Event()
     first = threading.Event()
     second = threading.Event()
 
     def handle(changed: set[str]) -> None:
-        calls.append((time.monotonic(), changed))
+        calls.append(changed)
         (second if changed else first).set()
 
     thread = threading.Thread(target=watch_loop, args=(project, handle),
                               kwargs={"stop_event": stop, "debounce_ms": 50}, daemon=True)
     thread.start()
     try:
-        assert first.wait(10), "no initial pass"
+        assert first.wait(60), "no initial pass"
         time.sleep(0.5)  # let the watcher arm before editing
         (project / "README.md").write_text("not watched\n")
         (project / ".wfops").mkdir(exist_ok=True)
         (project / ".wfops" / "wfops.db").write_text("not watched\n")
-        edited_at = time.monotonic()
         (project / "workflows" / "loud.yaml").write_text(WORKFLOW.replace("hey", "ho") + "\n# edited\n")
-        assert second.wait(5), "the edit was not noticed within 5 s"
-        noticed_at, changed = calls[1]
-        assert changed == {"workflows/loud.yaml"}
-        assert noticed_at - edited_at < 5
+        assert second.wait(60), "the edit was never noticed"  # a hang guard, not a speed bound
+        # The README and .wfops/ writes (made first) triggered no pass of their own.
+        assert calls[1] == {"workflows/loud.yaml"}
     finally:
         stop.set()
         thread.join(10)
@@ -122,9 +120,9 @@ def test_one_pass_reloads_python_sources(project: Path) -> None:
 
 
 def test_one_pass_reruns_a_valid_deployment(project: Path, tmp_path: Path, capsys) -> None:
-    from tests.everyday.helpers import wfops
+    from tests.harness import run_cli
 
-    assert wfops("compile", cwd=project).returncode == 0
+    assert run_cli("compile", cwd=project).returncode == 0
     out = io.StringIO()
     assert one_pass(project, set(), deployment="loud.local", db=str(tmp_path / "w.db"), stream=out)
     assert "run of loud.local exited 0" in out.getvalue()
@@ -136,20 +134,20 @@ def test_one_pass_reruns_a_valid_deployment(project: Path, tmp_path: Path, capsy
     assert "error[stale-lock]" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_watch_cleanly(project: Path) -> None:
-    import os
+    # A real process: the point is what SIGINT does to it.
     import signal
     import subprocess
-    import sys
 
-    from tests.everyday.helpers import REPO
+    from tests.harness import WFOPS, process_env
 
-    proc = subprocess.Popen([sys.executable, "-m", "wfops", "watch"], cwd=project, text=True,
+    proc = subprocess.Popen([*WFOPS, "watch"], cwd=project, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            env={**os.environ, "PYTHONPATH": str(REPO), "PYTHONUNBUFFERED": "1"})
+                            env=process_env({"PYTHONUNBUFFERED": "1"}))
     try:
         assert proc.stdout is not None
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 60  # a hang guard
         seen = ""
         while "validated in" not in seen and time.monotonic() < deadline:
             seen += proc.stdout.readline()

@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import io
-import time
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.harness import finishes
 from wfops.loader.project import load_project
 from wfops.loader.yaml import Document, YamlLoadError, load_yaml_bytes
 from wfops.report import FORMATS, render
 
-FUZZ = settings(max_examples=200, deadline=1000, derandomize=True,
+# deadline=None: a per-example time limit is a wall-clock assertion (bench/ measures speed);
+# `finishes` keeps a hang guard.
+FUZZ = settings(max_examples=200, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 
 VALID_WORKFLOW = """\
@@ -80,30 +82,31 @@ def mutated_workflow(draw: st.DrawFn) -> bytes:
 
 
 def assert_loads_or_refuses(raw: bytes) -> None:
-    started = time.perf_counter()
     try:
-        doc = load_yaml_bytes(raw, "x.yaml")
+        doc = finishes(lambda: load_yaml_bytes(raw, "x.yaml"))
     except YamlLoadError as exc:
         d = exc.diagnostic
         assert d.severity == "error" and d.code.startswith(("yaml-", "file-"))
         assert d.line >= 1 and d.column >= 1
     else:
         assert isinstance(doc, Document) and isinstance(doc.data, dict)
-    assert time.perf_counter() - started < 1.0
 
 
+@pytest.mark.slow  # hundreds of generated examples
 @FUZZ
 @given(st.binary(max_size=600))
 def test_random_bytes(raw: bytes) -> None:
     assert_loads_or_refuses(raw)
 
 
+@pytest.mark.slow  # hundreds of generated examples
 @FUZZ
 @given(YAMLISH)
 def test_yamlish_text(text: str) -> None:
     assert_loads_or_refuses(text.encode("utf-8"))
 
 
+@pytest.mark.slow  # hundreds of generated examples
 @FUZZ
 @given(mutated_workflow())
 def test_mutated_workflow_loads(raw: bytes) -> None:
@@ -121,9 +124,7 @@ def fuzz_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def assert_project_never_raises(root: Path, rel: str, raw: bytes) -> None:
     (root / rel).write_bytes(raw)
-    started = time.perf_counter()
-    project = load_project(root)
-    assert time.perf_counter() - started < 1.0
+    project = finishes(lambda: load_project(root))
     for d in project.diagnostics:
         assert d.file == rel and d.line >= 1 and d.column >= 1 and d.code and d.message
     if project.diagnostics:
@@ -132,12 +133,14 @@ def assert_project_never_raises(root: Path, rel: str, raw: bytes) -> None:
         render(project.diagnostics, fmt, io.StringIO())
 
 
+@pytest.mark.slow  # hundreds of generated examples
 @FUZZ
 @given(mutated_workflow())
 def test_load_project_never_raises_on_mutated_workflows(fuzz_project: Path, raw: bytes) -> None:
     assert_project_never_raises(fuzz_project, "workflows/x.yaml", raw)
 
 
+@pytest.mark.slow  # hundreds of generated examples
 @FUZZ
 @given(YAMLISH)
 def test_load_project_never_raises_on_yamlish_deployments(fuzz_project: Path, text: str) -> None:

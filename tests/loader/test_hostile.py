@@ -1,12 +1,14 @@
-"""Every hostile case: exactly one diagnostic, the right code and position, fast, and nothing runs."""
+"""Every hostile case: exactly one diagnostic, the right code and position, no blow-up, and nothing runs.
+
+(How fast a refusal is belongs in bench/; `finishes` only guards against a hang.)"""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
 
+from tests.harness import finishes
 from tests.loader.corpus import CASES
 from wfops.loader.project import load_project
 from wfops.loader.yaml import YamlLoadError, load_yaml_bytes, load_yaml_file
@@ -15,15 +17,12 @@ from wfops.loader.yaml import YamlLoadError, load_yaml_bytes, load_yaml_file
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_loader_refuses(case: str) -> None:
     raw, code, line, column = CASES[case]
-    started = time.perf_counter()
     with pytest.raises(YamlLoadError) as info:
-        load_yaml_bytes(raw, "workflows/x.yaml")
-    elapsed = time.perf_counter() - started
+        finishes(lambda: load_yaml_bytes(raw, "workflows/x.yaml"))
     d = info.value.diagnostic
     assert (d.code, d.line, d.column) == (code, line, column), d
     assert d.severity == "error" and d.file == "workflows/x.yaml"
     assert len(d.message) < 200 and "\n" not in d.message
-    assert elapsed < 1.0, f"{case} took {elapsed:.2f}s"
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -32,13 +31,10 @@ def test_project_reports_exactly_one_diagnostic(case: str, make_project) -> None
     root = make_project({})
     (root / "workflows").mkdir()
     (root / "workflows" / "x.yaml").write_bytes(raw)
-    started = time.perf_counter()
-    project = load_project(root)
-    elapsed = time.perf_counter() - started
+    project = finishes(lambda: load_project(root))
     found = [(d.code, d.file, d.line, d.column) for d in project.diagnostics]
     assert found == [(code, "workflows/x.yaml", line, column)]
     assert project.workflows == {} and project.broken_files == {"workflows/x.yaml"}
-    assert elapsed < 1.0, f"{case} took {elapsed:.2f}s"
 
 
 def test_python_tags_run_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -90,24 +90,6 @@ def project(tmp_path: Path) -> Path:
     return write(root, FILES)
 
 
-def cli(*args: str) -> int:
-    """Run the CLI in-process and return its exit code (main() returns normally on success).
-
-    Project modules are forgotten afterwards, as a fresh process would not have them.
-    """
-    from wfops.cli.main import main
-    from wfops.sources.python import forget_project_modules
-
-    try:
-        main(list(args))
-    except SystemExit as exc:
-        return int(exc.code or 0)
-    finally:
-        if "--project" in args:
-            forget_project_modules(Path(args[args.index("--project") + 1]))
-    return 0
-
-
 @pytest.fixture(autouse=True)
 def _no_bytecode(monkeypatch: pytest.MonkeyPatch) -> None:
     # Edits within one second keep the size and mtime: a cached .pyc would hide them.

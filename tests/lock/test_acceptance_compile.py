@@ -5,23 +5,17 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO
+from tests.harness import CliResult, run_cli
 from tests.lock.weekly_project import weekly_project
 
 
-def wfops(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(REPO), "PYTHONDONTWRITEBYTECODE": "1"}
-    env.pop("GITHUB_ACTIONS", None)
-    done = subprocess.run([sys.executable, "-m", "wfops", *args], cwd=root, capture_output=True, text=True,
-                          env=env, timeout=120)
+def wfops(root: Path, *args: str) -> CliResult:
+    done = run_cli(*args, cwd=root)
     assert "Traceback" not in done.stderr and "internal error" not in done.stderr, done.stderr
     return done
 

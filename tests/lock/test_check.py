@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.lock.conftest import cli
+from tests.harness import cli
 
 
 def compile_and_commit(root: Path) -> None:

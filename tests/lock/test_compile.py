@@ -6,7 +6,7 @@ import json
 import shutil
 from pathlib import Path
 
-from tests.lock.conftest import cli as wfops
+from tests.harness import cli as wfops
 
 
 def test_compile_writes_a_deterministic_lock(project: Path, tmp_path: Path, capsys) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from tests.lock.conftest import cli
+from tests.harness import cli
 
 
 def gate_for(root: Path, name: str = "hello.local", **kwargs):

@@ -30,6 +30,7 @@ def test_hook_manifest_exposes_both_hooks() -> None:
         assert not re.search(hook["files"], "README.md")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("pre-commit") is None, reason="needs pre-commit (pip install -e '.[test]')")
 def test_pre_commit_accepts_the_manifest_and_the_config() -> None:
     for args in (["validate-manifest", ".pre-commit-hooks.yaml"], ["validate-config", ".pre-commit-config.yaml"]):

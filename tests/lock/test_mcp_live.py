@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import write
-from tests.lock.conftest import cli
+from tests.harness import cli
 
 SERVER = Path(__file__).parent / "servers" / "shifty.py"
 
@@ -44,6 +44,7 @@ def starts(root: Path) -> int:
     return len(log.read_text().splitlines()) if log.exists() else 0
 
 
+@pytest.mark.slow  # starts its own MCP server process(es)
 def test_compile_snapshots_check_reads_the_lock_and_live_sees_drift(mcp_project: Path, capsys) -> None:
     assert cli("compile", "--project", str(mcp_project)) == 0
     assert starts(mcp_project) == 1
@@ -75,6 +76,7 @@ def test_unknown_mcp_contract_is_an_error_in_check(mcp_project: Path, capsys) ->
     assert starts(mcp_project) == 0
 
 
+@pytest.mark.slow  # starts its own MCP server process(es)
 def test_live_check_of_a_server_that_will_not_start_reports_that_alone(mcp_project: Path, capsys) -> None:
     assert cli("compile", "--project", str(mcp_project)) == 0
     sources = mcp_project / "sources.yaml"

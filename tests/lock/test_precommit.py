@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO, write
+from tests.harness import run_cli
 from tests.lock.conftest import FILES
 
 pytestmark = pytest.mark.slow
@@ -37,7 +38,8 @@ def try_repo(root: Path, home: Path) -> subprocess.CompletedProcess[str]:
                     reason="needs pre-commit and git on PATH (pip install -e '.[test]')")
 def test_wfops_check_hook_passes_a_fresh_lock_and_blocks_a_stale_one(tmp_path: Path) -> None:
     root = write(tmp_path / "repo", FILES)
-    subprocess.run(["wfops", "compile", "--project", str(root)], check=True, capture_output=True)
+    compiled = run_cli("compile", "--project", str(root))
+    assert compiled.returncode == 0, compiled.stdout + compiled.stderr
     git(root, "init", "-q")
     git(root, "add", ".")
     git(root, "commit", "-qm", "a wfops project")

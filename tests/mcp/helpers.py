@@ -42,13 +42,22 @@ def alive(pid: int) -> bool:
         return False
 
 
-def wait_dead(pid: int, seconds: float = 5) -> bool:
+def wait_dead(pid: int, seconds: float = 60) -> bool:
+    """True once `pid` is gone; False only if it outlives a generous hang guard."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if not alive(pid):
             return True
         time.sleep(0.02)
     return False
+
+
+def wait_gone(marker: str, seconds: float = 60) -> list[int]:
+    """The processes mentioning `marker` once none are left, or when the hang guard ends."""
+    deadline = time.monotonic() + seconds
+    while (found := processes_mentioning(marker)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return found
 
 
 def processes_mentioning(marker: str) -> list[int]:

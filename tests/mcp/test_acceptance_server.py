@@ -5,17 +5,20 @@ refused report the exit code the CLI would give, and the advice names tools that
 from __future__ import annotations
 
 import asyncio
-import os
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from tests.conftest import REPO, write
+from tests.conftest import write
+from tests.harness import process_env
 from tests.mcp.projects import BROKEN_WORKFLOW, std_project
+
+pytestmark = pytest.mark.slow  # `wfops mcp` processes over stdio: the process boundary is the point
 
 Call = Callable[..., Awaitable[dict[str, Any]]]
 
@@ -28,9 +31,8 @@ steps:
 
 def agent(root: Path, script: Callable[[Call], Awaitable[None]], tmp_path: Path) -> None:
     async def main() -> None:
-        env = {**os.environ, "PYTHONPATH": str(REPO)}
         params = StdioServerParameters(command=sys.executable, args=["-m", "wfops", "mcp", "--project", str(root)],
-                                       env=env, cwd=str(tmp_path))  # the client's cwd is not the project
+                                       env=process_env(), cwd=str(tmp_path))  # the client's cwd is not the project
         with (tmp_path / "server.err").open("w") as errlog:
             async with Client(stdio_client(params, errlog=errlog)) as client:
                 await client.list_tools()

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import write
-from tests.everyday.helpers import wfops
+from tests.harness import run_cli as wfops
 
 # A server whose `add` tool gains a required input when variant.txt says "b"; it can also
 # print a banner on stdout before serving (a common mistake of hand-written servers).
@@ -90,6 +90,7 @@ def variant(project: Path):
     (project / "tools/banner.txt").unlink(missing_ok=True)
 
 
+@pytest.mark.slow  # starts its own MCP server process(es)
 def test_one_session_with_argv_cwd_and_env_serves_the_whole_run(project: Path) -> None:
     proc = wfops("run", "sum.fail", "--json", cwd=project)
     assert proc.returncode == 0, proc.stderr
@@ -100,6 +101,7 @@ def test_one_session_with_argv_cwd_and_env_serves_the_whole_run(project: Path) -
     assert out["r"]["env"] == "from-sources-yaml"
 
 
+@pytest.mark.slow  # starts its own MCP server process(es)
 def test_drift_fail_refuses_with_exit_2_and_points_at_check_live(project: Path, variant) -> None:
     variant("b")
     proc = wfops("run", "sum.fail", cwd=project)
@@ -114,6 +116,7 @@ def test_drift_fail_refuses_with_exit_2_and_points_at_check_live(project: Path, 
     assert wfops("check", cwd=project).returncode == 0  # without --live no server is contacted
 
 
+@pytest.mark.slow  # starts its own MCP server process(es)
 def test_drift_warn_runs_and_warns(project: Path, variant) -> None:
     variant("b")
     proc = wfops("run", "sum.warn", "--json", cwd=project)
@@ -124,6 +127,7 @@ def test_drift_warn_runs_and_warns(project: Path, variant) -> None:
     assert run["error"]["step"] == "one" and "mcp tool calc.add failed" in run["error"]["message"]
 
 
+@pytest.mark.slow  # starts its own MCP server process(es)
 def test_a_banner_on_the_servers_stdout_is_one_line_not_a_traceback(project: Path, variant) -> None:
     (project / "tools/banner.txt").write_text("starting acceptance server v1\n")
     proc = wfops("run", "sum.fail", cwd=project)
@@ -149,6 +153,7 @@ def test_a_server_that_only_writes_garbage_is_refused_cleanly(tmp_path: Path) ->
         assert "mcp source 'bad'" in proc.stderr + proc.stdout
 
 
+@pytest.mark.slow  # starts its own MCP server process(es)
 def test_env_values_can_come_from_wfops_environment(project: Path) -> None:
     sources = project / "sources.yaml"
     original = sources.read_text()
@@ -178,6 +183,7 @@ steps:
 """
 
 
+@pytest.mark.slow  # starts its own MCP server process(es)
 def test_resume_applies_the_drift_policy_to_the_servers_it_reopens(project: Path, variant) -> None:
     write(project, {"workflows/wait.yaml": WAIT,
                     "deployments/wait-fail.yaml": "name: wait.fail\nworkflow: wait\nbindings: {m: calc}\n",

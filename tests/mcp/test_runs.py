@@ -90,6 +90,7 @@ def test_one_session_serves_every_step_of_a_run(project: Path) -> None:
     assert wait_dead(read_pid(project / "pid")), "the server outlived the run"
 
 
+@pytest.mark.slow  # starts its own MCP server process(es)
 def test_a_tool_error_fails_the_step_with_the_tools_message(project: Path) -> None:
     result = _run(project, "flaky.local")
     snap = result
@@ -101,6 +102,7 @@ def test_a_tool_error_fails_the_step_with_the_tools_message(project: Path) -> No
     assert wait_dead(read_pid(project / "pid"))
 
 
+@pytest.mark.slow  # starts its own MCP server process(es)
 def test_a_hanging_tool_times_out_and_the_run_goes_on_with_the_same_session(project: Path) -> None:
     result = _run(project, "patience.local")
     snap = result
@@ -111,6 +113,7 @@ def test_a_hanging_tool_times_out_and_the_run_goes_on_with_the_same_session(proj
     assert wait_dead(read_pid(project / "pid"))
 
 
+@pytest.mark.slow  # starts its own MCP server process(es)
 def test_the_world_clock_example_runs_on_the_real_time_server(tmp_path: Path) -> None:
     """The shipped example (sources.yaml `clock`, workflows/world-clock.yaml) on mcp-server-time."""
     from wfops.loader.yaml import load_yaml_file

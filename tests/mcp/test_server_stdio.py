@@ -1,4 +1,5 @@
-"""`wfops mcp` as a real subprocess, driven with the SDK's Client over stdio."""
+"""`wfops mcp` as a real subprocess, driven with the SDK's Client over stdio (slow: the process
+and its stdio are the point)."""
 
 from __future__ import annotations
 
@@ -6,9 +7,11 @@ import asyncio
 import sys
 from pathlib import Path
 
+import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
+from tests.harness import process_env, run_cli
 from tests.mcp.projects import BROKEN_WORKFLOW, std_project
 
 NOISY = """
@@ -42,6 +45,7 @@ steps:
 """
 
 
+@pytest.mark.slow
 def test_a_client_validates_compiles_runs_and_reads_the_trace(tmp_path: Path, caplog) -> None:
     root = std_project(tmp_path)
     # A python source that prints (at import and when called) must not corrupt the protocol on stdout.
@@ -52,7 +56,7 @@ def test_a_client_validates_compiles_runs_and_reads_the_trace(tmp_path: Path, ca
     db = tmp_path / "elsewhere" / "runs.db"
     params = StdioServerParameters(command=sys.executable,
                                    args=["-m", "wfops", "mcp", "--project", str(root), "--db", str(db)],
-                                   cwd=str(tmp_path))
+                                   env=process_env(), cwd=str(tmp_path))
 
     errlog = (tmp_path / "server.err").open("w+")
 
@@ -109,10 +113,7 @@ def test_a_client_validates_compiles_runs_and_reads_the_trace(tmp_path: Path, ca
 
 
 def test_no_project_is_one_line_and_exit_2(tmp_path: Path) -> None:
-    import subprocess
-
-    done = subprocess.run([sys.executable, "-m", "wfops", "mcp"], cwd=tmp_path, capture_output=True,
-                          text=True, timeout=30, stdin=subprocess.DEVNULL)
+    done = run_cli("mcp", cwd=tmp_path)
     assert done.returncode == 2
     assert done.stderr.startswith("wfops: error: no wfops project here")
     assert done.stdout == ""

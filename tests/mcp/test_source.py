@@ -134,6 +134,7 @@ def test_env_is_merged_over_a_minimal_environment_and_cwd_is_project_relative(sh
     assert Path(cwd).resolve() == (root / "sub").resolve()
 
 
+@pytest.mark.slow  # starts its own MCP server process(es)
 def test_close_ends_the_server_process_and_is_idempotent(tmp_path: Path) -> None:
     loop = Loop()
     pid_file = tmp_path / "pid"
@@ -158,6 +159,7 @@ def test_close_ends_the_server_process_and_is_idempotent(tmp_path: Path) -> None
         loop.close()
 
 
+@pytest.mark.slow  # starts its own MCP server process(es)
 def test_a_server_that_dies_mid_run_is_a_clear_error_and_leaves_nothing(tmp_path: Path) -> None:
     loop = Loop()
     pid_file = tmp_path / "pid"
@@ -185,6 +187,7 @@ def test_each_call_carries_the_step_context_for_idempotency(shared) -> None:
                                        "attempt": 2, "idempotency_key": "run-1/charge"}
 
 
+@pytest.mark.slow  # starts its own MCP server process(es)
 def test_opening_twice_at_once_shares_one_session(tmp_path: Path) -> None:
     loop = Loop()
     pid_file = tmp_path / "pid"
@@ -204,6 +207,7 @@ def test_opening_twice_at_once_shares_one_session(tmp_path: Path) -> None:
         loop.close()
 
 
+@pytest.mark.slow  # starts its own MCP server process(es)
 def test_a_forgotten_close_still_stops_the_server_when_the_loop_ends(tmp_path: Path) -> None:
     pid_file = tmp_path / "pid"
     source = stateful_source(tmp_path, "--pid-file", str(pid_file))

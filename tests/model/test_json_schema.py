@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
+from tests.harness import run_cli
 from wfops.model.json_schema import DRAFT_07, KINDS, committed_path, schema_for, schema_text
 
 REGENERATE = "python -m wfops.model.json_schema"
@@ -71,18 +70,15 @@ def test_sources_and_deployment_schemas() -> None:
 
 def test_cli_prints_the_committed_schema() -> None:
     for kind in KINDS:
-        done = subprocess.run([sys.executable, "-m", "wfops", "schema", "--kind", kind],
-                              capture_output=True, text=True, timeout=60)
+        done = run_cli("schema", "--kind", kind)
         assert done.returncode == 0, done.stderr
         assert done.stdout == committed_path(kind).read_text(encoding="utf-8")
-    default = subprocess.run([sys.executable, "-m", "wfops", "schema"], capture_output=True, text=True,
-                             timeout=60)
+    default = run_cli("schema")
     assert default.stdout == committed_path("workflow").read_text(encoding="utf-8")
 
 
 def test_cli_unknown_kind_is_usage_error() -> None:
-    done = subprocess.run([sys.executable, "-m", "wfops", "schema", "--kind", "lock"],
-                          capture_output=True, text=True, timeout=60)
+    done = run_cli("schema", "--kind", "lock")
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.splitlines()[0] == "wfops: error: unknown schema kind 'lock'"
     assert "Traceback" not in done.stderr

@@ -1,14 +1,14 @@
-"""A real temp project for runner tests, and `wfops` as a real subprocess."""
+"""A real temp project for runner tests; `wfops` in process, or as a real process where that is the point."""
 
 from __future__ import annotations
 
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 from tests.conftest import write
+from tests.harness import WFOPS, CliResult, process_env, run_cli
 
 OPS = '''
 """Test nodes. `tick` logs every execution of its body (with the idempotency key) to
@@ -133,28 +133,27 @@ def make_run_project(root: Path, *, chain_steps: int = 6, long_chain: int = 0) -
     return root
 
 
-def env_for(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("WFOPS_", "GITHUB_STEP_SUMMARY"))}
-    env["PYTHONDONTWRITEBYTECODE"] = "1"
-    env.update(extra)
-    return env
+def env_for(**extra: str) -> dict[str, str | None]:
+    """What a run's environment changes: `extra` set, and no WFOPS_* variable of the outer
+    environment (for `run_cli`, where None removes a variable)."""
+    cleared: dict[str, str | None] = {k: None for k in os.environ if k.startswith("WFOPS_")}
+    return {**cleared, **extra}
 
 
-def wfops(root: Path, *args: str, env: dict[str, str] | None = None,
-          timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "wfops", *args, "--project", str(root)],
-                          capture_output=True, text=True, env=env or env_for(), timeout=timeout,
-                          cwd=root)
+def wfops(root: Path, *args: str, env: dict[str, str | None] | None = None) -> CliResult:
+    """`wfops ARGS --project ROOT` in this process (tests/harness.py), from ROOT."""
+    return run_cli(*args, "--project", str(root), cwd=root, env=env or env_for())
 
 
-def spawn(root: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "wfops", *args, "--project", str(root)],
+def spawn(root: Path, *args: str, env: dict[str, str | None] | None = None) -> subprocess.Popen[str]:
+    """`wfops ARGS --project ROOT` as a real process: for what only a process shows (SIGKILL,
+    concurrent drivers of one store, exiting past a hung thread)."""
+    return subprocess.Popen([*WFOPS, *args, "--project", str(root)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=env or env_for(), cwd=root)
+                            env=process_env(env or env_for()), cwd=root)
 
 
-def as_json(done: subprocess.CompletedProcess[str]) -> object:
+def as_json(done: CliResult | subprocess.CompletedProcess[str]) -> object:
     assert done.stdout.strip(), f"no stdout; stderr: {done.stderr}"
     return json.loads(done.stdout)
 

@@ -5,12 +5,11 @@ policy and the GitHub step summary."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.harness import CliResult, run_cli
 from tests.runner.acceptance_project import make_acceptance_project
 from tests.runner.helpers import as_json, env_for, wfops
 from tests.runner.test_acceptance_steps import PUBLIC_KEYS, TRACE_KEYS
@@ -21,10 +20,9 @@ def proj(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return make_acceptance_project(tmp_path_factory.mktemp("acceptance-cli"))
 
 
-def bare(cwd: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def bare(cwd: Path, *args: str, env: dict[str, str | None] | None = None) -> CliResult:
     """`wfops` without --project, as a user types it."""
-    return subprocess.run([sys.executable, "-m", "wfops", *args], capture_output=True, text=True,
-                          env=env or env_for(), cwd=cwd, timeout=60)
+    return run_cli(*args, cwd=cwd, env=env or env_for())
 
 
 @pytest.mark.parametrize("args", [
@@ -174,15 +172,17 @@ def test_github_step_summary_for_run_and_resume(proj: Path, tmp_path: Path) -> N
 
 
 def test_input_file_dash_reads_stdin(proj: Path) -> None:
-    cmd = [sys.executable, "-m", "wfops", "run", "calls", "--json", "--input-file", "-", "--project", str(proj)]
-    done = subprocess.run(cmd, input='{"n": 9}', capture_output=True, text=True, env=env_for(), timeout=60)
+    cmd = ["run", "calls", "--json", "--input-file", "-", "--project", str(proj)]
+    done = run_cli(*cmd, stdin='{"n": 9}', env=env_for())
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["output"]["n"] == 18
-    done = subprocess.run(cmd, input="[1", capture_output=True, text=True, env=env_for(), timeout=60)
+    done = run_cli(*cmd, stdin="[1", env=env_for())
     assert done.returncode == 2 and done.stdout == "" and "--input-file -" in done.stderr
 
 
+@pytest.mark.slow
 def test_show_says_when_a_running_run_has_no_driver(proj: Path, tmp_path: Path) -> None:
+    # A real process, killed: the point is a run whose driver is gone.
     import time
 
     from tests.runner.helpers import spawn
@@ -190,7 +190,7 @@ def test_show_says_when_a_running_run_has_no_driver(proj: Path, tmp_path: Path) 
     db = str(tmp_path / "crash.db")
     proc = spawn(proj, "run", "sleepy", "--json", "--input", "secs=30", "--db", db)
     try:
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 60  # a hang guard
         runs: list = []
         while time.monotonic() < deadline and not runs:
             time.sleep(0.2)

@@ -1,4 +1,4 @@
-"""`wfops run`, `resume` and `runs` as real subprocesses against a real project and store."""
+"""`wfops run`, `resume` and `runs` (in process, tests/harness.py) against a real project and store."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import json
 import sqlite3
 from pathlib import Path
 
+from tests.harness import run_cli
 from tests.runner.helpers import as_json, env_for, wfops
 
 PUBLIC_KEYS = {"run_id", "deployment", "workflow", "artifact", "status", "outcome", "output", "error",
@@ -173,14 +174,10 @@ def test_bad_status_filter_is_a_usage_error(project: Path) -> None:
 
 
 def test_resume_outside_the_project_with_db(project: Path, tmp_path: Path) -> None:
-    import subprocess
-    import sys
-
     run_id = as_json(wfops(project, "run", "approval.local", "--json"))["run_id"]
     db = project / ".wfops" / "wfops.db"
-    done = subprocess.run([sys.executable, "-m", "wfops", "resume", run_id, "--outcome", "approved",
-                           "--payload", '{"by": "bo"}', "--json", "--db", str(db)],
-                          capture_output=True, text=True, cwd=tmp_path, env=env_for(), timeout=60)
+    done = run_cli("resume", run_id, "--outcome", "approved", "--payload", '{"by": "bo"}', "--json",
+                   "--db", str(db), cwd=tmp_path, env=env_for())
     assert done.returncode == 0, done.stderr
     assert as_json(done)["output"] == {"message": "approved by bo"}
 

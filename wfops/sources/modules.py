@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-import os
 import sys
 import threading
 from collections.abc import Iterator
@@ -74,8 +73,15 @@ def import_project_module(root: Path, module: str) -> Any:
     sys.path.insert(0, str(root))  # first: another project loaded before must not shadow this one
     # A print at import time must not land in wfops's stdout: `--format json`/`sarif`
     # and `--json` output there is read by machines.
-    with prints_to_stderr():
-        loaded = importlib.import_module(module)
+    before = set(sys.modules)
+    try:
+        with prints_to_stderr():
+            loaded = importlib.import_module(module)
+    finally:
+        # What this import brought in from the project (the module, its packages, what it
+        # imports from the project) is what a later `forget_project_modules` drops.
+        _IMPORTED.setdefault(root, set()).update(
+            name for name in set(sys.modules) - before if _is_under(sys.modules[name], root))
     origin = getattr(loaded, "__file__", None)
     if origin is None or not Path(origin).resolve().is_relative_to(root):
         raise ModuleOutsideProject(
@@ -88,6 +94,14 @@ def import_project_module(root: Path, module: str) -> Any:
 # several projects (an embedding program, tests): two projects that both have `ops.py`
 # must each get their own, not whichever was imported first.
 _PROJECT_OF: dict[str, Path] = {}
+# Project root -> the modules importing its python sources brought in from under it.
+_IMPORTED: dict[Path, set[str]] = {}
+
+
+def _is_under(module: Any, root: Path) -> bool:
+    origin = getattr(module, "__file__", None)
+    # A virtualenv inside the project holds installed packages, not project code.
+    return bool(origin) and "site-packages" not in origin and Path(origin).resolve().is_relative_to(root)
 
 
 def _forget_other_projects(root: Path, top: str) -> None:
@@ -103,19 +117,10 @@ def _forget_other_projects(root: Path, top: str) -> None:
 
 
 def forget_project_modules(root: Path) -> None:
-    """Drop every module loaded from `root` so the next import reads the files again (watch mode)."""
-    root = root.resolve()
-    # A cheap prefix test first: resolving every loaded module's path costs ~15 ms, and
-    # `validate` calls this on every run of the pre-commit hook.
-    prefixes = tuple({str(root) + os.sep, os.path.abspath(root) + os.sep})
-    dropped = False
-    for name, loaded in list(sys.modules.items()):
-        origin = getattr(loaded, "__file__", None)
-        # A virtualenv inside the project holds installed packages, not project code.
-        if not origin or "site-packages" in origin or not origin.startswith(prefixes):
-            continue
-        if Path(origin).resolve().is_relative_to(root):
-            del sys.modules[name]
-            dropped = True
+    """Drop the project modules wfops imported from `root`, so the next import reads the files
+    again (watch mode, the MCP server, an embedding program). Only those: wfops itself, or a
+    test suite, may live under the same root and must stay loaded."""
+    names = _IMPORTED.pop(root.resolve(), set())
+    dropped = [name for name in names if sys.modules.pop(name, None) is not None]
     if dropped:
         importlib.invalidate_caches()
