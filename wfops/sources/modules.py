@@ -101,7 +101,7 @@ _IMPORTED: dict[Path, set[str]] = {}
 def _is_under(module: Any, root: Path) -> bool:
     origin = getattr(module, "__file__", None)
     # A virtualenv inside the project holds installed packages, not project code.
-    return bool(origin) and "site-packages" not in origin and Path(origin).resolve().is_relative_to(root)
+    return isinstance(origin, str) and "site-packages" not in origin and Path(origin).resolve().is_relative_to(root)
 
 
 def _forget_other_projects(root: Path, top: str) -> None:
