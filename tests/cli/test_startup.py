@@ -1,4 +1,4 @@
-"""Start-up stays lean: importing the CLI loads none of the heavy libraries (STYLE §1).
+"""Start-up stays lean: importing the CLI loads none of the heavy libraries.
 
 Fresh interpreters (slow): the point is what a new process imports.
 """

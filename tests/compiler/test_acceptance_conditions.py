@@ -1,4 +1,4 @@
-"""Acceptance: conditions are structured and type-checked gradually (SPEC §2 static checks)."""
+"""Acceptance: conditions are structured and type-checked gradually."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Acceptance: the four output formats of SPEC §3, including a project in a subdirectory of the
+"""Acceptance: the four output formats, including a project in a subdirectory of the
 checkout, where GitHub annotations and SARIF must name files from the checkout root."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Acceptance: every finding points at the offending YAML node (SPEC §3), 1-based, in every format."""
+"""Acceptance: every finding points at the offending YAML node, 1-based, in every format."""
 
 from __future__ import annotations
 

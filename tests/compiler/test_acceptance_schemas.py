@@ -1,4 +1,4 @@
-"""Acceptance: embedded JSON Schemas a run could not use are found by `wfops validate` (SPEC §2, §3)."""
+"""Acceptance: embedded JSON Schemas a run could not use are found by `wfops validate`."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Acceptance: python sources (SPEC §4) as a user writes them, seen through `wfops validate`,
+"""Acceptance: python sources as a user writes them, seen through `wfops validate`,
 `wfops caps` and `wfops run`."""
 
 from __future__ import annotations

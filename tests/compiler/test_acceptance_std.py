@@ -1,4 +1,4 @@
-"""Acceptance: the platform source `std` (SPEC §4), driven as a user would, through `wfops caps`."""
+"""Acceptance: the platform source `std`, driven as a user would, through `wfops caps`."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Acceptance: `wfops compile` / `wfops check` (SPEC §6) on the SPEC's own weekly-report example,
+"""Acceptance: `wfops compile` / `wfops check` on the documented weekly-report example,
 driven through the real command line as users and CI do."""
 
 from __future__ import annotations
@@ -211,7 +211,7 @@ def _closed_port() -> int:
 
 
 def test_declared_but_unused_mcp_servers_do_not_block_compile(weekly: Path) -> None:
-    # SPEC §4's own sources.yaml declares MCP servers no workflow of this project calls.
+    # The documented sources.yaml example declares MCP servers no workflow of this project calls.
     port = _closed_port()
     (weekly / "sources.yaml").write_text(
         "sources:\n"

@@ -1,6 +1,6 @@
-"""The SPEC §2 example workflow (weekly-report), verbatim but for the `markdown` state
-field the SPEC's own text leaves undeclared, with a python source implementing
-notes.read_notes / extract_report / render_markdown_report (SPEC §4) and the SPEC §5
+"""The documented example workflow (weekly-report), verbatim but for the `markdown` state
+field the documented text leaves undeclared, with a python source implementing
+notes.read_notes / extract_report / render_markdown_report and the
 deployment. Shared by the acceptance tests of the compiler and the lock."""
 
 from __future__ import annotations

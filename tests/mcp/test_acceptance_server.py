@@ -1,5 +1,5 @@
 """Acceptance, as an agent sees it: `wfops mcp` as a real subprocess, driven over stdio with
-the SDK client (SPEC §9): validate files the way `wfops validate PATHS` does, runs that are
+the SDK client: validate files the way `wfops validate PATHS` does, runs that are
 refused report the exit code the CLI would give, and the advice names tools that work."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Acceptance, from the outside: MCP sources driven through the `wfops` CLI as a user would
-(SPEC §4, §6 drift at run time, `--live`), with a server whose contract the test changes."""
+(drift at run time, `--live`), with a server whose contract the test changes."""
 
 from __future__ import annotations
 

@@ -40,7 +40,7 @@ def test_is_a_source_and_lists_every_tool_as_a_capability(shared) -> None:
     assert counter.input_schema["properties"]["step"]["type"] == "integer"
     assert counter.output_schema["required"] == ["value", "pid"]
     assert "counter" in counter.description
-    # A tool without an output schema gets {result: any} (SPEC §4).
+    # A tool without an output schema gets {result: any}.
     assert caps["echo_json"].output_schema == ANY_RESULT_SCHEMA
 
 

@@ -1,4 +1,4 @@
-"""Acceptance: the SPEC §7/§8 surface of `run`, `resume` and `runs` -- JSON shapes, exit
+"""Acceptance: the documented surface of `run`, `resume` and `runs` -- JSON shapes, exit
 codes, one-line usage errors, --db / WFOPS_DB, --input parsing, --input-file, drift
 policy and the GitHub step summary."""
 
