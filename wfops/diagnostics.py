@@ -12,7 +12,7 @@ Every code is listed in wfops/codes.py; `error()` and `warning()` assert it.
 from __future__ import annotations
 
 from dataclasses import KW_ONLY, dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from wfops.codes import KNOWN
 
@@ -37,7 +37,7 @@ class Diagnostic:
     source: str | None = None       # the concrete source id (as declared in sources.yaml)
     step: str | None = None         # the step id, within `workflow`
 
-    def to_dict(self, *, subject: bool = False) -> dict:
+    def to_dict(self, *, subject: bool = False) -> dict[str, Any]:
         """The seven keys of the JSON format; with `subject`, the four subject keys too (None when unset)."""
         out = {name: getattr(self, name) for name in FIELDS}
         if subject:
@@ -73,5 +73,5 @@ def has_errors(diagnostics: list[Diagnostic]) -> bool:
     return any(d.is_error for d in diagnostics)
 
 
-def sort_key(d: Diagnostic) -> tuple:
+def sort_key(d: Diagnostic) -> tuple[str, int, int, str, str]:
     return (d.file, d.line, d.column, d.code, d.message)

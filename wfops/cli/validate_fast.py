@@ -9,14 +9,16 @@ None and goes through typer as usual, so usage errors read the same.
 
 from __future__ import annotations
 
+from typing import Any
+
 _VALUED = {"--format": "format", "-f": "format", "--project": "project"}
 
 
-def parse(argv: list[str]) -> dict | None:
+def parse(argv: list[str]) -> dict[str, Any] | None:
     """The keyword arguments of `validate_cmd.run`, or None when typer should decide."""
     if not argv or argv[0] != "validate":
         return None
-    options: dict = {"paths": [], "format": "text", "project": None}
+    options: dict[str, Any] = {"paths": [], "format": "text", "project": None}
     index = 1
     while index < len(argv):
         token = argv[index]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from wfops.diagnostics import Diagnostic, error, sort_key
 
@@ -30,7 +31,7 @@ def check_project(root: Path, *, live: bool = False) -> list[Diagnostic]:
 
 
 def _unique(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
-    seen: set[tuple] = set()
+    seen: set[tuple[Any, ...]] = set()
     kept = []
     for d in sorted(diagnostics, key=sort_key):
         key = (d.code, d.file, d.line, d.column, d.message)

@@ -181,7 +181,7 @@ def _compare_workflows(validation: Validation, compiled: CompiledProject, lock: 
     return found
 
 
-def _step_id(loaded: Any, path: tuple) -> str | None:
+def _step_id(loaded: Any, path: tuple[Any, ...]) -> str | None:
     """The id of the step a workflow path points into, if it does."""
     if len(path) >= 2 and path[0] == "steps" and isinstance(path[1], int):
         return str(loaded.model.steps[path[1]].id)
@@ -193,12 +193,12 @@ def _still_there(validation: Validation, file: str | None) -> bool:
     return file in validation.project.broken_files
 
 
-def _what_changed(entry: dict[str, Any], old: LockedWorkflow) -> tuple[str, tuple]:
+def _what_changed(entry: dict[str, Any], old: LockedWorkflow) -> tuple[str, tuple[Any, ...]]:
     """Describe the changed parts of a workflow, and the path of the first one in the file."""
     new_parts, old_parts = entry.get("parts", {}), old.parts
     steps = [s.get("id") for s in (entry.get("normalized") or {}).get("steps", [])]
     said: list[str] = []
-    path: tuple = ("name",)
+    path: tuple[Any, ...] = ("name",)
     for index, step_id in enumerate(steps):
         key = f"step:{step_id}"
         if key not in old_parts:
@@ -304,7 +304,7 @@ def _catch_all(fresh: dict[str, Any], lock: Lock) -> list[Diagnostic]:
                  LOCK_NAME, (1, 1), COMPILE_HINT)]
 
 
-def _differences(new: Any, old: Any, path: tuple) -> Iterable[tuple]:
+def _differences(new: Any, old: Any, path: tuple[Any, ...]) -> Iterable[tuple[Any, ...]]:
     if isinstance(new, dict) and isinstance(old, dict):
         for key in sorted(set(new) | set(old), key=str):
             if new.get(key, _ABSENT) != old.get(key, _ABSENT):

@@ -51,7 +51,7 @@ _PYTHON_NAMES = {"python", "python3", f"python3.{sys.version_info.minor}"}
 class _Request:
     name: str
     payload: dict[str, Any]
-    future: asyncio.Future
+    future: asyncio.Future[Any]
     context: dict[str, Any] = field(default_factory=dict)
     scope: Any = None  # the anyio CancelScope of the child task serving this request
     stderr_at: int = 0  # where the server's stderr stood when the call was made
@@ -73,7 +73,7 @@ class McpClientSource:
         self.start_timeout = min(start_timeout or max(float(spec.timeout), 10.0), MAX_START_TIMEOUT)
         self._capabilities: dict[str, Capability] | None = None
         self._structured: set[str] = set()  # tools that declare an output schema
-        self._owner: asyncio.Task | None = None
+        self._owner: asyncio.Task[None] | None = None
         self._ready: asyncio.Future[None] | None = None
         self._requests: asyncio.Queue[_Request | None] | None = None
         self._pending: set[_Request] = set()

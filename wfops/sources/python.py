@@ -64,11 +64,11 @@ class NodeDefinitionError(WfopsError):
     pass
 
 
-def node(fn: Callable | None = None, *, outcomes: list[str] | tuple[str, ...] = ("ok",),
+def node(fn: Callable[..., Any] | None = None, *, outcomes: list[str] | tuple[str, ...] = ("ok",),
          name: str | None = None) -> Any:
     """Mark a function as a capability. Input and output models come from its annotations."""
 
-    def mark(func: Callable) -> Callable:
+    def mark(func: Callable[..., Any]) -> Callable[..., Any]:
         # Kept as given: `outcomes="ok"` must be reported, not read as the outcomes `o` and `k`.
         func.__wfops_node__ = {"outcomes": outcomes, "name": name or func.__name__}  # type: ignore[attr-defined]
         return func
@@ -76,7 +76,7 @@ def node(fn: Callable | None = None, *, outcomes: list[str] | tuple[str, ...] = 
     return mark(fn) if fn is not None else mark
 
 
-def _spec_of(func: Callable) -> NodeSpec:
+def _spec_of(func: Callable[..., Any]) -> NodeSpec:
     marker = func.__wfops_node__  # type: ignore[attr-defined]
     where = f"{func.__module__}.{func.__qualname__}"
     try:
@@ -124,7 +124,7 @@ class PythonSource:
         self.id = source_id
         self.kind: SourceKind = "python"
         self.module = module
-        self._nodes: dict[str, tuple[NodeSpec, Callable]] = {}
+        self._nodes: dict[str, tuple[NodeSpec, Callable[..., Any]]] = {}
         for value in vars(module).values():
             if callable(value) and hasattr(value, "__wfops_node__"):
                 spec = _spec_of(value)

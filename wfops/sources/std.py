@@ -94,7 +94,8 @@ def _text(value: Any) -> str:
 def _formatter_field_name_split(field_name: str) -> tuple[Any, Any]:
     from _string import formatter_field_name_split  # type: ignore[import-not-found]  # the parser str.format itself uses; typeshed has no stub
 
-    return formatter_field_name_split(field_name)
+    first, rest = formatter_field_name_split(field_name)
+    return first, rest
 
 
 def _lookup(value: Any, key: Any, field_name: str) -> Any:
