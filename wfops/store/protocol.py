@@ -6,7 +6,7 @@ SQLite (`wfops.store.sqlite`) is the only backend today; the contract test suite
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -69,7 +69,3 @@ class Store(Protocol):
 
     def close(self) -> None: ...
 
-
-def iter_public(records: list[RunRecord]) -> Iterator[dict[str, Any]]:
-    for record in records:
-        yield record.snapshot.to_public()
