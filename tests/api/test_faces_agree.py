@@ -96,6 +96,7 @@ def test_a_bad_node_output_fails_call_run_and_mcp_alike(root: Path, tmp_path: Pa
     assert api_error["message"] in result["error"]["message"]
 
 
+@pytest.mark.slow  # two real `wfops mcp` processes
 def test_nan_is_refused_by_api_cli_and_mcp(root: Path, capsys: Any) -> None:
     project = wfops.Project(root)
     with pytest.raises(UsageError):
