@@ -18,7 +18,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import wfops
 from wfops.diagnostics import Diagnostic
+from wfops.statedir import make_state_dir
 
 CACHE_FILE = Path(".wfops") / "cache" / "validate.json"
 FORMAT = 2  # 2: diagnostics carry their subject (workflow, deployment, source, step)
@@ -44,8 +46,6 @@ def _file_hash(path: Path) -> str | None:
 
 def _tool_fingerprint() -> str:
     """Changes whenever the wfops code (an editable install included) or Python changes."""
-    import wfops
-
     digest = hashlib.sha256(f"{FORMAT}|{sys.version}|{getattr(wfops, '__version__', '')}".encode())
     package = Path(wfops.__file__).parent
     for dirpath, dirnames, filenames in os.walk(package):
@@ -97,8 +97,6 @@ def imported_project_files(root: Path) -> list[str]:
 
 def store(root: Path, key: str, diagnostics: list[Diagnostic]) -> None:
     """Best effort: a read-only checkout simply runs uncached."""
-    from wfops.statedir import make_state_dir
-
     entry: dict[str, Any] = {
         "key": key,
         "python": {rel: _file_hash(root / rel) for rel in imported_project_files(root)},
