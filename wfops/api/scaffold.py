@@ -31,6 +31,7 @@ class Scaffold:
 
 def schema(kind: str = "workflow") -> str:
     """The JSON Schema of a file kind (workflow, deployment or sources), as editors read it."""
+    # deferred: wfops.model.json_schema is not needed on the validate cache-hit path (pre-commit)
     from wfops.model.json_schema import KINDS, schema_text
 
     if kind not in KINDS:
@@ -69,6 +70,7 @@ def init(directory: str | Path = ".", *, force: bool = False) -> Scaffold:
 
 def scaffold_files() -> dict[str, str]:
     """Project-relative path -> text of every file `init` writes."""
+    # deferred: wfops.model.json_schema is not needed on the validate cache-hit path (pre-commit)
     from wfops.model.json_schema import committed_path
 
     root = resources.files("wfops") / "scaffold" / "project"

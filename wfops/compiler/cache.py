@@ -20,7 +20,6 @@ from typing import Any
 
 import wfops
 from wfops.diagnostics import Diagnostic
-from wfops.statedir import make_state_dir
 
 CACHE_FILE = Path(".wfops") / "cache" / "validate.json"
 FORMAT = 2  # 2: diagnostics carry their subject (workflow, deployment, source, step)
@@ -97,6 +96,9 @@ def imported_project_files(root: Path) -> list[str]:
 
 def store(root: Path, key: str, diagnostics: list[Diagnostic]) -> None:
     """Best effort: a read-only checkout simply runs uncached."""
+    # deferred: wfops.statedir is not needed on the validate cache-hit path (pre-commit)
+    from wfops.statedir import make_state_dir
+
     entry: dict[str, Any] = {
         "key": key,
         "python": {rel: _file_hash(root / rel) for rel in imported_project_files(root)},
