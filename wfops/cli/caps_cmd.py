@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
+from wfops.cli.inputs import read_input_file
 from wfops.cli.output import print_json, say, warn
 
 if TYPE_CHECKING:
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
 
 def run(*, action: str, source: str | None = None, ref: str | None = None, input_file: str | None = None,
         json_out: bool = False, project: str | None = None) -> int:
+    # deferred: wfops.api imports asyncio (~33 ms); importing the CLI's modules stays cheap
     from wfops.api import Project
 
     found = Project(project)
@@ -25,8 +27,6 @@ def run(*, action: str, source: str | None = None, ref: str | None = None, input
     if action == "show":
         return _show(found, ref or "", json_out)
     if action == "call":
-        from wfops.cli.inputs import read_input_file
-
         payload = read_input_file(input_file or "", "--input-file")
         print_json(found.call(ref or "", payload).to_dict())
         return 0

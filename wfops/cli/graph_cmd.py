@@ -7,6 +7,7 @@ from wfops.errors import UsageError
 
 
 def run(*, workflow: str, format: str = "mermaid", project: str | None = None) -> int:
+    # deferred: wfops.api imports asyncio (~33 ms); importing the CLI's modules stays cheap
     from wfops.api import Project
 
     if format not in ("mermaid", "dot"):  # a usage error before the project is even looked for

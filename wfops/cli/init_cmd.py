@@ -9,6 +9,7 @@ from wfops.cli.output import say
 
 
 def run(*, directory: str = ".", force: bool = False) -> int:
+    # deferred: wfops.api imports asyncio (~33 ms); importing the CLI's modules stays cheap
     from wfops.api import init
     from wfops.api.scaffold import SCHEMA_DIR
 

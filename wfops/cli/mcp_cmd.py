@@ -4,10 +4,12 @@ from __future__ import annotations
 
 
 def run(*, project: str | None, db: str | None) -> int:
+    # deferred: wfops.api imports asyncio (~33 ms); importing the CLI's modules stays cheap
     from wfops.api import Project
 
     found = Project(project, db=db)  # no project: one line and exit 2, before any protocol
     found.root  # noqa: B018 - a store alone (--db) is not enough to serve: ProjectNotFound
+    # deferred: wfops.mcpserver.app imports mcp (~1.7 s), only once the project is found
     from wfops.mcpserver.app import serve
 
     serve(found)

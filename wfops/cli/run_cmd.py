@@ -17,6 +17,7 @@ from wfops.cli import exits
 from wfops.cli.inputs import parse_payload, run_input
 from wfops.cli.output import print_json, say, warn
 from wfops.errors import RefusedError
+from wfops.report import render
 
 if TYPE_CHECKING:
     from wfops.api import Project, Run
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
 
 def run(*, deployment: str, inputs: list[str], input_file: str | None, json_out: bool,
         project: str | None, db: str | None) -> int:
+    # deferred: wfops.api imports asyncio (~33 ms); importing the CLI's modules stays cheap
     from wfops.api import Project
 
     given = run_input(inputs, input_file)
@@ -33,6 +35,7 @@ def run(*, deployment: str, inputs: list[str], input_file: str | None, json_out:
 
 def resume(*, run_id: str, outcome: str | None, payload: str | None, json_out: bool,
            project: str | None, db: str | None) -> int:
+    # deferred: wfops.api imports asyncio (~33 ms); importing the CLI's modules stays cheap
     from wfops.api import Project
 
     value = parse_payload(payload)
@@ -42,6 +45,7 @@ def resume(*, run_id: str, outcome: str | None, payload: str | None, json_out: b
 
 def drive(project: Project, start: Callable[[Any], Run], *, json_out: bool) -> int:
     """Run `start(on_step)` with progress on stderr, print the result, return the exit code."""
+    # deferred: wfops.cli.progress imports wfops.api (asyncio, ~33 ms)
     from wfops.cli.progress import ProgressPrinter
 
     printer = ProgressPrinter() if (not json_out or sys.stderr.isatty()) else None
@@ -49,16 +53,12 @@ def drive(project: Project, start: Callable[[Any], Run], *, json_out: bool) -> i
         result = start(printer)
     except RefusedError as exc:
         if exc.diagnostics:
-            from wfops.report import render
-
             render(list(exc.diagnostics), "text", sys.stderr)
         raise
     finally:
         if printer is not None:
             printer.done()
     if result.warnings:
-        from wfops.report import render
-
         render(result.warnings, "text", sys.stderr)
     print_result(result, json_out=json_out)
     _github_summary(project, result)

@@ -13,14 +13,16 @@ from typing import TYPE_CHECKING
 
 from wfops.cli.output import check_format
 from wfops.errors import ProjectNotFound
+from wfops.report import render
 
 if TYPE_CHECKING:
+    # deferred: wfops.api imports asyncio (~33 ms), see run
     from wfops.api import Project
 
 
 def run(*, paths: list[str], format: str, project: str | None) -> int:
+    # deferred: wfops.api imports asyncio (~33 ms); `wfops` imports this module for every command
     from wfops.api import validate_files
-    from wfops.report import render
 
     check_format(format)
     found = _project(project, paths)
@@ -36,6 +38,7 @@ def run(*, paths: list[str], format: str, project: str | None) -> int:
 def _project(explicit: str | None, paths: list[str]) -> Project | None:
     """The project the paths belong to: --project, else the one around the current directory,
     else the one around the first path that has one; None when the paths are in no project."""
+    # deferred: wfops.api imports asyncio (~33 ms), see run
     from wfops.api import Project
 
     if explicit is not None or not paths:

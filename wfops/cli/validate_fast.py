@@ -9,6 +9,8 @@ None and goes through typer as usual, so usage errors read the same.
 
 from __future__ import annotations
 
+from wfops.cli.validate_cmd import run
+
 _VALUED = {"--format": "format", "-f": "format", "--project": "project"}
 
 
@@ -41,6 +43,5 @@ def fast_validate(argv: list[str]) -> int | None:
     options = parse(argv)
     if options is None:
         return None
-    from wfops.cli.validate_cmd import run
 
     return run(**options)

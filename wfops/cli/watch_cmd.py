@@ -15,8 +15,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from wfops.cli import run_cmd
+from wfops.cli.crash import report_crash
 from wfops.cli.output import say
 from wfops.errors import WfopsError
+from wfops.report import render
 
 DEBOUNCE_MS = 300
 _IGNORED_DIRS = {".wfops", ".git", "__pycache__", ".venv", "venv", "node_modules", ".mypy_cache",
@@ -26,6 +29,7 @@ Handler = Callable[[set[str]], Any]
 
 
 def run(*, deployment: str | None = None, project: str | None = None, db: str | None = None) -> int:
+    # deferred: wfops.api imports asyncio (~33 ms); importing the CLI's modules stays cheap
     from wfops.api import Project
 
     root = Project(project).root
@@ -57,6 +61,7 @@ def watch_loop(root: Path, handle: Handler, *, stop_event: threading.Event | Non
     """Call `handle(set())` once, then `handle(changed_paths)` after each debounced burst of
     relevant changes, until `stop_event` is set or `max_passes` change-passes ran.
     Returns the number of change-passes (the seam tests drive)."""
+    # deferred: watchfiles (~22 ms), only once watching starts
     from watchfiles import watch
 
     handle(set())
@@ -75,8 +80,8 @@ def watch_loop(root: Path, handle: Handler, *, stop_event: threading.Event | Non
 def one_pass(root: Path, changed: set[str], *, deployment: str | None = None, db: str | None = None,
              stream: Any = None) -> bool:
     """Revalidate (python sources reloaded), print the findings, rerun when clean. True when valid."""
+    # deferred: wfops.api imports asyncio (~33 ms); importing the CLI's modules stays cheap
     from wfops.api import Project
-    from wfops.report import render
 
     out = stream or sys.stdout
     started = time.perf_counter()
@@ -90,8 +95,6 @@ def one_pass(root: Path, changed: set[str], *, deployment: str | None = None, db
         out.write(f"wfops: error: {exc.message}\n")
         return False
     except Exception as exc:  # a bug must not end a watch session: say so and keep watching
-        from wfops.cli.crash import report_crash
-
         report_crash(exc)
         return False
     render(report.diagnostics, "text", out)
@@ -103,8 +106,6 @@ def one_pass(root: Path, changed: set[str], *, deployment: str | None = None, db
 
 
 def _rerun(root: Path, deployment: str, db: str | None, out: Any) -> None:
-    from wfops.cli import run_cmd
-
     try:
         code = run_cmd.run(deployment=deployment, inputs=[], input_file=None, json_out=False,
                            project=str(root), db=db)
