@@ -19,9 +19,11 @@ from wfops.api.results import CallOutcome, Capabilities, CapabilityInfo
 from wfops.diagnostics import Diagnostic
 from wfops.errors import CallFailed, WfopsError
 from wfops.jsonvalues import check_json_value
-from wfops.loader.project import SOURCES_FILE
+from wfops.loader.project import SOURCES_FILE, load_project
+from wfops.lock.lockfile import read_lock
 from wfops.sources.base import Capability, CapabilityRef, Source, StepContext, list_capabilities
 from wfops.sources.contract import call_checked
+from wfops.sources.registry import build_sources
 
 
 @dataclass
@@ -67,8 +69,6 @@ class Catalog:
         return Capabilities(found, notes, mine)
 
     def locked(self, source_id: str) -> dict[str, Capability] | None:
-        from wfops.lock.lockfile import read_lock
-
         lock = read_lock(self.root)
         contracts = lock.source_capabilities(source_id) if lock is not None else None
         if not contracts:
@@ -124,9 +124,6 @@ async def _invoke(source: Source, cap: Capability, payload: dict[str, Any]) -> A
 
 
 def load_catalog(root: Path) -> Catalog:
-    from wfops.loader.project import load_project
-    from wfops.sources.registry import build_sources
-
     project = load_project(root)
     sources, diagnostics = build_sources(project)
     return Catalog(project.root, sources, [*project.diagnostics, *diagnostics])

@@ -5,16 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from wfops.api.results import CompileReport
+from wfops.compiler.validate import validate_project
 from wfops.errors import UsageError, WfopsError
+from wfops.lock.build import compile_project
+from wfops.lock.drift import EVERYTHING, pin_mismatches
+from wfops.lock.lockfile import dump_lock, read_lock, write_lock
+from wfops.lock.summary import lock_changes
 
 
 def compile_lock(root: Path, out: str | Path | None) -> CompileReport:
-    from wfops.compiler.validate import validate_project
-    from wfops.lock.build import compile_project
-    from wfops.lock.drift import EVERYTHING, pin_mismatches
-    from wfops.lock.lockfile import dump_lock, read_lock, write_lock
-    from wfops.lock.summary import lock_changes
-
     out_dir = _out_directory(out) if out is not None else None  # refused before anything is written
     validation = validate_project(root, live=True)  # compile is where MCP contracts get snapshotted
     deployments = sorted(validation.project.deployments)

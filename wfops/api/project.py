@@ -20,10 +20,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from wfops.api import validate as checks
 from wfops.api.results import CallOutcome, Capabilities, CapabilityInfo, CompileReport, Report, Run
+from wfops.api.validate import validate_standalone
 from wfops.errors import ProjectNotFound, UnknownRunError, UsageError, WfopsError
 from wfops.jsonvalues import check_json_value
-from wfops.loader.project import find_root, project_db_path
+from wfops.loader.project import find_root, load_project, project_db_path
+from wfops.sources.modules import forget_project_modules
 
 if TYPE_CHECKING:  # types only: `validate` must not load the engine or the store
     from wfops.api.catalog import Catalog
@@ -84,8 +87,6 @@ class Project:
         deployment or sources): check YAML text not yet saved, as if it replaced `path`
         (or the file of the same name), in the context of the project.
         """
-        from wfops.api import validate as checks
-
         self._fresh()
         if text is not None:
             if kind is None:
@@ -99,6 +100,7 @@ class Project:
     def compile(self, out: str | Path | None = None) -> CompileReport:
         """Validate (MCP servers are started to snapshot their contracts) and write wfops.lock;
         with `out`, also one artifact JSON per workflow there."""
+        # deferred: wfops.api.compile is not needed on the validate cache-hit path (pre-commit)
         from wfops.api.compile import compile_lock
 
         self._fresh()
@@ -106,14 +108,13 @@ class Project:
 
     def check(self, live: bool = False) -> Report:
         """Compare the project with wfops.lock: stale lock, contract drift (`live`: start MCP sources)."""
+        # deferred: wfops.lock.check is not needed on the validate cache-hit path (pre-commit)
         from wfops.lock.check import check_project
 
         self._fresh()
         return Report(check_project(self.root, live=live), ["(whole project)"])
 
     def deployments(self) -> list[str]:
-        from wfops.loader.project import load_project
-
         return sorted(load_project(self.root).deployments)
 
     # -- runs ----------------------------------------------------------------------------
@@ -125,6 +126,7 @@ class Project:
         `diagnostics`) when the run may not start; a run that starts returns a `Run`
         whatever its status. `on_step` is called with each committed trace entry.
         """
+        # deferred: wfops.runner is not needed on the validate cache-hit path (pre-commit)
         from wfops.runner import RunOptions, run_deployment
 
         given = dict(input or {})
@@ -137,6 +139,7 @@ class Project:
     def resume(self, run_id: str, outcome: str | None = None, payload: Any = None, *,
                on_step: OnStep | None = None) -> Run:
         """Continue an interrupted run (answering it with `outcome` and `payload`) or a crashed one."""
+        # deferred: wfops.runner is not needed on the validate cache-hit path (pre-commit)
         from wfops.runner import ResumeOptions, resume_run
 
         check_json_value(payload, "payload")
@@ -186,6 +189,8 @@ class Project:
     def step_summary(self, run_id: str) -> str:
         """The run as markdown (status, output, error, the graph with the path taken), as
         `wfops run` appends it to a GitHub Actions job summary."""
+        # deferred: wfops.compiler.artifact and wfops.report.summary are not needed on the validate
+        # cache-hit path (pre-commit)
         from wfops.compiler.artifact import load_artifact
         from wfops.report.summary import step_summary
 
@@ -205,6 +210,7 @@ class Project:
 
     def capability(self, ref: str) -> CapabilityInfo:
         """One capability by concrete ref (`<source id>.<name>`)."""
+        # deferred: wfops.api.catalog is not needed on the validate cache-hit path (pre-commit)
         from wfops.api.catalog import info
 
         source, cap = self._catalog().capability(ref)
@@ -217,7 +223,7 @@ class Project:
 
     def graph(self, workflow: str, format: str = "mermaid") -> str:  # noqa: A002 - the contract's word
         """A workflow's steps and routes as Mermaid or Graphviz DOT text."""
-        from wfops.loader.project import load_project
+        # deferred: wfops.report.graph is not needed on the validate cache-hit path (pre-commit)
         from wfops.report.graph import render_graph
 
         if format not in GRAPH_FORMATS:
@@ -236,12 +242,11 @@ class Project:
     # -- plumbing ------------------------------------------------------------------------
     def _fresh(self) -> None:
         """Forget this project's python modules, so edits count in a long-lived process."""
-        from wfops.sources.modules import forget_project_modules
-
         if self._root is not None:
             forget_project_modules(self._root)
 
     def _catalog(self) -> Catalog:
+        # deferred: wfops.api.catalog is not needed on the validate cache-hit path (pre-commit)
         from wfops.api.catalog import load_catalog
 
         self._fresh()
@@ -253,6 +258,7 @@ class Project:
         path = self.db_path
         if run_id is not None and not path.exists():
             raise UnknownRunError(f"no run {run_id!r}: there is no store at {path} yet")
+        # deferred: wfops.store is not needed on the validate cache-hit path (pre-commit)
         from wfops.store import open_store
 
         store = open_store(path)
@@ -277,8 +283,6 @@ def _drive(coro: Any) -> Any:
 
 def validate_files(paths: list[str]) -> Report:
     """Files outside any project, each checked on its own (kind from its place or keys)."""
-    from wfops.api.validate import validate_standalone
-
     return Report(validate_standalone(paths), list(paths))
 
 

@@ -17,6 +17,7 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 
 from wfops.errors import UsageError, WfopsError
+from wfops.model.json_schema import KINDS, committed_path, schema_text
 
 SCHEMA_DIR = ".wfops-schemas"
 SCHEMA_KINDS = ("workflow", "deployment", "sources")
@@ -31,7 +32,6 @@ class Scaffold:
 
 def schema(kind: str = "workflow") -> str:
     """The JSON Schema of a file kind (workflow, deployment or sources), as editors read it."""
-    from wfops.model.json_schema import KINDS, schema_text
 
     if kind not in KINDS:
         raise UsageError(f"unknown schema kind {kind!r}", hint="use --kind " + ", --kind ".join(KINDS))
@@ -69,7 +69,6 @@ def init(directory: str | Path = ".", *, force: bool = False) -> Scaffold:
 
 def scaffold_files() -> dict[str, str]:
     """Project-relative path -> text of every file `init` writes."""
-    from wfops.model.json_schema import committed_path
 
     root = resources.files("wfops") / "scaffold" / "project"
     found = dict(_walk(root, ()))

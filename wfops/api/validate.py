@@ -10,10 +10,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from wfops.compiler import cache
 from wfops.diagnostics import Diagnostic, error, sort_key
 from wfops.errors import UsageError
 from wfops.loader.guard import inside_project, relative_name
-from wfops.loader.project import DEPLOYMENTS_DIR, LOCK_FILE, SOURCES_FILE, WORKFLOWS_DIR
+from wfops.loader.project import (
+    DEPLOYMENTS_DIR,
+    LOCK_FILE,
+    SOURCES_FILE,
+    WORKFLOWS_DIR,
+    Loaded,
+    load_project,
+    validate_document,
+)
+from wfops.loader.yaml import YamlLoadError, load_yaml_text
 
 Kind = Literal["workflow", "deployment", "sources"]
 KINDS: tuple[Kind, ...] = ("workflow", "deployment", "sources")
@@ -70,14 +80,12 @@ def _is_project_file(rel: str) -> bool:
 
 def project_diagnostics(root: Path) -> list[Diagnostic]:
     """The whole project's findings, replayed from the cache when no input changed."""
-    from wfops.compiler import cache
-
     key = cache.cache_key(root)
     cached = cache.lookup(root, key)
     if cached is not None:
         return cached
-    # Deferred: the checks import pydantic, ruamel and the project's python sources,
-    # none of which a cache hit (most commits) needs.
+    # deferred: wfops.compiler.validate is not needed on the validate cache-hit path (pre-commit);
+    # the checks it runs import pydantic, ruamel and the project's python sources
     from wfops.compiler.validate import validate_project
 
     diagnostics = validate_project(root).diagnostics
@@ -91,6 +99,7 @@ def validate_paths(root: Path, paths: list[str], base: Path | None) -> list[Diag
     if selection.reads_project:
         found += [d for d in project_diagnostics(root) if selection.wants(d)]
     if selection.other_yaml:
+        # deferred: wfops.compiler.standalone is not needed on the validate cache-hit path (pre-commit)
         from wfops.compiler.standalone import validate_file
 
         for path, rel in selection.other_yaml:
@@ -100,6 +109,7 @@ def validate_paths(root: Path, paths: list[str], base: Path | None) -> list[Diag
 
 def validate_standalone(paths: list[str]) -> list[Diagnostic]:
     """Files outside any project, each checked on its own (its kind guessed from its place or keys)."""
+    # deferred: wfops.compiler.standalone is not needed on the validate cache-hit path (pre-commit)
     from wfops.compiler.standalone import validate_file
 
     found: list[Diagnostic] = []
@@ -120,9 +130,8 @@ def validate_inline(root: Path, text: str, kind: Kind, path: str | None) -> tupl
     """YAML text not yet saved, checked as if it replaced the project file it is meant for
     (`path`, else the workflow or deployment of the same name). Nothing is written.
     Returns (the name it was checked as, its findings, whether the static checks ran)."""
+    # deferred: wfops.compiler.validate is not needed on the validate cache-hit path (pre-commit)
     from wfops.compiler.validate import validate_loaded
-    from wfops.loader.project import Loaded, load_project, validate_document
-    from wfops.loader.yaml import YamlLoadError, load_yaml_text
 
     if kind not in KINDS:
         raise UsageError(f"unknown kind {kind!r}", hint="kind is one of: " + ", ".join(KINDS))
@@ -152,6 +161,7 @@ def validate_inline(root: Path, text: str, kind: Kind, path: str | None) -> tupl
 
 
 def _model(kind: Kind) -> type:
+    # deferred: wfops.model imports pydantic (~30 ms), which a validate cache hit does not need
     from wfops.model.deployment import Deployment
     from wfops.model.sources import SourcesFile
     from wfops.model.workflow import Workflow

@@ -16,6 +16,8 @@ os.environ.setdefault("TYPER_USE_RICH", "0")  # rich costs start-up time and ref
 
 import typer  # noqa: E402
 
+from wfops import __version__
+
 app = typer.Typer(
     name="wfops",
     help="Declarative workflows in git: validate, compile, lock, check and run them.",
@@ -37,8 +39,6 @@ Json = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
 
 def _print_version(value: bool) -> None:
     if value:
-        from wfops import __version__
-
         typer.echo(f"wfops {__version__}")
         raise typer.Exit(0)
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
+from wfops.api import Project
+from wfops.cli.inputs import read_input_file
 from wfops.cli.output import print_json, say, warn
 
 if TYPE_CHECKING:
@@ -17,7 +19,6 @@ if TYPE_CHECKING:
 
 def run(*, action: str, source: str | None = None, ref: str | None = None, input_file: str | None = None,
         json_out: bool = False, project: str | None = None) -> int:
-    from wfops.api import Project
 
     found = Project(project)
     if action == "list":
@@ -25,8 +26,6 @@ def run(*, action: str, source: str | None = None, ref: str | None = None, input
     if action == "show":
         return _show(found, ref or "", json_out)
     if action == "call":
-        from wfops.cli.inputs import read_input_file
-
         payload = read_input_file(input_file or "", "--input-file")
         print_json(found.call(ref or "", payload).to_dict())
         return 0

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import sys
 
+from wfops.api import Project
 from wfops.cli.output import check_format, print_json, say, warn
+from wfops.report import render
 
 
 def run(*, out: str | None, format: str, project: str | None) -> int:
-    from wfops.api import Project
-    from wfops.report import render
-
     check_format(format)
     found = Project(project)
     report = found.compile(out)

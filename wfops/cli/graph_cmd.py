@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
+from wfops.api import Project
 from wfops.cli.output import say
 from wfops.errors import UsageError
 
 
 def run(*, workflow: str, format: str = "mermaid", project: str | None = None) -> int:
-    from wfops.api import Project
-
     if format not in ("mermaid", "dot"):  # a usage error before the project is even looked for
         raise UsageError(f"unknown graph format {format!r}", hint="use --format mermaid or --format dot")
     say(Project(project).graph(workflow, format).rstrip("\n"))

@@ -5,13 +5,12 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
+from wfops.api import init
+from wfops.api.scaffold import SCHEMA_DIR
 from wfops.cli.output import say
 
 
 def run(*, directory: str = ".", force: bool = False) -> int:
-    from wfops.api import init
-    from wfops.api.scaffold import SCHEMA_DIR
-
     made = init(directory, force=force)
     target = made.directory
     say(f"Created a wfops project in {target}:")

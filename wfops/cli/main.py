@@ -14,14 +14,13 @@ from typing import Any
 from wfops.cli import exits
 from wfops.cli.crash import report_crash
 from wfops.cli.exits import INTERRUPTED
+from wfops.cli.validate_fast import fast_validate
 from wfops.errors import WfopsError
 
 
 def main(argv: list[str] | None = None) -> None:
     args = _project_after_verb(sys.argv[1:] if argv is None else argv)
     try:
-        from wfops.cli.validate_fast import fast_validate
-
         fast = fast_validate(args)
         sys.exit(fast if fast is not None else _run_typer(args))
     except SystemExit:
@@ -60,6 +59,7 @@ def _run_typer(args: list[str]) -> int:
     """Parse with the typer app; click's own outcomes become exit codes and one-line messages."""
     # Before typer is imported: rich costs start-up time and reflows our one-line messages.
     os.environ.setdefault("TYPER_USE_RICH", "0")
+    # deferred: typer (~33 ms) and the app built on it; `wfops validate` (pre-commit) runs without
     from typer import Abort, Exit
     from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
 
@@ -89,7 +89,7 @@ def _run_typer(args: list[str]) -> int:
 
 def __getattr__(name: str) -> Any:
     if name == "app":  # the typer app, for tests and docs generators
-        from wfops.cli.app import app
+        from wfops.cli.app import app  # deferred: typer (~33 ms)
 
         return app
     raise AttributeError(name)

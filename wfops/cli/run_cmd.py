@@ -13,10 +13,13 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from wfops.api import Project
 from wfops.cli import exits
 from wfops.cli.inputs import parse_payload, run_input
 from wfops.cli.output import print_json, say, warn
+from wfops.cli.progress import ProgressPrinter
 from wfops.errors import RefusedError
+from wfops.report import render
 
 if TYPE_CHECKING:
     from wfops.api import Project, Run
@@ -24,7 +27,6 @@ if TYPE_CHECKING:
 
 def run(*, deployment: str, inputs: list[str], input_file: str | None, json_out: bool,
         project: str | None, db: str | None) -> int:
-    from wfops.api import Project
 
     given = run_input(inputs, input_file)
     found = Project(project, db=db)
@@ -33,7 +35,6 @@ def run(*, deployment: str, inputs: list[str], input_file: str | None, json_out:
 
 def resume(*, run_id: str, outcome: str | None, payload: str | None, json_out: bool,
            project: str | None, db: str | None) -> int:
-    from wfops.api import Project
 
     value = parse_payload(payload)
     found = Project(project, db=db)
@@ -42,23 +43,18 @@ def resume(*, run_id: str, outcome: str | None, payload: str | None, json_out: b
 
 def drive(project: Project, start: Callable[[Any], Run], *, json_out: bool) -> int:
     """Run `start(on_step)` with progress on stderr, print the result, return the exit code."""
-    from wfops.cli.progress import ProgressPrinter
 
     printer = ProgressPrinter() if (not json_out or sys.stderr.isatty()) else None
     try:
         result = start(printer)
     except RefusedError as exc:
         if exc.diagnostics:
-            from wfops.report import render
-
             render(list(exc.diagnostics), "text", sys.stderr)
         raise
     finally:
         if printer is not None:
             printer.done()
     if result.warnings:
-        from wfops.report import render
-
         render(result.warnings, "text", sys.stderr)
     print_result(result, json_out=json_out)
     _github_summary(project, result)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from wfops.api import Project
 from wfops.cli.output import compact, print_json, say
+from wfops.report.trace import describe
 
 if TYPE_CHECKING:
     from wfops.api import Run, TraceEntry
@@ -13,7 +15,6 @@ if TYPE_CHECKING:
 def run(*, action: str, project: str | None, db: str | None, json_out: bool = False,
         run_id: str | None = None, deployment: str | None = None, status: str | None = None,
         limit: int | None = None, from_seq: int | None = None, older_than: float | None = None) -> int:
-    from wfops.api import Project
 
     found = Project(project, db=db)
     if action == "list":
@@ -76,8 +77,6 @@ def _show(r: Run, json_out: bool) -> int:
 
 
 def _trace(entries: list[TraceEntry], json_out: bool) -> int:
-    from wfops.report.trace import describe
-
     if json_out:
         print_json([e.to_dict() for e in entries])
         return 0

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import sys
 
+from wfops.api import schema
+
 
 def run(*, kind: str = "workflow") -> int:
-    from wfops.api import schema
-
     sys.stdout.write(schema(kind))
     return 0

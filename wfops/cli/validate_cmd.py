@@ -9,19 +9,14 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from wfops.api import Project, validate_files
 from wfops.cli.output import check_format
 from wfops.errors import ProjectNotFound
-
-if TYPE_CHECKING:
-    from wfops.api import Project
+from wfops.report import render
 
 
 def run(*, paths: list[str], format: str, project: str | None) -> int:
-    from wfops.api import validate_files
-    from wfops.report import render
-
     check_format(format)
     found = _project(project, paths)
     if found is None:
@@ -36,8 +31,6 @@ def run(*, paths: list[str], format: str, project: str | None) -> int:
 def _project(explicit: str | None, paths: list[str]) -> Project | None:
     """The project the paths belong to: --project, else the one around the current directory,
     else the one around the first path that has one; None when the paths are in no project."""
-    from wfops.api import Project
-
     if explicit is not None or not paths:
         return Project(explicit)  # no project and no paths: ProjectNotFound, exit 2
     for start in (None, *(Path(raw) for raw in paths)):

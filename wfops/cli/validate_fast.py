@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from wfops.cli.validate_cmd import run
+
 _VALUED = {"--format": "format", "-f": "format", "--project": "project"}
 
 
@@ -43,6 +45,5 @@ def fast_validate(argv: list[str]) -> int | None:
     options = parse(argv)
     if options is None:
         return None
-    from wfops.cli.validate_cmd import run
 
     return run(**options)

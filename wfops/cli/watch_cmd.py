@@ -15,8 +15,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from wfops.api import Project
+from wfops.cli import run_cmd
+from wfops.cli.crash import report_crash
 from wfops.cli.output import say
 from wfops.errors import WfopsError
+from wfops.report import render
 
 DEBOUNCE_MS = 300
 _IGNORED_DIRS = {".wfops", ".git", "__pycache__", ".venv", "venv", "node_modules", ".mypy_cache",
@@ -26,8 +30,6 @@ Handler = Callable[[set[str]], Any]
 
 
 def run(*, deployment: str | None = None, project: str | None = None, db: str | None = None) -> int:
-    from wfops.api import Project
-
     root = Project(project).root
     say(f"watching {root} (Ctrl-C to stop)")
     try:
@@ -57,6 +59,7 @@ def watch_loop(root: Path, handle: Handler, *, stop_event: threading.Event | Non
     """Call `handle(set())` once, then `handle(changed_paths)` after each debounced burst of
     relevant changes, until `stop_event` is set or `max_passes` change-passes ran.
     Returns the number of change-passes (the seam tests drive)."""
+    # deferred: watchfiles (~22 ms), only once watching starts
     from watchfiles import watch
 
     handle(set())
@@ -75,8 +78,6 @@ def watch_loop(root: Path, handle: Handler, *, stop_event: threading.Event | Non
 def one_pass(root: Path, changed: set[str], *, deployment: str | None = None, db: str | None = None,
              stream: Any = None) -> bool:
     """Revalidate (python sources reloaded), print the findings, rerun when clean. True when valid."""
-    from wfops.api import Project
-    from wfops.report import render
 
     out = stream or sys.stdout
     started = time.perf_counter()
@@ -90,8 +91,6 @@ def one_pass(root: Path, changed: set[str], *, deployment: str | None = None, db
         out.write(f"wfops: error: {exc.message}\n")
         return False
     except Exception as exc:  # a bug must not end a watch session: say so and keep watching
-        from wfops.cli.crash import report_crash
-
         report_crash(exc)
         return False
     render(report.diagnostics, "text", out)
@@ -103,8 +102,6 @@ def one_pass(root: Path, changed: set[str], *, deployment: str | None = None, db
 
 
 def _rerun(root: Path, deployment: str, db: str | None, out: Any) -> None:
-    from wfops.cli import run_cmd
-
     try:
         code = run_cmd.run(deployment=deployment, inputs=[], input_file=None, json_out=False,
                            project=str(root), db=db)

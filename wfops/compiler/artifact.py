@@ -66,6 +66,7 @@ def _dump(model: BaseModel) -> dict[str, Any]:
 
 
 def _plain(value: Any) -> Any:
+    # deferred: pydantic (~30 ms); callers pass models, so it is loaded by then
     from pydantic import BaseModel
 
     if isinstance(value, BaseModel):
@@ -134,6 +135,6 @@ class ArtifactSet:
 
 def load_artifact(normalized: Mapping[str, Any]) -> Workflow:
     """Rebuild a workflow from its stored normalized form."""
-    from wfops.model.workflow import Workflow
+    from wfops.model.workflow import Workflow  # deferred: wfops.model imports pydantic (~30 ms)
 
     return Workflow.model_validate(dict(normalized))

@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import wfops
 from wfops.diagnostics import Diagnostic
 
 CACHE_FILE = Path(".wfops") / "cache" / "validate.json"
@@ -44,8 +45,6 @@ def _file_hash(path: Path) -> str | None:
 
 def _tool_fingerprint() -> str:
     """Changes whenever the wfops code (an editable install included) or Python changes."""
-    import wfops
-
     digest = hashlib.sha256(f"{FORMAT}|{sys.version}|{getattr(wfops, '__version__', '')}".encode())
     package = Path(wfops.__file__).parent
     for dirpath, dirnames, filenames in os.walk(package):
@@ -97,6 +96,7 @@ def imported_project_files(root: Path) -> list[str]:
 
 def store(root: Path, key: str, diagnostics: list[Diagnostic]) -> None:
     """Best effort: a read-only checkout simply runs uncached."""
+    # deferred: wfops.statedir is not needed on the validate cache-hit path (pre-commit)
     from wfops.statedir import make_state_dir
 
     entry: dict[str, Any] = {

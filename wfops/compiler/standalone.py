@@ -11,7 +11,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from wfops.compiler.checks.context import IDENTITY, Catalog, CheckContext, Sink
+from wfops.compiler.checks.run import env_checks, file_checks
 from wfops.diagnostics import Diagnostic, error, sort_key
+from wfops.errors import UsageError
+from wfops.loader.project import Loaded, Project, validate_document
+from wfops.loader.yaml import YamlLoadError, load_yaml_file, load_yaml_text
+from wfops.sources.std import StdSource
 
 KINDS = ("workflow", "deployment", "sources")
 
@@ -36,8 +42,6 @@ def guess_kind(path: Path | None, data: Any) -> str | None:
 def validate_file(path: Path, display: str, kind: str | None = None, *, quiet_unknown: bool = False
                   ) -> list[Diagnostic]:
     """Findings for one file; with `quiet_unknown`, a file that is no wfops file yields none."""
-    from wfops.loader.yaml import YamlLoadError, load_yaml_file
-
     try:
         doc = load_yaml_file(path, display)
     except YamlLoadError as exc:
@@ -55,9 +59,6 @@ def validate_file(path: Path, display: str, kind: str | None = None, *, quiet_un
 
 def validate_text(text: str, kind: str, file: str = "<text>") -> list[Diagnostic]:
     """Findings for YAML text of a known kind (for editors and the MCP server)."""
-    from wfops.errors import UsageError
-    from wfops.loader.yaml import YamlLoadError, load_yaml_text
-
     if kind not in KINDS:
         raise UsageError(f"unknown kind {kind!r}", hint="use one of: " + ", ".join(KINDS))
     try:
@@ -68,15 +69,12 @@ def validate_text(text: str, kind: str, file: str = "<text>") -> list[Diagnostic
 
 
 def _check_document(doc: Any, kind: str) -> list[Diagnostic]:
+    # deferred: pydantic (~30 ms) and the models built on it, only once a file has parsed
     from pydantic import BaseModel
 
-    from wfops.compiler.checks.context import IDENTITY, Catalog, CheckContext, Sink
-    from wfops.compiler.checks.run import env_checks, file_checks
-    from wfops.loader.project import Loaded, Project, validate_document
     from wfops.model.deployment import Deployment
     from wfops.model.sources import SourcesFile
     from wfops.model.workflow import Workflow
-    from wfops.sources.std import StdSource
 
     models: dict[str, type[BaseModel]] = {"workflow": Workflow, "deployment": Deployment, "sources": SourcesFile}
     model_type = models[kind]

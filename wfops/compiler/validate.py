@@ -10,9 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from wfops.compiler.checks.catalog import build_catalog
+from wfops.compiler.checks.context import CheckContext
+from wfops.compiler.checks.run import run_checks
 from wfops.diagnostics import Diagnostic, sort_key
-from wfops.loader.project import Project
+from wfops.loader.project import Project, load_project
 from wfops.sources.base import Capability, Source
+from wfops.sources.registry import build_sources
 
 
 @dataclass
@@ -34,18 +38,11 @@ def validate_project(root: Path, *, live: bool = False) -> Validation:
     A capability of an MCP source the lock does not hold is `contract-unknown`
     (a warning here; `check` makes it an error).
     """
-    from wfops.loader.project import load_project
-
     return validate_loaded(load_project(Path(root)), live=live)
 
 
 def validate_loaded(project: Project, *, live: bool = False) -> Validation:
     """The same checks on an already loaded project (e.g. one with an inline file substituted)."""
-    from wfops.compiler.checks.catalog import build_catalog
-    from wfops.compiler.checks.context import CheckContext
-    from wfops.compiler.checks.run import run_checks
-    from wfops.sources.registry import build_sources
-
     sources, source_diagnostics = build_sources(project)
     catalog, catalog_diagnostics = build_catalog(project, sources, live=live)
     ctx = CheckContext(project, catalog)

@@ -219,6 +219,7 @@ class RunContext:
 
     # -- frames ----------------------------------------------------------------------
     async def run_frame(self, frame: Frame, *, top: bool = False) -> None:
+        # deferred: cycle, wfops.engine.steps imports this module (RunContext, Transition)
         from wfops.engine.steps import EXECUTORS
 
         if frame.done and top:

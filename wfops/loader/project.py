@@ -81,6 +81,7 @@ def yaml_files(directory: Path) -> list[Path]:
 
 def load_project(root: Path) -> Project:
     """Load sources.yaml, workflows/*.yaml and deployments/*.yaml; problems become diagnostics."""
+    # deferred: wfops.model imports pydantic (~30 ms); a validate cache hit loads no project
     from wfops.model.deployment import Deployment
     from wfops.model.sources import SourcesFile
     from wfops.model.workflow import Workflow
@@ -163,7 +164,7 @@ def _refuse_path(project: Project, path: Path, rel: str) -> Diagnostic | None:
 
 def validate_document(doc: Document, model: type[BaseModel]) -> tuple[Any, list[Diagnostic]]:
     """Validate loaded data against a pydantic model; each error points at its node."""
-    from pydantic import ValidationError
+    from pydantic import ValidationError  # deferred: pydantic (~30 ms), see load_project
 
     try:
         return model.model_validate(doc.data), []

@@ -249,6 +249,7 @@ def allowed_keys(root: str, data: Any, container: tuple) -> list[str]:
 
 def _model_at(root: str, data: Any, container: tuple) -> Any:
     if root == "Workflow":
+        # deferred: wfops.model imports pydantic (~30 ms); loaded only on a schema error
         from wfops.model.workflow import STEP_KINDS, Catch, Retry, Workflow
 
         if container == ():
@@ -263,10 +264,12 @@ def _model_at(root: str, data: Any, container: tuple) -> Any:
             return Retry if container[2] == "retry" else Catch
         return None
     if root == "Deployment" and container == ():
+        # deferred: wfops.model imports pydantic (~30 ms); loaded only on a schema error
         from wfops.model.deployment import Deployment
 
         return Deployment
     if root == "SourcesFile":
+        # deferred: wfops.model imports pydantic (~30 ms); loaded only on a schema error
         from wfops.model.sources import McpSource, PythonSource, SourcesFile
 
         if container == ():

@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from wfops.canonical import sha256_of
 from wfops.compiler.artifact import ArtifactSet
 from wfops.diagnostics import Diagnostic, warning
 from wfops.lock.lockfile import LOCK_VERSION
@@ -156,8 +157,6 @@ def _snapshot(validation: Validation, out: CompiledProject, source_id: str, cap_
 
 def part_hashes(normalized: dict[str, Any]) -> dict[str, str]:
     """Short hashes of each part of a normalized workflow, so `check` can say *what* changed."""
-    from wfops.canonical import sha256_of
-
     parts = {f"step:{step.get('id')}": sha256_of(step)[:12] for step in normalized.get("steps", [])}
     parts["order"] = sha256_of([step.get("id") for step in normalized.get("steps", [])])[:12]
     for key, value in normalized.items():

@@ -6,16 +6,15 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from wfops.compiler.validate import validate_project
 from wfops.diagnostics import Diagnostic, error, sort_key
+from wfops.errors import WfopsError
+from wfops.lock.build import compile_project
+from wfops.lock.drift import compare
+from wfops.lock.lockfile import LOCK_NAME, lock_path, read_lock
 
 
 def check_project(root: Path, *, live: bool = False) -> list[Diagnostic]:
-    from wfops.compiler.validate import validate_project
-    from wfops.errors import WfopsError
-    from wfops.lock.build import compile_project
-    from wfops.lock.drift import compare
-    from wfops.lock.lockfile import LOCK_NAME, lock_path, read_lock
-
     validation = validate_project(root, live=live)
     # In `check` a contract the lock does not hold is an error: CI cannot vouch for it.
     found = [replace(d, severity="error") if d.code == "contract-unknown" else d

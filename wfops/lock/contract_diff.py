@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 
@@ -86,8 +87,6 @@ def _keyword_changes(old: Any, new: Any) -> str:
 
 def _shown(value: Any, template: str) -> str:
     """A short value in `template`, or "" when it would not fit in a message."""
-    import json
-
     text = json.dumps(value, ensure_ascii=False, sort_keys=True)
     return template.format(text) if len(text) <= 40 else ""
 

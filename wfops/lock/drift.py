@@ -11,6 +11,7 @@ clean `check` always means "compile would not change a byte".
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -51,8 +52,6 @@ class LockLines:
         self.lines = (text or "").splitlines()
 
     def at(self, section: str, name: str | None = None) -> tuple[int, int]:
-        import json
-
         head = f'  "{section}": {{'
         for index, line in enumerate(self.lines):
             if line.startswith(head):

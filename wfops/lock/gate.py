@@ -18,8 +18,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from wfops.diagnostics import Diagnostic, error
+from wfops.errors import WfopsError
 from wfops.lock.build import compile_project
 from wfops.lock.drift import LockLines, Scope, compare, compare_contracts, pin_mismatches
+from wfops.lock.lockfile import LOCK_NAME, lock_path, read_lock
 
 if TYPE_CHECKING:
     from wfops.compiler.validate import Validation
@@ -42,9 +44,6 @@ class Gate:
 def check_deployment(validation: Validation, name: str, *,
                      live_catalog: Mapping[str, Mapping[str, Capability]] | None = None) -> Gate:
     """Decide whether deployment `name` may run. Never raises for bad projects: see `Gate.diagnostics`."""
-    from wfops.errors import WfopsError
-    from wfops.lock.lockfile import LOCK_NAME, lock_path, read_lock
-
     project = validation.project
     errors = [d for d in validation.diagnostics if d.is_error]
     if errors:

@@ -26,12 +26,10 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from wfops.errors import WfopsError
-
-if TYPE_CHECKING:
-    from wfops.sources.base import Capability
+from wfops.sources.base import Capability
 
 LOCK_NAME = "wfops.lock"
 LOCK_VERSION = 1
@@ -61,8 +59,6 @@ class LockedContract:
 
     def as_capability(self, source_id: str, name: str) -> Capability:
         """The capability this contract describes (no outcomes recorded: `ok`)."""
-        from wfops.sources.base import Capability
-
         return Capability(source_id, name, self.input_schema, self.output_schema,
                           self.outcomes or ("ok",), self.description)
 

@@ -9,6 +9,7 @@ error (its traceback goes to a crash log). Nothing a client sends kills the serv
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sys
 import threading
@@ -16,11 +17,17 @@ from collections.abc import Callable
 from contextlib import suppress
 from typing import Annotated, Any, Literal, TypeVar
 
-from mcp.server.mcpserver import Context  # module level: tool annotations are resolved here
+import anyio
+from mcp.server.mcpserver import Context, MCPServer  # Context: tool annotations resolve it here
+from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from wfops.api import Project
+from wfops.cli.crash import report_crash
+from wfops.cli.exits import for_error
+from wfops.errors import RefusedError, WfopsError
 from wfops.mcpserver import operations as ops
+from wfops.mcpserver.advice import after_error, after_refusal
 from wfops.mcpserver.models import (
     CallResult,
     CapabilitiesResult,
@@ -35,6 +42,7 @@ from wfops.mcpserver.models import (
     TraceResult,
     ValidateResult,
 )
+from wfops.report.trace import describe
 
 R = TypeVar("R", bound=Envelope)
 
@@ -50,8 +58,6 @@ _PROJECT = threading.Lock()
 
 
 def build_server(project: Project) -> Any:
-    from mcp.server.mcpserver import MCPServer
-
     app = MCPServer("wfops", instructions=INSTRUCTIONS, log_level="WARNING")
 
     @app.tool()
@@ -156,8 +162,6 @@ def build_server(project: Project) -> Any:
 
 async def _guard(result: type[R], required: dict[str, Any], fn: Callable[..., R], *args: Any,
                  exclusive: bool = True) -> R:
-    import anyio
-
     def work() -> R:
         try:
             if not exclusive:
@@ -165,8 +169,6 @@ async def _guard(result: type[R], required: dict[str, Any], fn: Callable[..., R]
             with _PROJECT:
                 return fn(*args)
         except SystemExit as exc:  # project code (a python source) must not end the server
-            from wfops.errors import WfopsError
-
             raise WfopsError(f"project code called exit({exc.code!r}) while wfops loaded it",
                              hint="a python source module must not call sys.exit() when imported") from None
         finally:
@@ -179,29 +181,19 @@ async def _guard(result: type[R], required: dict[str, Any], fn: Callable[..., R]
 
 
 def _failure(result: type[R], required: dict[str, Any], exc: Exception, tool: str) -> R:
-    from mcp.server.mcpserver.exceptions import ToolError
-
-    from wfops.cli.exits import for_error
-    from wfops.errors import RefusedError, WfopsError
-
     if isinstance(exc, WfopsError) and "exit_code" in result.model_fields:
         required = {**required, "exit_code": for_error(exc)}  # as the CLI twin would exit (2: refused)
     if isinstance(exc, RefusedError):
         found = list(exc.diagnostics)
-        from wfops.mcpserver.advice import after_refusal
-
         return result(ok=False, error=_error(exc), diagnostics=[DiagnosticOut.of(d) for d in found],
                       next_steps=after_refusal(found, exc.hint, tool), **required)
     if isinstance(exc, WfopsError):
-        from wfops.mcpserver.advice import after_error
-
         return result(ok=False, error=_error(exc), next_steps=after_error(exc), **required)
     if isinstance(exc, NotImplementedError) or (isinstance(exc, ImportError)
                                                  and (exc.name or "").startswith("wfops")):
         return result(ok=False, error=ErrorOut(
             type="Unavailable", message=f"this build of wfops cannot do that yet ({type(exc).__name__}: {exc})",
             hint="upgrade wfops, or use the matching CLI verb"), **required)
-    from wfops.cli.crash import report_crash
 
     report_crash(exc)  # the traceback goes to a crash log named on the server's stderr
     raise ToolError(f"internal error in wfops: {type(exc).__name__}: {exc} (a bug; the server's "
@@ -211,11 +203,8 @@ def _failure(result: type[R], required: dict[str, Any], exc: Exception, tool: st
 def _progress(ctx: Any) -> ops.OnStep | None:
     """Forward each committed step to the client as a progress notification, without making
     the run (in a worker thread, on its own event loop) wait for the client."""
-    import asyncio
-
     if ctx is None:
         return None
-    from wfops.report.trace import describe
 
     loop = asyncio.get_running_loop()
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TextIO
 
 from wfops.diagnostics import Diagnostic
+from wfops.report import summary_line
 
 _COMMAND = {"error": "error", "warning": "warning", "info": "notice"}
 
@@ -33,8 +34,6 @@ def format_one(d: Diagnostic) -> str:
 
 
 def render(diagnostics: list[Diagnostic], stream: TextIO) -> None:
-    from wfops.report import summary_line
-
     for d in diagnostics:
         stream.write(format_one(d) + "\n")
     # A plain line: the runner shows it in the log and ignores it as a command.

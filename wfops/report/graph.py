@@ -9,9 +9,12 @@ path a run took.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from wfops.errors import UsageError
 
 if TYPE_CHECKING:
     from wfops.model.workflow import Step, Workflow
@@ -66,6 +69,7 @@ def graph_parts(workflow: Workflow) -> tuple[list[Node], list[Edge]]:
 
 
 def _detail(step: Step) -> tuple[str, ...]:
+    # deferred: wfops.model imports pydantic (~30 ms); callers pass a Workflow, so it is loaded
     from wfops.model.workflow import (
         CallStep,
         ConditionStep,
@@ -117,8 +121,6 @@ def _condition(condition: Any, top: bool = False) -> str:
 
 
 def _operand(value: Any) -> str:
-    import json
-
     if isinstance(value, str) and value.startswith("$") and not value.startswith("$$"):
         return value
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
@@ -126,8 +128,6 @@ def _operand(value: Any) -> str:
 
 def render_graph(workflow: Workflow, fmt: str = "mermaid", taken: Sequence[str] | None = None) -> str:
     """The drawing as text. `taken` highlights the steps (and the edges between them) a run took."""
-    from wfops.errors import UsageError
-
     if fmt not in FORMATS:
         raise UsageError(f"unknown graph format {fmt!r}", hint="use mermaid or dot")
     nodes, edges = graph_parts(workflow)

@@ -7,10 +7,11 @@ the repository wherever it is checked out.
 from __future__ import annotations
 
 import json
-from pathlib import PurePosixPath, PureWindowsPath
+from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any, TextIO
 from urllib.parse import quote
 
+from wfops import __version__
 from wfops.codes import summary
 from wfops.diagnostics import Diagnostic
 
@@ -20,15 +21,11 @@ _LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 
 def artifact_location(file: str) -> dict[str, str]:
     if PurePosixPath(file).is_absolute() or PureWindowsPath(file).is_absolute():
-        from pathlib import Path
-
         return {"uri": Path(file).as_uri()}
     return {"uri": quote(file.replace("\\", "/"), safe="/"), "uriBaseId": "%SRCROOT%"}
 
 
 def as_data(diagnostics: list[Diagnostic]) -> dict[str, Any]:
-    from wfops import __version__
-
     rule_index: dict[str, int] = {}
     rules: list[dict[str, Any]] = []
     results: list[dict[str, Any]] = []

@@ -13,6 +13,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from wfops.report.graph import render_graph
+
 if TYPE_CHECKING:
     from wfops.engine.types import RunSnapshot, TraceEntry
     from wfops.model.workflow import Workflow
@@ -32,8 +34,6 @@ def append_step_summary(snapshot: RunSnapshot | Mapping[str, Any], trace: Sequen
 def step_summary(snapshot: RunSnapshot | Mapping[str, Any], trace: Sequence[TraceEntry | Mapping[str, Any]],
                  workflow: Workflow) -> str:
     """The summary as markdown text (a `RunSnapshot` or its public dict, and trace entries)."""
-    from wfops.report.graph import render_graph
-
     run = dict(snapshot) if isinstance(snapshot, Mapping) else snapshot.to_public()
     entries = [dict(e) if isinstance(e, Mapping) else e.to_dict() for e in trace]
     status = run.get("status") or "unknown"

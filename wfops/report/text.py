@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TextIO
 
 from wfops.diagnostics import Diagnostic
+from wfops.report import summary_line
 
 
 def format_one(d: Diagnostic) -> str:
@@ -13,8 +14,6 @@ def format_one(d: Diagnostic) -> str:
 
 
 def render(diagnostics: list[Diagnostic], stream: TextIO) -> None:
-    from wfops.report import summary_line
-
     for d in diagnostics:
         stream.write(format_one(d) + "\n")
     stream.write(summary_line(diagnostics) + "\n")

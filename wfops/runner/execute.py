@@ -5,6 +5,7 @@ These are the plain async functions the core API (`wfops.api.Project.run`/`resum
 
 from __future__ import annotations
 
+import os
 import secrets as _random
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -12,12 +13,19 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from wfops.compiler.artifact import load_artifact
+from wfops.compiler.validate import validate_project
 from wfops.diagnostics import Diagnostic
 from wfops.engine.types import RunSnapshot
-from wfops.errors import RefusedError, UsageError
+from wfops.errors import ProjectNotFound, RefusedError, UsageError
+from wfops.loader.project import find_root, load_project, project_db_path
+from wfops.lock.gate import check_deployment
 from wfops.runner.inputs import merge, read_secrets
 from wfops.runner.progress import OnStep, ProgressSink
+from wfops.runner.resume_drift import resumed_contract_drift
 from wfops.runner.sources import live_catalog, opened_sources, used_sources
+from wfops.sources.registry import BoundResolver, build_sources
+from wfops.store import open_store
 
 
 @dataclass(frozen=True)
@@ -57,11 +65,8 @@ async def run_deployment(options: RunOptions) -> RunResult:
 
     Raises `RefusedError` (with diagnostics) before anything is stored when the run may not start.
     """
-    from wfops.compiler.validate import validate_project
+    # deferred: wfops.engine.engine imports asyncio (~33 ms) and pydantic (~30 ms), only for a run
     from wfops.engine.engine import Engine
-    from wfops.loader.project import find_root, project_db_path
-    from wfops.lock.gate import check_deployment
-    from wfops.store import open_store
 
     root = find_root(explicit=options.project)
     validation = validate_project(root)
@@ -99,9 +104,8 @@ async def run_deployment(options: RunOptions) -> RunResult:
 async def resume_run(options: ResumeOptions) -> RunResult:
     """Continue an interrupted run (answering its interrupt) or a crashed one (from its last
     committed step). The workflows come from the artifacts stored for the run, not the files."""
+    # deferred: wfops.engine.engine imports asyncio (~33 ms) and pydantic (~30 ms), only for a run
     from wfops.engine.engine import Engine
-    from wfops.runner.resume_drift import resumed_contract_drift
-    from wfops.store import open_store
 
     root, db_path = _resume_paths(options)
     store = open_store(db_path)
@@ -140,8 +144,6 @@ async def resume_run(options: ResumeOptions) -> RunResult:
 
 def _stored_workflows(store: Any, run_id: str) -> tuple[dict[str, Any], dict[str, str]]:
     """The run's workflow models, rebuilt from its stored artifacts, and their hashes."""
-    from wfops.compiler.artifact import load_artifact
-
     stored = store.run_workflows(run_id)
     workflows = {name: load_artifact(normalized) for name, (_h, normalized) in stored.items()}
     return workflows, {name: digest for name, (digest, _n) in stored.items()}
@@ -149,9 +151,6 @@ def _stored_workflows(store: Any, run_id: str) -> tuple[dict[str, Any], dict[str
 
 def _project_sources(root: Path, ids: list[str], run_id: str) -> dict[str, Any]:
     """The project's sources as they are now; refuse when one the run uses does not load."""
-    from wfops.loader.project import load_project
-    from wfops.sources.registry import build_sources
-
     sources, problems = build_sources(load_project(root))
     broken = [d for d in problems if d.is_error and d.source in ids]
     if broken:
@@ -160,11 +159,6 @@ def _project_sources(root: Path, ids: list[str], run_id: str) -> dict[str, Any]:
 
 
 def _resume_paths(options: ResumeOptions) -> tuple[Path | None, Path]:
-    import os
-
-    from wfops.errors import ProjectNotFound
-    from wfops.loader.project import find_root, project_db_path
-
     try:
         root = find_root(explicit=options.project)
     except ProjectNotFound:
@@ -176,8 +170,6 @@ def _resume_paths(options: ResumeOptions) -> tuple[Path | None, Path]:
 
 
 def _stored_root(meta: Mapping[str, Any], run_id: str) -> Path:
-    from wfops.errors import ProjectNotFound
-
     stored = meta.get("project")
     if not stored or not Path(stored).is_dir():
         raise ProjectNotFound(f"run {run_id} needs its project for its sources, and none was found",
@@ -186,8 +178,6 @@ def _stored_root(meta: Mapping[str, Any], run_id: str) -> Path:
 
 
 def _resolver(opened: Mapping[str, Any], bindings: Mapping[str, str]) -> Any:
-    from wfops.sources.registry import BoundResolver
-
     return BoundResolver(opened, bindings)
 
 

@@ -14,18 +14,17 @@ from pathlib import Path
 from typing import Any
 
 from wfops.diagnostics import Diagnostic, error, warning
+from wfops.errors import WfopsError
+from wfops.lock.contract_diff import describe_contract_change
+from wfops.lock.drift import LockLines
+from wfops.lock.lockfile import LOCK_NAME, lock_path, read_lock
+from wfops.runner.sources import used_refs
 
 
 def resumed_contract_drift(root: Path, deployment: str | None, workflows: Iterable[Any],
                            bindings: Mapping[str, str], opened: Mapping[str, Any]
                            ) -> tuple[list[Diagnostic], list[Diagnostic]]:
     """(refusals, warnings) for the MCP capabilities the resumed run uses."""
-    from wfops.errors import WfopsError
-    from wfops.lock.contract_diff import describe_contract_change
-    from wfops.lock.drift import LockLines
-    from wfops.lock.lockfile import LOCK_NAME, lock_path, read_lock
-    from wfops.runner.sources import used_refs
-
     try:
         lock = read_lock(root)
     except WfopsError:

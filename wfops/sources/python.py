@@ -16,7 +16,9 @@
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import inspect
+import json
 import re
 import threading
 import typing
@@ -165,8 +167,7 @@ async def in_daemon_thread(func: Callable[..., Any], payload: Any, thread_name: 
     executor), and the interpreter exits without joining it (it is a daemon). So no
     caller, CLI, MCP server or embedding program, is held by a hung node.
     """
-    import asyncio  # here, not at the top: validation never runs a capability
-    import contextvars
+    import asyncio  # deferred: asyncio (~33 ms), validation never runs a capability
 
     loop = asyncio.get_running_loop()
     future: asyncio.Future[Any] = loop.create_future()
@@ -199,8 +200,6 @@ def _capability(source_id: str, spec: NodeSpec, where: str) -> Capability:
 
 def _json_schema(model: type[BaseModel], role: str, where: str) -> dict[str, Any]:
     """The model's JSON Schema, which the lock stores as JSON: it must exist and be plain JSON."""
-    import json
-
     try:
         schema = model.model_json_schema()
     except Exception as exc:  # pydantic cannot describe some field types (callables, arbitrary classes)

@@ -17,6 +17,7 @@ from wfops.sources.std import StdSource
 def build_sources(project: Project) -> tuple[dict[str, Source], list[Diagnostic]]:
     """Instantiate every declared source. Python modules are imported (the only user code
     validation runs); MCP sources are created but not started."""
+    # deferred: wfops.model.sources imports pydantic (~30 ms), loaded only with a project
     from wfops.model.sources import McpSource, PythonSource
 
     sources: dict[str, Source] = {"std": StdSource()}
@@ -41,6 +42,7 @@ def build_sources(project: Project) -> tuple[dict[str, Source], list[Diagnostic]
                                          hint="run `python -c 'import "
                                          f"{spec.module}'` in the project root to see the full error"))
         elif isinstance(spec, McpSource):
+            # deferred: wfops.sources.mcp imports logging (~8 ms), only for projects with MCP sources
             from wfops.sources.mcp import McpClientSource
 
             sources[source_id] = McpClientSource(source_id, spec, project.root)
@@ -48,6 +50,7 @@ def build_sources(project: Project) -> tuple[dict[str, Source], list[Diagnostic]
 
 
 def load_python_source(root: Path, source_id: str, module: str) -> Source:
+    # deferred: wfops.sources.python imports pydantic (~30 ms), only for python sources
     from wfops.sources.python import (
         ModuleOutsideProject,
         NodeDefinitionError,

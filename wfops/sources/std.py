@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 import string
+from _string import formatter_field_name_split  # type: ignore[import-not-found]  # the parser str.format itself uses; typeshed has no stub
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -23,15 +25,12 @@ async def _fail(payload: dict[str, Any], _: StepContext) -> dict[str, Any]:
 
 
 async def _sleep(payload: dict[str, Any], _: StepContext) -> dict[str, Any]:
-    import asyncio  # here, not at the top: validation never runs a capability
-    import math
+    import asyncio  # deferred: asyncio (~33 ms), validation never runs a capability
 
     seconds = payload.get("seconds")
     # Checked here because std outputs and inputs skip the schema check: a string, a negative
     # or an infinite value (YAML `.inf`) must fail the step, not hang it or raise a TypeError.
     if isinstance(seconds, bool) or not isinstance(seconds, int | float) or not 0 <= seconds < math.inf:
-        import json
-
         raise CapabilityError(f"seconds must be a finite number >= 0, got {json.dumps(seconds, default=str)}")
     await asyncio.sleep(seconds)
     return {}
@@ -92,8 +91,6 @@ def _text(value: Any) -> str:
 
 
 def _formatter_field_name_split(field_name: str) -> tuple[Any, Any]:
-    from _string import formatter_field_name_split  # type: ignore[import-not-found]  # the parser str.format itself uses; typeshed has no stub
-
     first, rest = formatter_field_name_split(field_name)
     return first, rest
 

@@ -21,7 +21,7 @@ from wfops.engine.types import Interrupt, RunSnapshot, TraceEntry
 from wfops.errors import StoreError, UnknownRunError
 from wfops.statedir import make_state_dir
 from wfops.store import locks
-from wfops.store.migrations import migrate
+from wfops.store.migrations import current_version, migrate, refuse_newer
 from wfops.store.protocol import FINISHED, RunRecord
 
 DEFAULT_TIMEOUT = 10.0  # seconds a writer waits for another writer's transaction
@@ -77,8 +77,6 @@ class SqliteStore:
             # Reading the schema first: a non-database file or a newer schema fails here,
             # before any pragma below could write to it.
             self.conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
-            from wfops.store.migrations import current_version, refuse_newer
-
             refuse_newer(current_version(self.conn), str(self.path))
             if self.conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
                 self.conn.execute("PRAGMA journal_mode = WAL")

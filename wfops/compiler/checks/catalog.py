@@ -9,15 +9,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from wfops.compiler.checks.context import Catalog
+from wfops.compiler.checks.context import IDENTITY, Catalog, fields
+from wfops.compiler.checks.envs import environments
 from wfops.diagnostics import Diagnostic, error
 from wfops.errors import WfopsError
 from wfops.loader.project import LOCK_FILE, Project
-from wfops.sources.base import Source
+from wfops.lock.lockfile import read_lock
+from wfops.sources.base import Source, list_capabilities
 
 
 def build_catalog(project: Project, sources: Mapping[str, Source], *, live: bool = False
                   ) -> tuple[Catalog, list[Diagnostic]]:
+    # deferred: wfops.model.sources imports pydantic (~30 ms), loaded only with a project
     from wfops.model.sources import McpSource
 
     catalog = Catalog()
@@ -50,9 +53,6 @@ def build_catalog(project: Project, sources: Mapping[str, Source], *, live: bool
 
 def used_sources(project: Project) -> set[str]:
     """Concrete source ids some `uses:` reaches, under each deployment's bindings and identity."""
-    from wfops.compiler.checks.context import IDENTITY, fields
-    from wfops.compiler.checks.envs import environments
-
     used: set[str] = set()
     for name, envs in environments(project).items():
         logical = {str(fields(step).get("uses")).partition(".")[0]
@@ -64,15 +64,10 @@ def used_sources(project: Project) -> set[str]:
 
 def _from_lock(project: Project, mcp_ids: list[str], catalog: Catalog) -> list[Diagnostic]:
     try:
-        from wfops.lock.lockfile import read_lock
-    except ImportError:  # the lock module is optional for validation
-        lock = None
-    else:
-        try:
-            lock = read_lock(project.root)
-        except WfopsError as exc:
-            catalog.lock_backed.update(mcp_ids)
-            return [error("corrupt-lock", exc.message, LOCK_FILE, hint=exc.hint)]
+        lock = read_lock(project.root)
+    except WfopsError as exc:
+        catalog.lock_backed.update(mcp_ids)
+        return [error("corrupt-lock", exc.message, LOCK_FILE, hint=exc.hint)]
     for sid in mcp_ids:
         catalog.lock_backed.add(sid)
         contracts = (lock.source_capabilities(sid) if lock is not None else None) or {}
@@ -82,9 +77,7 @@ def _from_lock(project: Project, mcp_ids: list[str], catalog: Catalog) -> list[D
 
 def _list_live(project: Project, mcp: dict[str, Source], catalog: Catalog) -> list[Diagnostic]:
     """Start each MCP server, list its tools, stop it. A server that fails is a finding."""
-    import asyncio
-
-    from wfops.sources.base import list_capabilities
+    import asyncio  # deferred: asyncio (~33 ms), only `compile` and `check --live` list servers
 
     async def one(sid: str, source: Source) -> Diagnostic | None:
         try:
@@ -107,6 +100,7 @@ def _list_live(project: Project, mcp: dict[str, Source], catalog: Catalog) -> li
     except RuntimeError:
         listed = asyncio.run(all_sources())
     else:  # called from async code (the MCP server): list in a thread with its own loop
+        # deferred: concurrent.futures (~9 ms), only when called from async code
         from concurrent.futures import ThreadPoolExecutor
 
         with ThreadPoolExecutor(1) as pool:

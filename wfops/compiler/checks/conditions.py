@@ -10,6 +10,7 @@ unset value reads as null, and `{eq: [$state.x, null]}` is how one tests for it.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from wfops.compiler.checks.context import Sink, fields
@@ -79,6 +80,5 @@ def _types(loaded: Loaded, value: Any) -> frozenset[str] | None:
 def _show(value: Any) -> str:
     if isinstance(value, str):
         return value if is_path(value) else f'"{value}"'
-    import json
 
     return json.dumps(value, ensure_ascii=False)

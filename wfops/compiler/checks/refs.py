@@ -6,7 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 from wfops.compiler.checks.context import CheckContext, Env, Lookup, fields
+from wfops.compiler.checks.dataflow import Flow
+from wfops.compiler.checks.jsontypes import child, closed, properties, sch
 from wfops.compiler.checks.names import suggest
+from wfops.compiler.checks.scope import Scope
 from wfops.loader.project import Loaded
 
 
@@ -74,10 +77,6 @@ def check_deployment(ctx: CheckContext, loaded: Loaded) -> None:
 
 def _check_input_defaults(ctx: CheckContext, loaded: Loaded, workflow: Loaded) -> None:
     """The deployment's `input` defaults against the workflow's `input` schema (literals only)."""
-    from wfops.compiler.checks.dataflow import Flow
-    from wfops.compiler.checks.jsontypes import child, closed, properties, sch
-    from wfops.compiler.checks.scope import Scope
-
     schema = sch(workflow.model.input)
     if schema is None:
         return

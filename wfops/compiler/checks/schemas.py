@@ -7,6 +7,7 @@ which has the final word (and the exact message).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -102,8 +103,6 @@ def looks_valid(schema: Any, depth: int = 0) -> bool:
 
 
 def _compiles(pattern: str) -> bool:
-    import re
-
     try:
         re.compile(pattern)
     except re.error:
@@ -113,6 +112,7 @@ def _compiles(pattern: str) -> bool:
 
 def schema_problem(schema: Any) -> tuple[tuple, str] | None:
     """jsonschema's verdict: (path inside the schema, message), or None when valid."""
+    # deferred: jsonschema (~60 ms), only when a file embeds a schema
     from jsonschema import Draft202012Validator
     from jsonschema.exceptions import SchemaError
 
@@ -157,6 +157,7 @@ def _dangling_ref(schema: Any) -> tuple[tuple, str] | None:
     refs = list(_refs(schema))
     if not refs or _has_id(schema):
         return None
+    # deferred: referencing (~35 ms), only for schemas with a `$ref`
     from referencing import Registry
     from referencing.exceptions import Unresolvable
     from referencing.jsonschema import DRAFT202012
