@@ -10,13 +10,15 @@ from wfops.api.results import (
     CallOutcome,
     Capabilities,
     CapabilityInfo,
+    CaseResult,
     CompileReport,
     Interrupt,
     Report,
     Run,
+    TestReport,
     TraceEntry,
 )
 from wfops.api.scaffold import Scaffold, init, schema
 
-__all__ = ["CallOutcome", "Capabilities", "CapabilityInfo", "CompileReport", "Interrupt", "Project", "Report",
-           "Run", "Scaffold", "TraceEntry", "init", "schema", "validate_files"]
+__all__ = ["CallOutcome", "Capabilities", "CapabilityInfo", "CaseResult", "CompileReport", "Interrupt", "Project",
+           "Report", "Run", "Scaffold", "TestReport", "TraceEntry", "init", "schema", "validate_files"]

@@ -21,7 +21,15 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from wfops.api.results import CallOutcome, Capabilities, CapabilityInfo, CompileReport, Report, Run
+from wfops.api.results import (
+    CallOutcome,
+    Capabilities,
+    CapabilityInfo,
+    CompileReport,
+    Report,
+    Run,
+    TestReport,
+)
 from wfops.engine.types import TraceEntry
 from wfops.errors import ProjectNotFound, UnknownRunError, UsageError, WfopsError
 from wfops.jsonvalues import check_json_value
@@ -111,6 +119,17 @@ class Project:
 
         self._fresh()
         return Report(check_project(self.root, live=live), ["(whole project)"])
+
+    def test(self, paths: list[str] | None = None, pattern: str | None = None, *,
+             base: str | Path | None = None) -> TestReport:
+        """Run the workflow tests (`*.wftest.yaml`) under `paths` (files or folders relative to
+        `base`, default the project root; default the project's `tests/` folder), offline with
+        capabilities mocked; `pattern` keeps the cases whose `file::name` contains it."""
+        self._fresh()  # first: in a checkout, the project's modules may include wfops itself
+        from wfops.testing.run import run_tests
+
+        return _drive(run_tests(self.root, list(paths or []), pattern,
+                                base=Path(base) if base is not None else None))
 
     def deployments(self) -> list[str]:
         from wfops.loader.project import load_project

@@ -7,9 +7,10 @@ from typing import Any, Literal
 
 from wfops.diagnostics import Diagnostic
 from wfops.engine.types import Interrupt, RunSnapshot, TraceEntry
+from wfops.testing.results import CaseResult, TestReport
 
-__all__ = ["CallOutcome", "CapabilityInfo", "Capabilities", "CompileReport", "Interrupt", "Report", "Run",
-           "TraceEntry"]
+__all__ = ["CallOutcome", "CapabilityInfo", "Capabilities", "CaseResult", "CompileReport", "Interrupt", "Report",
+           "Run", "TestReport", "TraceEntry"]
 
 
 def _no_errors(diagnostics: list[Diagnostic]) -> bool:

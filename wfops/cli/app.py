@@ -69,6 +69,16 @@ def validate(paths: Annotated[list[str] | None, typer.Argument(help="Files to re
     _call("validate_cmd", paths=paths or [], format=format, project=project)
 
 
+@app.command("test")
+def test_(paths: Annotated[list[str] | None, typer.Argument(help="Test files or folders (default: tests/, recursively).")] = None,
+          pattern: Annotated[str | None, typer.Option("-k", help="Only cases whose `file::name` contains this.")] = None,
+          format: Annotated[str, typer.Option("--format", "-f", help="text, json, junit or github.")] = "text",
+          output: Annotated[str | None, typer.Option("--output", "-o", help="Write the report to this file.")] = None,
+          project: Project = None) -> None:
+    """Run the workflow tests (*.wftest.yaml) with mocked capabilities. Exit 0 passed, 1 failed, 2 invalid."""
+    _call("test_cmd", paths=paths or [], pattern=pattern, format=format, output=output, project=project)
+
+
 @app.command("compile")
 def compile_(out: Annotated[str | None, typer.Option("--out", help="Also write one artifact JSON per workflow here.")] = None,
              format: Format = "text", project: Project = None) -> None:
