@@ -264,3 +264,26 @@ def test_invalid_test_files_exit_2_with_positions(project: Path, capsys: pytest.
     assert report.invalid and report.cases == []
     found = {(d.code, d.line) for d in report.diagnostics}
     assert found == {("unknown-test-step", 5), ("unknown-test-ref", 6), ("unknown-test-step", 7)}
+
+
+def test_validate_checks_test_files_and_their_edits_miss_the_cache(project: Path) -> None:
+    add_test(project, """
+        workflow: main
+        cases:
+          - name: fine
+            mocks: {fetch: {output: {value: 1}}}
+        """)
+    assert wfops.Project(project).validate().ok
+    add_test(project, """
+        workflow: main
+        cases:
+          - name: typo
+            mocks: {fetsch: {output: {value: 1}}}
+        """)
+    report = wfops.Project(project).validate()
+    assert [(d.code, d.file, d.line) for d in report.diagnostics] == [
+        ("unknown-test-step", "tests/t.wftest.yaml", 4)]
+    assert not wfops.Project(project).validate(["tests/t.wftest.yaml"]).ok
+    assert wfops.Project(project).validate(["workflows/main.yaml"]).ok
+    add_test(project, "workflow: nope\ncases: [{name: a}]\n")
+    assert [d.code for d in wfops.Project(project).validate().diagnostics] == ["unknown-test-workflow"]

@@ -19,7 +19,7 @@ from pathlib import Path
 from wfops.errors import UsageError, WfopsError
 
 SCHEMA_DIR = ".wfops-schemas"
-SCHEMA_KINDS = ("workflow", "deployment", "sources")
+SCHEMA_KINDS = ("workflow", "deployment", "sources", "wftest")
 
 
 @dataclass(frozen=True)

@@ -180,7 +180,7 @@ def caps_call(ref: str, input_file: Annotated[str, typer.Option("--input-file")]
 
 
 @app.command()
-def schema(kind: Annotated[str, typer.Option("--kind", help="workflow, deployment or sources.")] = "workflow") -> None:
+def schema(kind: Annotated[str, typer.Option("--kind", help="workflow, deployment, sources or wftest.")] = "workflow") -> None:
     """Print the JSON Schema of a file format (for editors)."""
     _call("schema_cmd", kind=kind)
 

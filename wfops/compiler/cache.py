@@ -32,7 +32,10 @@ def input_files(root: Path) -> list[Path]:
             found += sorted(p for p in directory.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file())
         elif directory.is_file():
             found.append(directory)  # a finding of its own: removing it must miss the cache
-    return found
+    from wfops.loader.wftests import find_test_files  # here: a cache hit must stay cheap to import
+
+    # `validate` checks test files too (tests/**/*.wftest.yaml)
+    return found + [root / p.relative_to(root.resolve()) for p in find_test_files(root)]
 
 
 def _file_hash(path: Path) -> str | None:

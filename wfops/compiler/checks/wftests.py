@@ -124,3 +124,11 @@ def _unknown_step(file: str, at: tuple[int, int], key: str, tree: Tree, where: s
     return error("unknown-test-step", f"{where}: {key!r} names no step of {tree.root} (or its subworkflows)",
                  file, at, hint="a key without a dot is a step id or trace path (`sub/fetch`, `fan[2]`); "
                  "a capability ref has a dot", workflow=tree.root)
+
+
+def test_file_findings(project: Project) -> list[Diagnostic]:
+    """Load and check the project's test files (`tests/**/*.wftest.yaml`), for `wfops validate`."""
+    from wfops.loader.wftests import find_test_files, load_test_files
+
+    loaded, found = load_test_files(project.root, find_test_files(project.root))
+    return found + check_test_files(project, loaded)
