@@ -287,3 +287,15 @@ def test_validate_checks_test_files_and_their_edits_miss_the_cache(project: Path
     assert wfops.Project(project).validate(["workflows/main.yaml"]).ok
     add_test(project, "workflow: nope\ncases: [{name: a}]\n")
     assert [d.code for d in wfops.Project(project).validate().diagnostics] == ["unknown-test-workflow"]
+
+
+def test_a_mock_of_a_step_that_calls_nothing_is_reported(project: Path) -> None:
+    add_test(project, """
+        workflow: outer
+        cases:
+          - name: a subworkflow step is not a call
+            mocks: {sub: {output: {}}}
+        """)
+    report = wfops.Project(project).test()
+    assert [(d.code, d.line) for d in report.diagnostics] == [("unknown-test-step", 4)]
+    assert "calls a capability" in report.diagnostics[0].message

@@ -27,6 +27,7 @@ class Tree:
     workflows: dict[str, Workflow] = field(default_factory=dict)
     steps: set[str] = field(default_factory=set)        # every step id of the tree
     interrupts: set[str] = field(default_factory=set)   # ids of interrupt steps
+    calls: set[str] = field(default_factory=set)        # ids of steps that call a capability (`uses:`)
     top: set[str] = field(default_factory=set)          # the root's step ids
     refs: set[str] = field(default_factory=set)         # logical refs used by `uses:`
 
@@ -43,6 +44,7 @@ def workflow_tree(workflows: Mapping[str, Workflow], root: str) -> Tree:
             uses = getattr(step, "uses", None)
             if isinstance(uses, str):
                 tree.refs.add(uses)
+                tree.calls.add(step.id)
     tree.top = {step.id for step in workflows[root].steps}
     return tree
 
@@ -92,7 +94,7 @@ def check_test_file(project: Project, workflows: Mapping[str, Workflow], loaded:
             if is_ref(key):
                 if key not in tree.refs:
                     found.append(_unknown_ref(file, at, key, tree, "mocks"))
-            elif any(part not in tree.steps for part in step_ids(key)):
+            elif any(part not in tree.steps for part in step_ids(key)) or step_ids(key)[-1] not in tree.calls:
                 found.append(_unknown_step(file, at, key, tree, "mocks"))
         for key in case.interrupts:
             at = doc.at((*where, "interrupts", key), key=True)
@@ -121,8 +123,8 @@ def _unknown_ref(file: str, at: tuple[int, int], ref: str, tree: Tree, where: st
 
 
 def _unknown_step(file: str, at: tuple[int, int], key: str, tree: Tree, where: str) -> Diagnostic:
-    return error("unknown-test-step", f"{where}: {key!r} names no step of {tree.root} (or its subworkflows)",
-                 file, at, hint="a key without a dot is a step id or trace path (`sub/fetch`, `fan[2]`); "
+    return error("unknown-test-step", f"{where}: {key!r} names no step of {tree.root} (or its subworkflows) "
+                 "that calls a capability", file, at, hint="a key without a dot is a step id or trace path (`sub/fetch`, `fan[2]`); "
                  "a capability ref has a dot", workflow=tree.root)
 
 
