@@ -299,3 +299,29 @@ def test_a_mock_of_a_step_that_calls_nothing_is_reported(project: Path) -> None:
     report = wfops.Project(project).test()
     assert [(d.code, d.line) for d in report.diagnostics] == [("unknown-test-step", 4)]
     assert "calls a capability" in report.diagnostics[0].message
+
+
+def test_paths_choose_the_files_and_are_guarded(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    add_test(project, "workflow: ask\ncases: [{name: waits, expect: {status: interrupted}}]\n",
+             name="elsewhere/ask.wftest.yaml")
+    assert wfops.Project(project).test().cases == []  # default: tests/ only
+    assert [c.name for c in wfops.Project(project).test(["elsewhere"]).cases] == ["waits"]
+    assert cli("test", "--project", str(project), str(project / "workflows/main.yaml")) == 2
+    assert "is not a workflow test file" in capsys.readouterr().err
+    with pytest.raises(wfops.UsageError, match="outside the project"):
+        wfops.Project(project).test(["../x.wftest.yaml"])
+
+
+def test_schema_errors_are_reported_once_in_the_form_written(project: Path) -> None:
+    add_test(project, """
+        workflow: main
+        cases:
+          - name: typos
+            mocks:
+              fetch: {outptu: {}}
+              classify: [{outcome: 3}]
+              nodes.fetch: "text"
+        """)
+    report = wfops.Project(project).test()
+    assert [(d.code, d.line) for d in report.diagnostics] == [
+        ("unknown-key", 5), ("wrong-type", 6), ("wrong-type", 7)]

@@ -125,11 +125,15 @@ class Project:
         """Run the workflow tests (`*.wftest.yaml`) under `paths` (files or folders relative to
         `base`, default the project root; default the project's `tests/` folder), offline with
         capabilities mocked; `pattern` keeps the cases whose `file::name` contains it."""
-        self._fresh()  # first: in a checkout, the project's modules may include wfops itself
+        from wfops.loader.wftests import find_test_files
+
+        # The path guard first; then forget the project's modules (in a checkout of wfops they
+        # include wfops itself) before the test machinery is imported.
+        files = find_test_files(self.root, list(paths or []), base=Path(base) if base is not None else None)
+        self._fresh()
         from wfops.testing.run import run_tests
 
-        return _drive(run_tests(self.root, list(paths or []), pattern,
-                                base=Path(base) if base is not None else None))
+        return _drive(run_tests(self.root, files, pattern))
 
     def deployments(self) -> list[str]:
         from wfops.loader.project import load_project

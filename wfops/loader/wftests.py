@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from wfops.diagnostics import Diagnostic, error
+from wfops.errors import UsageError
 from wfops.loader.guard import inside_project, relative_name
 from wfops.loader.project import Loaded, validate_document
 from wfops.loader.yaml import YamlLoadError, load_yaml_file
@@ -40,6 +41,9 @@ def find_test_files(root: Path, paths: list[str] | None = None, *, base: Path | 
         where = inside_project(root, raw, base=base, what="test path")
         if where.is_dir():
             files.extend(_walk(where))
+        elif not is_test_file(where):
+            raise UsageError(f"{raw} is not a workflow test file",
+                             hint="test files are named *.wftest.yaml; give one, or a folder holding them")
         else:
             files.append(where)  # a missing file is reported when it is loaded
     return list(dict.fromkeys(files))

@@ -6,9 +6,9 @@ capability results, answers to interrupts and the expected end of the run.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
 
 from wfops.model.workflow import NAME_PATTERN
 
@@ -23,6 +23,19 @@ class MockError(_Strict):
     message: str = Field(description="The error message.")
 
 
+def _form(value: Any) -> str:
+    """Which form a value takes: one item (a mapping or a message) or a list of them. A
+    discriminated union, so a typo is reported once, in the form written."""
+    return "many" if isinstance(value, list) else "text" if isinstance(value, str) else "one"
+
+
+def _one_or_many(value: Any) -> str:
+    return "many" if isinstance(value, list) else "one"
+
+
+ErrorSpec = Annotated[Annotated[str, Tag("text")] | Annotated[MockError, Tag("one")], Discriminator(_form)]
+
+
 class MockResult(_Strict):
     """One mocked call: an outcome and output, or an error to raise."""
 
@@ -30,7 +43,7 @@ class MockResult(_Strict):
                                           "capability's output schema in wfops.lock).")
     outcome: str = Field("ok", pattern=r"^[A-Za-z0-9_-]+$",
                          description="The outcome the call returns (must be one the capability declares).")
-    error: str | MockError | None = Field(None, description="Raise a step failure instead of returning: a "
+    error: ErrorSpec | None = Field(None, description="Raise a step failure instead of returning: a "
                                           "message, or `{type, message}`. `retry` and `catch` apply.")
 
 
@@ -55,7 +68,10 @@ class Expect(_Strict):
     error: dict[str, Any] | None = Field(None, description="A subset of the run's error `{type, message, step}`.")
 
 
-Mock = MockResult | list[MockResult]
+Mock = Annotated[Annotated[MockResult, Tag("one")] | Annotated[list[MockResult], Tag("many")],
+                Discriminator(_one_or_many)]
+Answers = Annotated[Annotated[Answer, Tag("one")] | Annotated[list[Answer], Tag("many")],
+                   Discriminator(_one_or_many)]
 
 
 class Case(_Strict):
@@ -65,7 +81,7 @@ class Case(_Strict):
         default_factory=dict,
         description="Capability ref (has a dot: the logical ref as written in `uses:`) or step id / trace path "
                     "(e.g. `extract`, `sub/fetch`, `fan[2]`) -> a result, or a list of results for successive calls.")
-    interrupts: dict[str, Answer | list[Answer]] = Field(
+    interrupts: dict[str, Answers] = Field(
         default_factory=dict, description="Interrupt step id (or trace path) -> its answer, or a list for "
                                           "successive visits. An interrupt without an answer ends the run "
                                           "`interrupted`.")

@@ -29,13 +29,13 @@ from wfops.testing.results import CaseResult, TestReport
 MAX_RESUMES = 1000
 
 
-async def run_tests(root: Path, paths: list[str] | None = None, pattern: str | None = None, *,
-                    base: Path | None = None) -> TestReport:
-    """Every case of the test files under `paths` (default `tests/`) whose `file::name`
+async def run_tests(root: Path, files: list[Path] | None = None, pattern: str | None = None) -> TestReport:
+    """Every case of the test `files` (default: those under `tests/`) whose `file::name`
     contains `pattern` (case-insensitive). Invalid files and project errors are returned
     as diagnostics, and then no case runs."""
     started = time.perf_counter()
-    files = find_test_files(root, paths, base=base)
+    if files is None:
+        files = find_test_files(root)
     loaded, diagnostics = load_test_files(root, files)
     report = TestReport(files=[f.file for f in loaded])
     validation = validate_project(root)
