@@ -325,3 +325,8 @@ def test_schema_errors_are_reported_once_in_the_form_written(project: Path) -> N
     report = wfops.Project(project).test()
     assert [(d.code, d.line) for d in report.diagnostics] == [
         ("unknown-key", 5), ("wrong-type", 6), ("wrong-type", 7)]
+
+
+def test_no_test_files_is_said_and_passes(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli("test", "--project", str(project)) == 0
+    assert "no workflow tests found" in capsys.readouterr().out

@@ -64,6 +64,8 @@ def plain(report: TestReport, root: Path, *, github: bool) -> str:
             lines.extend("      " + line for line in case.diff.splitlines())
             if github:
                 lines.append(annotation(case, root))
+    if not report.files and not report.diagnostics:
+        lines.append("no workflow tests found (test files are named *.wftest.yaml; by default under tests/)")
     if not report.invalid or report.cases:
         lines.append(f"{report.count('passed')} passed, {report.count('failed')} failed, "
                      f"{report.count('error')} errors in {report.duration:.2f}s")
