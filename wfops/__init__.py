@@ -3,7 +3,7 @@
 The public API (documented in docs/api.md):
 
     project = wfops.Project(root)           # validate, compile, check, run, resume, runs,
-                                            # trace, capabilities, call, graph
+                                            # trace, capabilities, call, graph, test
     wfops.init(directory), wfops.schema(kind), wfops.validate_files(paths)
     @wfops.node / wfops.Result              # python sources
     wfops.WfopsError and its subclasses     # every failure, from one tree
@@ -22,6 +22,7 @@ _LAZY = {
     "Project": "wfops.api", "Report": "wfops.api", "CompileReport": "wfops.api", "Run": "wfops.api",
     "Interrupt": "wfops.api", "TraceEntry": "wfops.api", "Capabilities": "wfops.api",
     "CapabilityInfo": "wfops.api", "CallOutcome": "wfops.api", "Scaffold": "wfops.api",
+    "TestReport": "wfops.api", "CaseResult": "wfops.api",
     "init": "wfops.api", "schema": "wfops.api", "validate_files": "wfops.api",
     "Diagnostic": "wfops.diagnostics",
     "node": "wfops.sources.python", "Result": "wfops.sources.python",
@@ -32,10 +33,10 @@ _LAZY = {
 }
 
 __all__ = [
-    "CallFailed", "CallOutcome", "Capabilities", "CapabilityError", "CapabilityInfo",
+    "CallFailed", "CallOutcome", "Capabilities", "CapabilityError", "CapabilityInfo", "CaseResult",
     "CompileReport", "Diagnostic", "Interrupt", "Project", "ProjectNotFound", "RefusedError",
     "Report", "Result", "Run", "RunBusyError", "Scaffold", "StepTimeout", "StoreError",
-    "TraceEntry", "UnknownRunError", "UsageError", "WfopsError", "__version__", "init", "node",
+    "TestReport", "TraceEntry", "UnknownRunError", "UsageError", "WfopsError", "__version__", "init", "node",
     "schema", "validate_files",
 ]
 
@@ -44,12 +45,14 @@ if TYPE_CHECKING:
         CallOutcome,
         Capabilities,
         CapabilityInfo,
+        CaseResult,
         CompileReport,
         Interrupt,
         Project,
         Report,
         Run,
         Scaffold,
+        TestReport,
         TraceEntry,
         init,
         schema,

@@ -91,6 +91,11 @@ _CODES = {
     "pin-mismatch": "a deployment's pin does not match the workflow's current artifact",
     "mcp-not-contacted": "`wfops compile` could not record an MCP source's contracts",
     "unknown-deployment": "no deployment of that name",
+    # -- workflow test files (*.wftest.yaml) ---------------------------------------------------
+    "unknown-test-workflow": "a test file names a workflow (or deployment) the project does not have",
+    "unknown-test-step": "a test names a step the workflow under test does not have",
+    "unknown-test-ref": "a test mocks or allows a capability ref no step of the workflow uses",
+    "duplicate-test-case": "two cases of one test file share a name",
 }
 
 #: code -> one-line summary (read-only).

@@ -16,9 +16,9 @@ from wfops.errors import CallFailed, ProjectNotFound, RefusedError, UnknownRunEr
 
 def test_public_names_are_held() -> None:
     assert sorted(wfops.__all__) == sorted([
-        "CallFailed", "CallOutcome", "Capabilities", "CapabilityError", "CapabilityInfo", "CompileReport",
+        "CallFailed", "CallOutcome", "Capabilities", "CapabilityError", "CapabilityInfo", "CaseResult", "CompileReport",
         "Diagnostic", "Interrupt", "Project", "ProjectNotFound", "RefusedError", "Report", "Result", "Run",
-        "RunBusyError", "Scaffold", "StepTimeout", "StoreError", "TraceEntry", "UnknownRunError", "UsageError",
+        "RunBusyError", "Scaffold", "StepTimeout", "StoreError", "TestReport", "TraceEntry", "UnknownRunError", "UsageError",
         "WfopsError", "__version__", "init", "node", "schema", "validate_files"])
     for name in wfops.__all__:
         assert getattr(wfops, name) is not None

@@ -10,7 +10,7 @@ import pytest
 from tests.everyday.helpers import REPO
 
 MY_DOCS = ["README.md", "docs/file-format.md", "docs/python-sources.md", "docs/trust-model.md",
-           "docs/overview.md", "docs/getting-started.md", "docs/examples.md"]
+           "docs/overview.md", "docs/getting-started.md", "docs/examples.md", "docs/testing.md"]
 
 
 def cli_commands() -> list[str]:

@@ -14,7 +14,7 @@ EXPECTED = {
     "sources.yaml", "workflows/hello.yaml", "deployments/hello.local.yaml", "nodes/__init__.py",
     "nodes/hello.py", ".pre-commit-config.yaml", ".github/workflows/wfops.yml", ".gitignore",
     f"{SCHEMA_DIR}/workflow.schema.json", f"{SCHEMA_DIR}/deployment.schema.json",
-    f"{SCHEMA_DIR}/sources.schema.json",
+    f"{SCHEMA_DIR}/sources.schema.json", f"{SCHEMA_DIR}/wftest.schema.json", "tests/hello.wftest.yaml",
 }
 
 
@@ -22,20 +22,20 @@ def test_scaffold_files() -> None:
     files = scaffold_files()
     assert set(files) == EXPECTED
     assert ".wfops/" in files[".gitignore"].splitlines()
-    for rel in ("sources.yaml", "workflows/hello.yaml", "deployments/hello.local.yaml"):
+    for rel in ("sources.yaml", "workflows/hello.yaml", "deployments/hello.local.yaml", "tests/hello.wftest.yaml"):
         first = files[rel].splitlines()[0]
         assert first.startswith("# yaml-language-server: $schema=")
         schema = (Path("/p") / rel).parent / first.split("=", 1)[1]
         assert schema.resolve().relative_to("/p").as_posix() in files, first  # resolvable offline
-    for kind in ("workflow", "deployment", "sources"):
+    for kind in ("workflow", "deployment", "sources", "wftest"):
         schema = json.loads(files[f"{SCHEMA_DIR}/{kind}.schema.json"])
         assert schema["$schema"] == "http://json-schema.org/draft-07/schema#"
     hooks = files[".pre-commit-config.yaml"]
-    assert "id: wfops-validate" in hooks and "id: wfops-check" in hooks
+    assert "id: wfops-validate" in hooks and "id: wfops-check" in hooks and "id: wfops-test" in hooks
     ci = files[".github/workflows/wfops.yml"]
     assert "pull_request:" in ci and "push:" in ci and "pull_request_target" not in ci.replace(
         "(never pull_request_target)", "")
-    assert "wfops check --format github" in ci
+    assert "wfops check --format github" in ci and "wfops test --format github" in ci
 
 
 def test_init_writes_and_refuses_to_overwrite(tmp_path: Path, capsys) -> None:
@@ -66,7 +66,7 @@ def test_init_merges_an_existing_gitignore(tmp_path: Path) -> None:
 def test_scaffold_validates_compiles_checks_and_runs(tmp_path: Path) -> None:
     assert run_cli("init", "proj", cwd=tmp_path).returncode == 0
     project = tmp_path / "proj"
-    for verb in (["validate"], ["compile"], ["check"]):
+    for verb in (["validate"], ["compile"], ["check"], ["test"]):
         proc = run_cli(*verb, cwd=project)
         assert proc.returncode == 0, (verb, proc.stdout, proc.stderr)
     assert (project / "wfops.lock").is_file()
@@ -101,7 +101,7 @@ def test_scaffold_hooks_mirror_the_repo_hook_manifest() -> None:
     manifest = {h["id"]: h for h in YAML(typ="safe").load((REPO / ".pre-commit-hooks.yaml").read_text())}
     config = YAML(typ="safe").load(scaffold_files()[".pre-commit-config.yaml"])
     hooks = {h["id"]: h for repo in config["repos"] for h in repo["hooks"]}
-    assert set(hooks) == set(manifest) == {"wfops-validate", "wfops-check"}
+    assert set(hooks) == set(manifest) == {"wfops-validate", "wfops-check", "wfops-test"}
     for hook_id, hook in hooks.items():
         for key in ("entry", "pass_filenames", "files", "require_serial"):
             assert hook[key] == manifest[hook_id][key], (hook_id, key)
@@ -109,6 +109,6 @@ def test_scaffold_hooks_mirror_the_repo_hook_manifest() -> None:
 
 def test_scaffold_schemas_are_what_wfops_schema_prints(capsys) -> None:
     files = scaffold_files()
-    for kind in ("workflow", "deployment", "sources"):
+    for kind in ("workflow", "deployment", "sources", "wftest"):
         assert cli("schema", "--kind", kind) == 0
         assert json.loads(capsys.readouterr().out) == json.loads(files[f"{SCHEMA_DIR}/{kind}.schema.json"])

@@ -17,11 +17,12 @@ def load(rel: str):
     return YAML(typ="safe").load((REPO / rel).read_text(encoding="utf-8"))
 
 
-def test_hook_manifest_exposes_both_hooks() -> None:
+def test_hook_manifest_exposes_the_three_hooks() -> None:
     hooks = {h["id"]: h for h in load(".pre-commit-hooks.yaml")}
-    assert set(hooks) == {"wfops-validate", "wfops-check"}
+    assert set(hooks) == {"wfops-validate", "wfops-check", "wfops-test"}
     assert hooks["wfops-validate"]["entry"] == "wfops validate"
     assert hooks["wfops-check"]["entry"] == "wfops check"
+    assert hooks["wfops-test"]["entry"] == "wfops test"
     for hook in hooks.values():
         assert hook["language"] == "python" and hook["pass_filenames"] is False
 
@@ -47,4 +48,4 @@ def test_ci_runs_tests_and_check_on_push_and_pull_request() -> None:
     assert any(s.get("with", {}).get("python-version") == "3.11" for s in steps)
     script = (REPO / ".ci/run").read_text().splitlines()
     tests = script.index("python3 -m pip install -e '.[test]' && python3 -m pytest")
-    assert "wfops check" in script[tests + 1:]
+    assert "wfops check" in script[tests + 1:] and "wfops test" in script[tests + 1:]

@@ -204,3 +204,20 @@ def test_each_committed_step_is_a_progress_notification(root: Path) -> None:
     seen = asyncio.run(main())
     assert [p for p, _ in seen] == [1, 2]
     assert seen[0][1].startswith("#1 greet [call] ok -> shout")
+
+
+def test_run_tests(root: Path) -> None:
+    (root / "tests").mkdir(exist_ok=True)
+    (root / "tests" / "hello.wftest.yaml").write_text(
+        "workflow: hello\ncases:\n"
+        "  - name: greets\n    input: {who: ana}\n    expect: {output: {greeting: hello ana}}\n"
+        "  - name: wrong\n    input: {who: ana}\n    expect: {path: [greet]}\n")
+
+    async def script(call: Call) -> None:
+        out = await call("run_tests", {})
+        assert out["ok"] is False and (out["passed"], out["failed"], out["errors"]) == (1, 1, 0)
+        assert out["cases"][1]["status"] == "failed" and '+    "shout",' in out["cases"][1]["diff"]
+        only = await call("run_tests", {"pattern": "greets"})
+        assert only["ok"] is True and [c["name"] for c in only["cases"]] == ["greets"]
+
+    drive(root, script)

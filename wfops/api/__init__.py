@@ -15,12 +15,13 @@ _LAZY = {
     "CallOutcome": "wfops.api.results", "Capabilities": "wfops.api.results",
     "CapabilityInfo": "wfops.api.results", "CompileReport": "wfops.api.results",
     "Report": "wfops.api.results", "Run": "wfops.api.results",
+    "CaseResult": "wfops.testing.results", "TestReport": "wfops.testing.results",
     "Interrupt": "wfops.engine.types", "TraceEntry": "wfops.engine.types",
     "Scaffold": "wfops.api.scaffold", "init": "wfops.api.scaffold", "schema": "wfops.api.scaffold",
 }
 
-__all__ = ["CallOutcome", "Capabilities", "CapabilityInfo", "CompileReport", "Interrupt", "Project", "Report",
-           "Run", "Scaffold", "TraceEntry", "init", "schema", "validate_files"]
+__all__ = ["CallOutcome", "Capabilities", "CapabilityInfo", "CaseResult", "CompileReport", "Interrupt", "Project",
+           "Report", "Run", "Scaffold", "TestReport", "TraceEntry", "init", "schema", "validate_files"]
 
 if TYPE_CHECKING:
     from wfops.api.project import Project, validate_files
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     )
     from wfops.api.scaffold import Scaffold, init, schema
     from wfops.engine.types import Interrupt, TraceEntry
+    from wfops.testing.results import CaseResult, TestReport
 
 
 def __getattr__(name: str) -> Any:

@@ -26,12 +26,14 @@ from wfops.api.validate import validate_standalone
 from wfops.errors import ProjectNotFound, UnknownRunError, UsageError, WfopsError
 from wfops.jsonvalues import check_json_value
 from wfops.loader.project import find_root, load_project, project_db_path
+from wfops.loader.wftests import find_test_files
 from wfops.sources.modules import forget_project_modules
 
 if TYPE_CHECKING:  # types only: `validate` must not load the engine or the store
     from wfops.api.catalog import Catalog
     from wfops.engine.types import TraceEntry
     from wfops.store.sqlite import SqliteStore
+    from wfops.testing.results import TestReport
 
 STATUSES = ("running", "completed", "failed", "interrupted")
 GRAPH_FORMATS = ("mermaid", "dot")
@@ -113,6 +115,20 @@ class Project:
 
         self._fresh()
         return Report(check_project(self.root, live=live), ["(whole project)"])
+
+    def test(self, paths: list[str] | None = None, pattern: str | None = None, *,
+             base: str | Path | None = None) -> TestReport:
+        """Run the workflow tests (`*.wftest.yaml`) under `paths` (files or folders relative to
+        `base`, default the project root; default the project's `tests/` folder), offline with
+        capabilities mocked; `pattern` keeps the cases whose `file::name` contains it."""
+        # deferred: the test runner loads the engine, the checks and pydantic, which the
+        # validate cache-hit path (pre-commit) does not
+        from wfops.testing.run import run_tests
+
+        files = find_test_files(self.root, list(paths or []), base=Path(base) if base is not None else None)
+        self._fresh()
+        report: TestReport = _drive(run_tests(self.root, files, pattern))
+        return report
 
     def deployments(self) -> list[str]:
         return sorted(load_project(self.root).deployments)

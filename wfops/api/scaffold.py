@@ -20,7 +20,7 @@ from wfops.errors import UsageError, WfopsError
 from wfops.model.json_schema import KINDS, committed_path, schema_text
 
 SCHEMA_DIR = ".wfops-schemas"
-SCHEMA_KINDS = ("workflow", "deployment", "sources")
+SCHEMA_KINDS = ("workflow", "deployment", "sources", "wftest")
 
 
 @dataclass(frozen=True)

@@ -62,7 +62,7 @@ def select(root: Path, paths: list[str], base: Path | None) -> Selection:
                 selection.everything = True
             else:
                 selection.folders.append(rel + "/")
-        elif _is_project_file(rel):
+        elif _is_project_file(rel) or rel.endswith((".wftest.yaml", ".wftest.yml")):
             selection.files.add(rel)
         elif rel.endswith(".py"):
             selection.files.update({rel, SOURCES_FILE})  # python sources are reported at their declaration
@@ -84,11 +84,13 @@ def project_diagnostics(root: Path) -> list[Diagnostic]:
     cached = cache.lookup(root, key)
     if cached is not None:
         return cached
-    # deferred: wfops.compiler.validate is not needed on the validate cache-hit path (pre-commit);
-    # the checks it runs import pydantic, ruamel and the project's python sources
+    # deferred: the test-file checks import pydantic and ruamel, which the cache-hit path
+    # (pre-commit) does not load
+    from wfops.compiler.checks.wftests import test_file_findings
     from wfops.compiler.validate import validate_project
 
-    diagnostics = validate_project(root).diagnostics
+    validation = validate_project(root)
+    diagnostics = sorted([*validation.diagnostics, *test_file_findings(validation.project)], key=sort_key)
     cache.store(root, key, diagnostics)
     return diagnostics
 

@@ -69,6 +69,16 @@ def validate(paths: Annotated[list[str] | None, typer.Argument(help="Files to re
     _call("validate_cmd", paths=paths or [], format=format, project=project)
 
 
+@app.command("test")
+def test_(paths: Annotated[list[str] | None, typer.Argument(help="Test files or folders (default: tests/, recursively).")] = None,
+          pattern: Annotated[str | None, typer.Option("-k", help="Only cases whose `file::name` contains this.")] = None,
+          format: Annotated[str, typer.Option("--format", "-f", help="text, json, junit or github.")] = "text",
+          output: Annotated[str | None, typer.Option("--output", "-o", help="Write the report to this file.")] = None,
+          project: Project = None) -> None:
+    """Run the workflow tests (*.wftest.yaml) with mocked capabilities. Exit 0 passed, 1 failed, 2 invalid."""
+    _call("test_cmd", paths=paths or [], pattern=pattern, format=format, output=output, project=project)
+
+
 @app.command("compile")
 def compile_(out: Annotated[str | None, typer.Option("--out", help="Also write one artifact JSON per workflow here.")] = None,
              format: Format = "text", project: Project = None) -> None:
@@ -170,7 +180,7 @@ def caps_call(ref: str, input_file: Annotated[str, typer.Option("--input-file")]
 
 
 @app.command()
-def schema(kind: Annotated[str, typer.Option("--kind", help="workflow, deployment or sources.")] = "workflow") -> None:
+def schema(kind: Annotated[str, typer.Option("--kind", help="workflow, deployment, sources or wftest.")] = "workflow") -> None:
     """Print the JSON Schema of a file format (for editors)."""
     _call("schema_cmd", kind=kind)
 

@@ -20,6 +20,7 @@ from typing import Any
 
 import wfops
 from wfops.diagnostics import Diagnostic
+from wfops.loader.wftests import find_test_files
 
 CACHE_FILE = Path(".wfops") / "cache" / "validate.json"
 FORMAT = 2  # 2: diagnostics carry their subject (workflow, deployment, source, step)
@@ -33,7 +34,8 @@ def input_files(root: Path) -> list[Path]:
             found += sorted(p for p in directory.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file())
         elif directory.is_file():
             found.append(directory)  # a finding of its own: removing it must miss the cache
-    return found
+    # `validate` checks test files too (tests/**/*.wftest.yaml)
+    return found + [root / p.relative_to(root.resolve()) for p in find_test_files(root)]
 
 
 def _file_hash(path: Path) -> str | None:

@@ -39,6 +39,7 @@ from wfops.mcpserver.models import (
     GraphResult,
     RunResult,
     RunsResult,
+    TestsResult,
     TraceResult,
     ValidateResult,
 )
@@ -105,6 +106,17 @@ def build_server(project: Project) -> Any:
     ) -> CheckResult:
         """Compare the project with wfops.lock (stale lock, contract drift), as `wfops check`."""
         return await _guard(CheckResult, {"live": live}, ops.check, project, live)
+
+    @app.tool()
+    async def run_tests(
+            paths: Annotated[list[str] | None, Field(description="Test files or folders, relative to the project "
+                                                                 "root (default: tests/).")] = None,
+            pattern: Annotated[str | None, Field(description="Only cases whose `file::name` contains "
+                                                             "this.")] = None,
+    ) -> TestsResult:
+        """Run the workflow tests (*.wftest.yaml) offline with mocked capabilities, as `wfops test`:
+        each case passed, failed (with a diff) or error (the test itself is wrong)."""
+        return await _guard(TestsResult, {}, ops.run_tests, project, list(paths or []), pattern)
 
     @app.tool()
     async def run_deployment(

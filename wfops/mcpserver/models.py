@@ -136,6 +136,25 @@ class TraceResult(Envelope):
     next_from: int | None = Field(None, description="Pass as from_seq to read the next page.")
 
 
+class CaseOut(BaseModel):
+    name: str
+    file: str
+    line: int
+    workflow: str
+    status: Literal["passed", "failed", "error"]
+    message: str = ""
+    diff: str = Field("", description="Unified diff of the expected keys against the actual values.")
+
+
+class TestsResult(Envelope):
+    __test__ = False  # not a pytest class
+
+    passed: int = 0
+    failed: int = 0
+    errors: int = 0
+    cases: list[CaseOut] = Field(default_factory=list)
+
+
 class GraphResult(Envelope):
     workflow: str
     format: str

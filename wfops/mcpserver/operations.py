@@ -15,12 +15,14 @@ from wfops.mcpserver.models import (
     CallResult,
     CapabilitiesResult,
     CapabilityOut,
+    CaseOut,
     CheckResult,
     CompileResult,
     DiagnosticOut,
     GraphResult,
     RunResult,
     RunsResult,
+    TestsResult,
     TraceEntryOut,
     TraceResult,
     ValidateResult,
@@ -66,6 +68,18 @@ def compile_lock(project: Project) -> CompileResult:
     return CompileResult(ok=True, lock=report.lock, changed=report.changed, changes=report.changes,
                          workflows=report.workflows, diagnostics=_diagnostics(report.diagnostics),
                          next_steps=advice.after_compile(report.deployments))
+
+
+def run_tests(project: Project, paths: list[str], pattern: str | None) -> TestsResult:
+    """As `wfops test PATHS -k PATTERN`, with paths relative to the project root."""
+    report = project.test(paths, pattern)
+    cases = [CaseOut(name=c.name, file=c.file, line=c.line, workflow=c.workflow, status=c.status,
+                     message=c.message, diff=c.diff) for c in report.cases]
+    steps = ([] if report.ok else
+             ["fix the test files (diagnostics) and run_tests again"] if report.invalid else
+             ["read each failed case's diff; fix the workflow or the test, then run_tests again"])
+    return TestsResult(ok=report.ok, diagnostics=_diagnostics(report.diagnostics), passed=report.count("passed"),
+                       failed=report.count("failed"), errors=report.count("error"), cases=cases, next_steps=steps)
 
 
 def check(project: Project, live: bool) -> CheckResult:

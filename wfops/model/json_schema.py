@@ -24,6 +24,7 @@ KINDS: dict[str, tuple[str, str, str]] = {
     "workflow": ("wfops.model.workflow", "Workflow", "wfops workflow (workflows/*.yaml)"),
     "deployment": ("wfops.model.deployment", "Deployment", "wfops deployment (deployments/*.yaml)"),
     "sources": ("wfops.model.sources", "SourcesFile", "wfops sources (sources.yaml)"),
+    "wftest": ("wfops.model.wftest", "TestFile", "wfops workflow tests (tests/**/*.wftest.yaml)"),
 }
 
 SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schemas"

@@ -38,7 +38,7 @@ def render(diagnostics: list[Diagnostic], fmt: str, stream: TextIO, root: Path |
     if module is None:
         raise UsageError(f"unknown format {fmt!r}", hint="use one of: " + ", ".join(FORMATS))
     if root is not None and fmt in ("github", "sarif"):
-        prefix = _below_checkout(root)
+        prefix = below_checkout(root)
         if prefix:
             diagnostics = [d if os.path.isabs(d.file) else replace(d, file=f"{prefix}/{d.file}")
                            for d in diagnostics]
@@ -46,7 +46,7 @@ def render(diagnostics: list[Diagnostic], fmt: str, stream: TextIO, root: Path |
     import_module(module).render(ordered, stream)
 
 
-def _below_checkout(root: Path) -> str:
+def below_checkout(root: Path) -> str:
     """The project root relative to the checkout, as a posix prefix ("" when it is the checkout)."""
     base = Path(os.environ.get("GITHUB_WORKSPACE") or Path.cwd())
     try:
