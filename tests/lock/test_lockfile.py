@@ -10,7 +10,8 @@ import pytest
 
 from tests.conftest import REPO
 from wfops.errors import WfopsError
-from wfops.lock.lockfile import (
+from wfops.lock.summary import lock_changes
+from wfops.lockfile import (
     Lock,
     LockedContract,
     LockedDeployment,
@@ -19,7 +20,6 @@ from wfops.lock.lockfile import (
     read_lock,
     write_lock,
 )
-from wfops.lock.summary import lock_changes
 
 
 def compiled_lock(root: Path) -> dict:

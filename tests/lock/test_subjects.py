@@ -10,7 +10,7 @@ from wfops.diagnostics import Diagnostic
 def compile_lock(root: Path) -> None:
     from wfops.compiler.validate import validate_project
     from wfops.lock.build import compile_project
-    from wfops.lock.lockfile import write_lock
+    from wfops.lockfile import write_lock
     from wfops.sources.python import forget_project_modules
 
     try:

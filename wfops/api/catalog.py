@@ -20,7 +20,7 @@ from wfops.diagnostics import Diagnostic
 from wfops.errors import CallFailed, WfopsError
 from wfops.jsonvalues import check_json_value
 from wfops.loader.project import SOURCES_FILE, load_project
-from wfops.lock.lockfile import read_lock
+from wfops.lockfile import read_lock
 from wfops.sources.base import Capability, CapabilityRef, Source, StepContext, list_capabilities
 from wfops.sources.contract import call_checked
 from wfops.sources.registry import build_sources

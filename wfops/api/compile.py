@@ -9,8 +9,8 @@ from wfops.compiler.validate import validate_project
 from wfops.errors import UsageError, WfopsError
 from wfops.lock.build import compile_project
 from wfops.lock.drift import EVERYTHING, pin_mismatches
-from wfops.lock.lockfile import dump_lock, read_lock, write_lock
 from wfops.lock.summary import lock_changes
+from wfops.lockfile import dump_lock, read_lock, write_lock
 
 
 def compile_lock(root: Path, out: str | Path | None) -> CompileReport:

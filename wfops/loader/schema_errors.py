@@ -50,7 +50,7 @@ def schema_diagnostics(doc: Document, exc: Any) -> list[Diagnostic]:
     root = getattr(exc, "title", "")
     errors = list(exc.errors(include_url=False))
     found: list[Diagnostic] = []
-    seen: set[tuple] = set()
+    seen: set[tuple[Any, ...]] = set()
     for path, err in _merge_type_errors(doc.data, errors):
         if err["type"] == "union_tag_invalid" and isinstance(_node(doc.data, path), dict) \
                 and "kind" in _node(doc.data, path):
@@ -65,7 +65,7 @@ def schema_diagnostics(doc: Document, exc: Any) -> list[Diagnostic]:
     return found
 
 
-def _subject(root: str, data: Any, path: tuple) -> dict[str, str]:
+def _subject(root: str, data: Any, path: tuple[Any, ...]) -> dict[str, str]:
     """What a schema error is about, read from the raw data (the model did not load): the
     workflow and step, the deployment and its workflow, or the source, where they are strings."""
     if not isinstance(data, dict):
@@ -89,7 +89,7 @@ def _subject(root: str, data: Any, path: tuple) -> dict[str, str]:
     return found
 
 
-def document_path(data: Any, loc: tuple, *, missing: bool = False) -> tuple:
+def document_path(data: Any, loc: tuple[Any, ...], *, missing: bool = False) -> tuple[Any, ...]:
     """The parts of pydantic's `loc` that are keys or indexes of the data (union labels dropped).
 
     For a `missing` error the last part names the absent key; it is kept so the
@@ -112,7 +112,7 @@ def document_path(data: Any, loc: tuple, *, missing: bool = False) -> tuple:
     return tuple(path)
 
 
-def _strip_kind_tags(loc: tuple) -> tuple:
+def _strip_kind_tags(loc: tuple[Any, ...]) -> tuple[Any, ...]:
     """Drop the discriminator tag pydantic puts after a step index or a source id."""
     kept: list[Any] = []
     for index, part in enumerate(loc):
@@ -124,10 +124,10 @@ def _strip_kind_tags(loc: tuple) -> tuple:
     return tuple(kept)
 
 
-def _merge_type_errors(data: Any, errors: list[dict]) -> list[tuple[tuple, dict]]:
+def _merge_type_errors(data: Any, errors: list[dict[str, Any]]) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
     """Pair errors with paths; type errors of several union branches on one value become one."""
-    out: list[tuple[tuple, dict]] = []
-    by_path: dict[tuple, dict] = {}
+    out: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
+    by_path: dict[tuple[Any, ...], dict[str, Any]] = {}
     for err in errors:
         path = document_path(data, err["loc"], missing=err["type"] == "missing")
         expected = _EXPECTED.get(err["type"])
@@ -146,7 +146,7 @@ def _merge_type_errors(data: Any, errors: list[dict]) -> list[tuple[tuple, dict]
     return out
 
 
-def _describe(root: str, data: Any, path: tuple, err: dict) -> tuple[str, str, str, bool]:
+def _describe(root: str, data: Any, path: tuple[Any, ...], err: dict[str, Any]) -> tuple[str, str, str, bool]:
     """(code, message, hint, point at the key rather than the value)."""
     kind = err["type"]
     ctx = err.get("ctx") or {}
@@ -210,7 +210,7 @@ _BOUNDS = {"greater_than": (">", "gt"), "greater_than_equal": (">=", "ge"),
            "less_than": ("<", "lt"), "less_than_equal": ("<=", "le")}
 
 
-def _unknown_key(root: str, data: Any, path: tuple) -> tuple[str, str, str, bool]:
+def _unknown_key(root: str, data: Any, path: tuple[Any, ...]) -> tuple[str, str, str, bool]:
     key = str(path[-1]) if path else ""
     owner = describe_path(data, path[:-1])
     step = _step_at(data, path[:-1]) if root == "Workflow" else None
@@ -228,7 +228,7 @@ def _unknown_key(root: str, data: Any, path: tuple) -> tuple[str, str, str, bool
     return "unknown-key", f"unknown key `{key}` in {owner}", hint, True
 
 
-def _no_step_kind(data: Any, path: tuple) -> tuple[str, str, str, bool]:
+def _no_step_kind(data: Any, path: tuple[Any, ...]) -> tuple[str, str, str, bool]:
     where = describe_path(data, path)
     node = _node(data, path)
     if not isinstance(node, dict):
@@ -239,7 +239,7 @@ def _no_step_kind(data: Any, path: tuple) -> tuple[str, str, str, bool]:
     return "unknown-step-kind", f"{where} has no kind", hint, False
 
 
-def allowed_keys(root: str, data: Any, container: tuple) -> list[str]:
+def allowed_keys(root: str, data: Any, container: tuple[Any, ...]) -> list[str]:
     """The keys the schema allows in the mapping at `container`, when known."""
     model = _model_at(root, data, container)
     if model is None:
@@ -247,7 +247,7 @@ def allowed_keys(root: str, data: Any, container: tuple) -> list[str]:
     return [field.alias or name for name, field in model.model_fields.items()]
 
 
-def _model_at(root: str, data: Any, container: tuple) -> Any:
+def _model_at(root: str, data: Any, container: tuple[Any, ...]) -> Any:
     if root == "Workflow":
         # deferred: wfops.model imports pydantic (~30 ms); loaded only on a schema error
         from wfops.model.workflow import STEP_KINDS, Catch, Retry, Workflow
@@ -281,7 +281,7 @@ def _model_at(root: str, data: Any, container: tuple) -> Any:
     return None
 
 
-def describe_path(data: Any, path: tuple) -> str:
+def describe_path(data: Any, path: tuple[Any, ...]) -> str:
     """`step `fetch``, `` `retry.attempts` of step `fetch` ``, `source `clock``, `` `drift` ``."""
     if not path:
         return "the file"
@@ -308,7 +308,7 @@ _ROLE_NAMES = {
 }
 
 
-def _role(path: tuple) -> str:
+def _role(path: tuple[Any, ...]) -> str:
     """What a string value is for, judged from where it stands."""
     if len(path) >= 2 and path[-2] == "save" or path[-1:] == ("save",):
         return "save"
@@ -334,14 +334,14 @@ def _pattern_hint(role: str, pattern: str) -> str:
     return hints.get(role, f"write a value matching {pattern}")
 
 
-def _step_at(data: Any, path: tuple) -> dict | None:
+def _step_at(data: Any, path: tuple[Any, ...]) -> dict[str, Any] | None:
     if len(path) != 2 or path[0] != "steps" or not isinstance(path[1], int):
         return None
     node = _node(data, path)
     return node if isinstance(node, dict) else None
 
 
-def _node(data: Any, path: tuple) -> Any:
+def _node(data: Any, path: tuple[Any, ...]) -> Any:
     node = data
     for part in path:
         try:

@@ -244,7 +244,7 @@ class _Builder:
                 if len(stack) >= MAX_DEPTH:
                     self.fail("yaml-too-deep", f"nesting is deeper than {MAX_DEPTH} levels", event.start_mark,
                               hint="flatten the structure")
-                container: dict | list = {} if kind is map_start else []
+                container: dict[str, Any] | list[Any] = {} if kind is map_start else []
                 path = self._place(stack, container, event)
                 stack.append([container, path, _NO_KEY, set()])
             elif kind is map_end or kind is seq_end:
@@ -296,12 +296,12 @@ class _Builder:
         frame[2] = key
         self.doc.key_positions[(*frame[1], key)] = _pos(event.start_mark)
 
-    def _place(self, stack: list[list[Any]], value: Any, event: Any) -> tuple:
+    def _place(self, stack: list[list[Any]], value: Any, event: Any) -> tuple[Any, ...]:
         if not stack:
             if self.doc.data is not None:
                 self.fail("yaml-multiple-documents", "the file holds more than one YAML document", event.start_mark)
             self.doc.data = value
-            path: tuple = ()
+            path: tuple[Any, ...] = ()
         else:
             frame = stack[-1]
             container = frame[0]

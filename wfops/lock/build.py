@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from wfops.canonical import sha256_of
 from wfops.compiler.artifact import ArtifactSet
 from wfops.diagnostics import Diagnostic, warning
-from wfops.lock.lockfile import LOCK_VERSION
+from wfops.lockfile import LOCK_VERSION
 
 if TYPE_CHECKING:
     from wfops.compiler.validate import Validation

@@ -11,7 +11,7 @@ from wfops.diagnostics import Diagnostic, error, sort_key
 from wfops.errors import WfopsError
 from wfops.lock.build import compile_project
 from wfops.lock.drift import compare
-from wfops.lock.lockfile import LOCK_NAME, lock_path, read_lock
+from wfops.lockfile import LOCK_NAME, lock_path, read_lock
 
 
 def check_project(root: Path, *, live: bool = False) -> list[Diagnostic]:

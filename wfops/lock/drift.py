@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from wfops.diagnostics import Diagnostic, error, warning
 from wfops.lock.build import CompiledProject, Usage, contract_entry, source_kind
 from wfops.lock.contract_diff import describe_contract_change
-from wfops.lock.lockfile import LOCK_NAME, Lock, LockedWorkflow
+from wfops.lockfile import LOCK_NAME, Lock, LockedWorkflow
 
 if TYPE_CHECKING:
     from wfops.compiler.validate import Validation

@@ -21,7 +21,7 @@ from wfops.diagnostics import Diagnostic, error
 from wfops.errors import WfopsError
 from wfops.lock.build import compile_project
 from wfops.lock.drift import LockLines, Scope, compare, compare_contracts, pin_mismatches
-from wfops.lock.lockfile import LOCK_NAME, lock_path, read_lock
+from wfops.lockfile import LOCK_NAME, lock_path, read_lock
 
 if TYPE_CHECKING:
     from wfops.compiler.validate import Validation

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from wfops.lock.lockfile import Lock, LockedContract
+from wfops.lockfile import Lock, LockedContract
 
 
 def lock_changes(old: Lock | Mapping[str, Any] | None, new: Lock | Mapping[str, Any]) -> list[str]:

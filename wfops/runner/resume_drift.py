@@ -17,7 +17,7 @@ from wfops.diagnostics import Diagnostic, error, warning
 from wfops.errors import WfopsError
 from wfops.lock.contract_diff import describe_contract_change
 from wfops.lock.drift import LockLines
-from wfops.lock.lockfile import LOCK_NAME, lock_path, read_lock
+from wfops.lockfile import LOCK_NAME, lock_path, read_lock
 from wfops.runner.sources import used_refs
 
 

@@ -17,7 +17,7 @@ from wfops.engine.frame import new_frame
 from wfops.errors import WfopsError
 from wfops.loader.project import Loaded
 from wfops.loader.wftests import find_test_files, load_test_files
-from wfops.lock.lockfile import Lock, read_lock
+from wfops.lockfile import Lock, read_lock
 from wfops.model.wftest import Case, Expect, TestFile
 from wfops.report.summary import taken_path
 from wfops.runner.sources import opened_sources

@@ -14,7 +14,7 @@ from wfops.compiler.checks.envs import environments
 from wfops.diagnostics import Diagnostic, error
 from wfops.errors import WfopsError
 from wfops.loader.project import LOCK_FILE, Project
-from wfops.lock.lockfile import read_lock
+from wfops.lockfile import read_lock
 from wfops.sources.base import Source, list_capabilities
 
 

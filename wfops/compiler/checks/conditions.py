@@ -32,7 +32,7 @@ def check_conditions(loaded: Loaded, sink: Sink) -> None:
             _walk(loaded, condition, ("steps", index, "if"), sink)
 
 
-def _walk(loaded: Loaded, condition: Any, at: tuple, sink: Sink) -> None:
+def _walk(loaded: Loaded, condition: Any, at: tuple[Any, ...], sink: Sink) -> None:
     if not isinstance(condition, dict) or len(condition) != 1:
         return  # malformed conditions are the schema's to report
     (op, operand), = condition.items()

@@ -65,23 +65,23 @@ class Sink:
     def __init__(self) -> None:
         self.found: list[Diagnostic] = []
 
-    def add(self, severity: Severity, code: str, message: str, loaded: Loaded, path: tuple,
+    def add(self, severity: Severity, code: str, message: str, loaded: Loaded, path: tuple[Any, ...],
             hint: str | None = None, *, key: bool = False, source: str | None = None) -> None:
         assert code in KNOWN, f"unknown diagnostic code {code!r}: add it to wfops/codes.py"
         line, column = loaded.doc.at(path, key=key)
         self.found.append(Diagnostic(severity, code, message, loaded.file, line, column, hint,
                                      source=source, **subject_at(loaded, path)))
 
-    def error(self, code: str, message: str, loaded: Loaded, path: tuple, hint: str | None = None,
+    def error(self, code: str, message: str, loaded: Loaded, path: tuple[Any, ...], hint: str | None = None,
               *, key: bool = False, source: str | None = None) -> None:
         self.add("error", code, message, loaded, path, hint, key=key, source=source)
 
-    def warning(self, code: str, message: str, loaded: Loaded, path: tuple, hint: str | None = None,
+    def warning(self, code: str, message: str, loaded: Loaded, path: tuple[Any, ...], hint: str | None = None,
                 *, key: bool = False, source: str | None = None) -> None:
         self.add("warning", code, message, loaded, path, hint, key=key, source=source)
 
 
-def subject_at(loaded: Loaded, path: tuple) -> dict[str, str | None]:
+def subject_at(loaded: Loaded, path: tuple[Any, ...]) -> dict[str, str | None]:
     """`workflow`, `deployment` and `step` of a node of a loaded workflow or deployment file."""
     model = loaded.model
     steps = getattr(model, "steps", None)
@@ -125,4 +125,5 @@ class CheckContext:
 def fields(step: Any) -> dict[str, Any]:
     """A step's fields by name. Probing a pydantic model with getattr for a field its kind
     lacks goes through pydantic's slow `__getattr__`; the instance dict does not."""
-    return step.__dict__
+    found: dict[str, Any] = step.__dict__
+    return found

@@ -66,7 +66,7 @@ class Flow:
                             self.loaded, at, hint="add " + ", ".join(f"`{m}: <value or $path>`" for m in missing)
                             + " under `with:`", key=True)
 
-    def value(self, value: Any, dst: Sch | None, at: tuple, label: str, scope: Scope) -> None:
+    def value(self, value: Any, dst: Sch | None, at: tuple[Any, ...], label: str, scope: Scope) -> None:
         """One bound value (a path or a literal, at any depth) against the schema it feeds."""
         if dst is None:
             return
@@ -129,7 +129,7 @@ class Flow:
             self.write(_listed(value) if as_list else value, target, ("steps", index, "save", field),
                        f"output `{field}` of {producer}")
 
-    def write(self, value: Sch | None, target: str, at: tuple, producer: str) -> None:
+    def write(self, value: Sch | None, target: str, at: tuple[Any, ...], producer: str) -> None:
         dst, reducer = target_schema(self.loaded, target)
         if reducer is None or value is None:
             return
@@ -194,7 +194,7 @@ class Flow:
         if fields(step).get("errors"):
             self.write(sch(ITEM_ERRORS_SCHEMA), step.errors, ("steps", index, "errors"), "the list of item errors")
 
-    def call_step(self, index: int, step: Any, input_schema: dict, output_schema: dict, ref: str) -> None:
+    def call_step(self, index: int, step: Any, input_schema: dict[str, Any], output_schema: dict[str, Any], ref: str) -> None:
         foreach = fields(step).get("foreach")
         scope = Scope(self.loaded, "with", foreach is not None,
                       item_schema(self.loaded, foreach) if foreach is not None else None)

@@ -82,7 +82,7 @@ def types_of(s: Sch | None) -> frozenset[str] | None:
     return None
 
 
-def _list(value: Any) -> list:
+def _list(value: Any) -> list[Any]:
     """A keyword that should hold a list; anything else (invalid-schema reports it) is empty."""
     return value if isinstance(value, list) else []
 
@@ -185,7 +185,7 @@ def describe(types: frozenset[str] | None) -> str:
     return " or ".join(sorted(types))
 
 
-def mismatch(src: Sch | None, dst: Sch | None, depth: int = 0) -> tuple[tuple, frozenset, frozenset] | None:
+def mismatch(src: Sch | None, dst: Sch | None, depth: int = 0) -> tuple[tuple[Any, ...], frozenset[Any], frozenset[Any]] | None:
     """Where two schemas cannot overlap: (path inside the value, src types, dst types), or None."""
     src_t, dst_t = types_of(src), types_of(dst)
     if not overlaps(src_t, dst_t):

@@ -24,9 +24,9 @@ def check_paths(loaded: Loaded, sink: Sink) -> None:
         _check_target(loaded, at, target, sink)
 
 
-def save_targets(loaded: Loaded) -> list[tuple[tuple, str]]:
+def save_targets(loaded: Loaded) -> list[tuple[tuple[Any, ...], str]]:
     """(document path, `state.x.y`) for every write a step makes."""
-    found: list[tuple[tuple, str]] = []
+    found: list[tuple[tuple[Any, ...], str]] = []
     for index, step in enumerate(loaded.model.steps):
         base = ("steps", index)
         save = fields(step).get("save")
@@ -42,7 +42,7 @@ def save_targets(loaded: Loaded) -> list[tuple[tuple, str]]:
     return found
 
 
-def _check_path(loaded: Loaded, at: tuple, text: str, scope: Scope, sink: Sink) -> None:
+def _check_path(loaded: Loaded, at: tuple[Any, ...], text: str, scope: Scope, sink: Sink) -> None:
     path = safe_parse(text)
     if path is None:
         problem = "not a path"
@@ -79,7 +79,7 @@ def _check_path(loaded: Loaded, at: tuple, text: str, scope: Scope, sink: Sink) 
             sink.error(nested[0], f"`{text}`: {nested[1]}", loaded, at, hint=nested[2])
 
 
-def _check_input_path(loaded: Loaded, at: tuple, text: str, parts: tuple, sink: Sink) -> None:
+def _check_input_path(loaded: Loaded, at: tuple[Any, ...], text: str, parts: tuple[Any, ...], sink: Sink) -> None:
     """A typo in `$input.x` is likely; JSON Schema allows undeclared properties, so it only warns."""
     schema = sch(loaded.model.input)
     props = properties(schema)
@@ -92,7 +92,7 @@ def _check_input_path(loaded: Loaded, at: tuple, text: str, parts: tuple, sink: 
         sink.error(problem[0], f"`{text}`: {problem[1]}", loaded, at, hint=problem[2])
 
 
-def _check_state_path(loaded: Loaded, at: tuple, text: str, parts: tuple, sink: Sink) -> None:
+def _check_state_path(loaded: Loaded, at: tuple[Any, ...], text: str, parts: tuple[Any, ...], sink: Sink) -> None:
     state = loaded.model.state
     if not parts:
         sink.error("invalid-path", f"`{text}` names no state field", loaded, at, hint="write `$state.<field>`")
@@ -109,7 +109,7 @@ def _check_state_path(loaded: Loaded, at: tuple, text: str, parts: tuple, sink: 
         sink.error(code, f"`{text}`: {message}", loaded, at, hint=hint)
 
 
-def _nested_problem(s: Sch | None, shown: str, parts: tuple, *, reading: bool) -> tuple[str, str, str] | None:
+def _nested_problem(s: Sch | None, shown: str, parts: tuple[Any, ...], *, reading: bool) -> tuple[str, str, str] | None:
     for part in parts:
         types = types_of(s)
         container = {"object", "array"} if reading else {"object"}
@@ -127,7 +127,7 @@ def _nested_problem(s: Sch | None, shown: str, parts: tuple, *, reading: bool) -
     return None
 
 
-def _check_target(loaded: Loaded, at: tuple, target: Any, sink: Sink) -> None:
+def _check_target(loaded: Loaded, at: tuple[Any, ...], target: Any, sink: Sink) -> None:
     try:
         field, rest = parse_save_target(target)
     except PathSyntaxError as exc:

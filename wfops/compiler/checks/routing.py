@@ -10,9 +10,9 @@ from wfops.compiler.checks.names import suggest
 from wfops.loader.project import Loaded
 
 
-def route_entries(step: Any) -> list[tuple[str, str, tuple]]:
+def route_entries(step: Any) -> list[tuple[str, str, tuple[Any, ...]]]:
     """(outcome, target, document path of the target) for every route of a step, catch included."""
-    entries: list[tuple[str, str, tuple]] = []
+    entries: list[tuple[str, str, tuple[Any, ...]]] = []
     if fields(step).get("next") is not None:
         entries.append(("ok", step.next, ("next",)))
     for outcome, target in (fields(step).get("on") or {}).items():

@@ -27,7 +27,7 @@ _COUNT = frozenset({"minLength", "maxLength", "minItems", "maxItems", "minProper
 _BOOL = frozenset({"uniqueItems", "readOnly", "writeOnly", "deprecated"})
 
 
-def embedded_schemas(loaded: Loaded) -> Iterator[tuple[tuple, Any]]:
+def embedded_schemas(loaded: Loaded) -> Iterator[tuple[tuple[Any, ...], Any]]:
     """(document path, schema) for every JSON Schema a workflow embeds."""
     model = loaded.model
     if model.input is not None:
@@ -110,7 +110,7 @@ def _compiles(pattern: str) -> bool:
     return True
 
 
-def schema_problem(schema: Any) -> tuple[tuple, str] | None:
+def schema_problem(schema: Any) -> tuple[tuple[Any, ...], str] | None:
     """jsonschema's verdict: (path inside the schema, message), or None when valid."""
     # deferred: jsonschema (~60 ms), only when a file embeds a schema
     from jsonschema import Draft202012Validator
@@ -130,7 +130,7 @@ def schema_problem(schema: Any) -> tuple[tuple, str] | None:
 _DATA = frozenset({"const", "enum", "default", "examples"})
 
 
-def _refs(schema: Any, at: tuple = ()) -> Iterator[tuple[tuple, str]]:
+def _refs(schema: Any, at: tuple[Any, ...] = ()) -> Iterator[tuple[tuple[Any, ...], str]]:
     if isinstance(schema, dict):
         for key, value in schema.items():
             if key == "$ref" and isinstance(value, str):
@@ -148,7 +148,7 @@ def _has_id(schema: Any) -> bool:
     return isinstance(schema, list) and any(_has_id(v) for v in schema)
 
 
-def _dangling_ref(schema: Any) -> tuple[tuple, str] | None:
+def _dangling_ref(schema: Any) -> tuple[tuple[Any, ...], str] | None:
     """A `$ref` that points nowhere inside the schema: a run would refuse the schema.
 
     wfops never fetches remote schemas, so only what the schema itself holds can be

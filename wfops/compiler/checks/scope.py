@@ -28,7 +28,7 @@ class Scope:
 class Site:
     """One value that may hold paths, at document path `at`."""
 
-    at: tuple
+    at: tuple[Any, ...]
     value: Any
     scope: Scope
 
@@ -38,7 +38,7 @@ def state_schema(loaded: Loaded, field: str) -> Sch | None:
     return sch(declared.json_schema()) if declared is not None else None
 
 
-def walk(s: Sch | None, parts: tuple) -> Sch | None:
+def walk(s: Sch | None, parts: tuple[Any, ...]) -> Sch | None:
     for part in parts:
         s = child(s, part)
         if s is None:

@@ -1,0 +1,1 @@
+"""The static checks of `wfops validate`: each returns diagnostics pointing at the node responsible."""
