@@ -136,3 +136,13 @@ def test_a_path_outside_the_project_is_refused_by_api_cli_and_mcp(root: Path, ca
     absolute = str(root.parent / "outside.yaml")
     result = mcp(root, "validate", paths=[absolute])
     assert result["ok"] is False and result["error"]["type"] == "UsageError"
+
+
+def test_findings_carry_their_subject_through_api_and_mcp(root: Path) -> None:
+    broken = root / "workflows/twice.yaml"
+    broken.write_text(broken.read_text().replace("calc.double", "calc.dubble"))
+    [found] = wfops.Project(root).validate().diagnostics
+    assert (found.code, found.workflow, found.step) == ("unknown-capability", "twice", "one")
+    result = mcp(root, "validate")
+    [shown] = result["diagnostics"]
+    assert (shown["code"], shown["workflow"], shown["step"]) == ("unknown-capability", "twice", "one")
