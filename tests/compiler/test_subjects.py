@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from tests.compiler.conftest import CORPUS
+from tests.compiler.test_environments import ALT, SOURCES_WITH_ALT, USES_NOTES
 from wfops.compiler.validate import validate_project
 from wfops.diagnostics import Diagnostic, error
 
@@ -46,39 +47,12 @@ def test_workflow_level_finding_has_no_step(project) -> None:
     assert d.subject() == {"workflow": "bad-start"}
 
 
-USES_NOTES = """
-name: counter
-steps:
-  - id: a
-    uses: notes.count
-    with: {text: hi}
-    next: end
-"""
-
-ALT = '''
-from pydantic import BaseModel
-import wfops
-
-class In(BaseModel):
-    text: str
-
-class Out(BaseModel):
-    words: int
-
-@wfops.node(outcomes=["ok", "empty"])
-def count(payload: In) -> wfops.Result[Out]:
-    return wfops.Result("empty")
-'''
-
-SOURCES_WITH_ALT = """
-sources:
-  nodes: {kind: python, module: nodes}
-  alt: {kind: python, module: alt}
-"""
+# The binding-environment project of test_environments, without its MCP source.
+SOURCES_WITH_ALT_NO_MCP = SOURCES_WITH_ALT.replace("  clock: {kind: mcp, command: [python, -m, mcp_server_time]}\n", "")
 
 
 def test_finding_under_some_deployments_names_them(project) -> None:
-    files = {"workflows/counter.yaml": USES_NOTES, "sources.yaml": SOURCES_WITH_ALT, "alt.py": ALT,
+    files = {"workflows/counter.yaml": USES_NOTES, "sources.yaml": SOURCES_WITH_ALT_NO_MCP, "alt.py": ALT,
              "deployments/d1.yaml": "name: d1\nworkflow: counter\nbindings: {notes: nodes}\n",
              "deployments/d2.yaml": "name: d2\nworkflow: counter\nbindings: {notes: alt}\n"}
     d = only(project(files), "unrouted-outcome")
