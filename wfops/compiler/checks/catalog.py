@@ -20,24 +20,18 @@ from wfops.sources.base import Source, list_capabilities
 
 def build_catalog(project: Project, sources: Mapping[str, Source], *, live: bool = False
                   ) -> tuple[Catalog, list[Diagnostic]]:
-    # deferred: wfops.model.sources imports pydantic (~30 ms), loaded only with a project
-    from wfops.model.sources import McpSource
-
     catalog = Catalog()
     diagnostics: list[Diagnostic] = []
     catalog.sources_known = "sources.yaml" not in project.broken_files
     declared = dict(project.sources.model.sources) if project.sources is not None else {}
-    mcp_ids = [sid for sid, spec in declared.items() if isinstance(spec, McpSource) and sid in sources]
+    mcp_ids = [sid for sid, source in sources.items() if source.kind == "mcp"]
     for source_id, source in sources.items():
-        if source_id in mcp_ids:
-            continue
-        catalog.kinds[source_id] = "std" if source_id == "std" else "python"
-        catalog.caps[source_id] = dict(source.capabilities())
+        catalog.kinds[source_id] = source.kind
+        if source.kind != "mcp":  # MCP contracts: live (`--live`, compile) or from the lock, below
+            catalog.caps[source_id] = dict(source.capabilities())
     catalog.broken = {sid for sid in declared if sid not in sources}
     if not mcp_ids:
         return catalog, diagnostics
-    for sid in mcp_ids:
-        catalog.kinds[sid] = "mcp"
     if live:
         # Only servers some workflow calls are started: a declared but unused server (not
         # running, say) must not block `compile`; the lock records used contracts only.
