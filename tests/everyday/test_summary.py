@@ -23,7 +23,7 @@ def test_completed_run_has_every_section(tmp_path: Path) -> None:
     trace = [entry(1, "read", "extract", 0), entry(2, "extract", "render", 1), entry(3, "render", "end", 2)]
     target = tmp_path / "summary.md"
     target.write_text("earlier step\n")
-    append_step_summary(snapshot, trace, example("meeting-report"), target)
+    append_step_summary(step_summary(snapshot, trace, example("meeting-report")), target)
     text = target.read_text()
     assert text.startswith("earlier step\n### ✅ wfops run `meeting-report.local`: completed\n")
     for row in ("| Run | `run-1` |", "| Status | completed |", "| Outcome | `ok` |", "| Steps | 3 |",
@@ -32,7 +32,7 @@ def test_completed_run_has_every_section(tmp_path: Path) -> None:
     assert "#### Output\n\n````json\n{\n  \"markdown\": \"# Sync\\n```code```\"\n}\n````" in text
     assert "#### Graph\n\n```mermaid\nflowchart TD\n" in text
     assert "    class s0,s1,s2,done taken" in text
-    append_step_summary(snapshot, trace, example("meeting-report"), target)
+    append_step_summary(step_summary(snapshot, trace, example("meeting-report")), target)
     assert target.read_text().count("### ✅ wfops run") == 2
 
 

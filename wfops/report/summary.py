@@ -1,8 +1,9 @@
 """The GitHub Actions step summary of a run (`$GITHUB_STEP_SUMMARY`).
 
-`wfops run` and `wfops resume` call `append_step_summary` when that variable is
-set: status, outcome, duration, error or open interrupt, the output as a JSON
-block, and the Mermaid graph with the path the run took highlighted.
+`wfops run` and `wfops resume` append `step_summary` of the run (via
+`Project.step_summary`) when that variable is set: status, outcome, duration, error
+or open interrupt, the output as a JSON block, and the Mermaid graph with the path
+the run took highlighted.
 """
 
 from __future__ import annotations
@@ -24,11 +25,10 @@ MAX_OUTPUT_CHARS = 64 * 1024
 _ICONS = {"completed": "✅", "failed": "❌", "interrupted": "⏸️", "running": "⏳"}
 
 
-def append_step_summary(snapshot: RunSnapshot | Mapping[str, Any], trace: Sequence[TraceEntry | Mapping[str, Any]],
-                        workflow: Workflow, path: str | Path) -> None:
-    """Append the run's summary (markdown) to the file at `path`."""
+def append_step_summary(markdown: str, path: str | Path) -> None:
+    """Append a run's summary to the job summary file at `path` (earlier steps' text stays)."""
     with open(path, "a", encoding="utf-8") as stream:
-        stream.write(step_summary(snapshot, trace, workflow))
+        stream.write(markdown)
 
 
 def step_summary(snapshot: RunSnapshot | Mapping[str, Any], trace: Sequence[TraceEntry | Mapping[str, Any]],

@@ -50,9 +50,7 @@ class ResumeOptions:
 @dataclass
 class RunResult:
     snapshot: RunSnapshot
-    db: Path
     warnings: list[Diagnostic] = field(default_factory=list)
-    root_workflow: Any = None           # the Workflow model, for summaries and graphs
 
 
 def new_run_id() -> str:
@@ -96,7 +94,7 @@ async def run_deployment(options: RunOptions) -> RunResult:
                                 ProgressSink(store, options.on_step), deployment=options.deployment,
                                 secrets=secret_values, artifacts=gate.artifacts)
                 snapshot = await engine.start(root_name, run_input, run_id=run_id)
-        return RunResult(snapshot, db_path, list(gate.warnings), gate.workflows.get(root_name))
+        return RunResult(snapshot, list(gate.warnings))
     finally:
         store.close()
 
@@ -137,7 +135,7 @@ async def resume_run(options: ResumeOptions) -> RunResult:
                 engine = Engine(workflows, _resolver(opened, bindings), ProgressSink(store, options.on_step),
                                 deployment=snapshot.deployment, secrets=secret_values, artifacts=artifacts)
                 final = await engine.resume(snapshot, trace, outcome=options.outcome, payload=options.payload)
-        return RunResult(final, db_path, warnings, workflows.get(snapshot.workflow))
+        return RunResult(final, warnings)
     finally:
         store.close()
 
