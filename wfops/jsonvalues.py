@@ -43,36 +43,28 @@ def described(value: Any) -> str:
 
 # -- user JSON: one strict reader for every value a user or an agent hands wfops ---------
 
-def parse_json(text: str, what: str) -> Any:
+def parse_json(text: str, what: str, *, text_fallback: bool = False) -> Any:
     """Strict JSON, as every JSON reader outside Python reads it.
 
     Python's `json` also takes `NaN`, `Infinity` and numbers that overflow to them
     (`1e400`); none of those is JSON, and a stored `NaN` would make `runs show --json`
     print something no client can parse. They are refused, as is deep nesting.
-    Raises `UsageError` with one line naming `what` (e.g. `--payload`).
+    Raises `UsageError` with one line naming `what` (e.g. `--payload`). With
+    `text_fallback`, text that is not JSON at all is returned as the string it is
+    (`--input K=V`), but JSON that only Python reads is still refused.
     """
     try:
         value = json.loads(text, parse_constant=_not_json, parse_float=_finite_float)
     except _NotFinite as exc:
         raise UsageError(f"{what}: {exc} ({_NOT_FINITE_HINT})") from None
     except ValueError as exc:
+        if text_fallback:
+            return text
         raise UsageError(f"{what} is not valid JSON: {exc}") from None
     except RecursionError:
         raise UsageError(f"{what} is nested too deeply") from None
     check_json_value(value, what)
     return value
-
-
-def is_json_text(text: str) -> bool:
-    """Whether `text` is JSON at all (NaN and friends included, so they can be refused, not read
-    as strings); for `--input K=V`, where V that is not JSON is a string."""
-    try:
-        json.loads(text)
-    except ValueError:
-        return False
-    except RecursionError:
-        return True  # JSON, but too deep: the strict reader refuses it
-    return True
 
 
 def check_json_value(value: Any, what: str) -> None:

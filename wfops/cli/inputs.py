@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from wfops.errors import RefusedError, UsageError
-from wfops.jsonvalues import check_json_value, deep_merge, is_json_text, parse_json
+from wfops.jsonvalues import check_json_value, deep_merge, parse_json
 from wfops.loader.yaml import YamlLoadError, load_yaml_file, load_yaml_text
 
 
@@ -31,8 +31,8 @@ def parse_assignments(pairs: Iterable[str]) -> dict[str, Any]:
         parts = key.strip().split(".")
         if not sep or not all(parts):
             raise UsageError(f"--input {pair!r}: expected KEY=VALUE (KEY may be dotted: a.b=1)")
-        value = parse_json(text, f"--input {key.strip()}") if is_json_text(text) else text
-        check_json_value(value, f"--input {key.strip()}")
+        value = parse_json(text, f"--input {key.strip()}", text_fallback=True)
+        check_json_value(value, f"--input {key.strip()}")  # a plain string may hold a lone surrogate
         nested: Any = value
         for part in reversed(parts):
             nested = {part: nested}
