@@ -80,13 +80,15 @@ def test_run_runs_trace_get_run(root: Path) -> None:
     run = project.run("twice.local", input={"n": 4}, on_step=lambda entry: seen.append(entry.seq))
     assert (run.status, run.outcome, run.output) == ("completed", "ok", {"doubled": 8})
     assert set(run.to_dict()) == {"run_id", "deployment", "workflow", "artifact", "status", "outcome", "output",
-                                  "error", "interrupt"}
+                                  "error", "interrupt", "forked_from"}
     json.dumps(run.to_dict(), allow_nan=False)
     assert seen == [1]
     assert [r.run_id for r in project.runs()] == [run.run_id]
     assert project.runs(status="failed") == []
     stored = project.get_run(run.run_id)
-    assert stored.to_dict() == run.to_dict() and stored.steps == 1 and not stored.orphaned
+    # The stored run adds its input and its state after the last step.
+    assert stored.to_dict() == {**run.to_dict(), "input": {"n": 4}, "state": stored.details.state}
+    assert stored.steps == 1 and not stored.orphaned
     [entry] = project.trace(run.run_id)
     assert (entry.step, entry.kind, entry.output) == ("one", "call", {"doubled": 8})
     assert "twice" in project.step_summary(run.run_id)

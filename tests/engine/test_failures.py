@@ -74,7 +74,10 @@ def test_retry_with_exponential_backoff_then_success_same_input_and_key(monkeypa
     calls = source.called("flaky")
     assert {c.idempotency_key for _, c in calls} == {calls[0][1].idempotency_key}
     assert all(p == {"x": 7} for p, _ in calls)
-    (entry,) = sink.trace
+    # Every failed attempt stays in the trace with its error, before the one that succeeded.
+    first, second, entry = sink.trace
+    assert [(e.kind, e.attempt, e.error["message"]) for e in (first, second)] == [
+        ("retry", 1, "boom 1"), ("retry", 2, "boom 2")]
     assert entry.attempt == 3 and entry.error is None
 
 

@@ -13,7 +13,7 @@ from tests.runner.acceptance_project import make_acceptance_project
 from tests.runner.helpers import as_json, env_for, read_log, spawn, wfops
 
 PUBLIC_KEYS = {"run_id", "deployment", "workflow", "artifact", "status", "outcome", "output", "error",
-               "interrupt"}
+               "interrupt", "forked_from"}
 TRACE_KEYS = {"seq", "step", "kind", "attempt", "input", "outcome", "output", "state_changes", "next",
               "error", "started_at", "ended_at"}
 
@@ -125,7 +125,10 @@ def test_retry_then_success_keeps_the_idempotency_key(proj: Path, tmp_path: Path
     log = read_log(Path(str(counter) + ".log"))
     assert [e["attempt"] for e in log] == [1, 2, 3]
     assert len({e["key"] for e in log}) == 1
-    assert trace(proj, result["run_id"])[0]["attempt"] == 3
+    entries = trace(proj, result["run_id"])
+    # The two failed attempts are kept, each with its error, before the one that succeeded.
+    assert [(e["kind"], e["attempt"], e["error"] is None) for e in entries[:3]] == [
+        ("retry", 1, False), ("retry", 2, False), ("call", 3, True)]
 
 
 def test_retries_exhausted_go_to_catch(proj: Path, tmp_path: Path) -> None:
@@ -164,7 +167,7 @@ def test_interrupt_resume_and_its_refusals(proj: Path) -> None:
         assert done.returncode == 2, (args, done.stderr)
         assert done.stderr.startswith("wfops: error: ") and "Traceback" not in done.stderr
     shown = as_json(wfops(proj, "runs", "show", rid, "--json"))
-    assert shown == result  # refusals changed nothing
+    assert {k: shown[k] for k in result} == result  # refusals changed nothing
     done = wfops(proj, "resume", rid, "--outcome", "approved", "--payload", '{"by": "ana"}', "--json", env=env)
     assert done.returncode == 0, done.stderr
     final = as_json(done)
@@ -252,7 +255,8 @@ def test_a_hung_sync_node_past_its_timeout_does_not_hang_wfops(proj: Path, tmp_p
     assert done.returncode == 1, done.stderr
     result = as_json(done)
     assert result["error"]["type"] == "Timeout" and result["error"]["step"] == "b"
-    assert as_json(wfops(proj, "runs", "show", result["run_id"], "--json")) == result
+    shown = as_json(wfops(proj, "runs", "show", result["run_id"], "--json"))
+    assert {k: shown[k] for k in result} == result
     assert run(proj, "hung")["status"] == "completed"  # a quick node is unaffected
 
 

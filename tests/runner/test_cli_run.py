@@ -10,7 +10,7 @@ from tests.harness import run_cli
 from tests.runner.helpers import as_json, env_for, wfops
 
 PUBLIC_KEYS = {"run_id", "deployment", "workflow", "artifact", "status", "outcome", "output", "error",
-               "interrupt"}
+               "interrupt", "forked_from"}
 
 
 def test_run_completes_and_is_stored(project: Path) -> None:
@@ -22,7 +22,8 @@ def test_run_completes_and_is_stored(project: Path) -> None:
     assert result["output"] == {"n": 7}
     assert result["artifact"].startswith("sha256:") or len(result["artifact"]) >= 16
     shown = as_json(wfops(project, "runs", "show", result["run_id"], "--json"))
-    assert shown == result
+    assert {k: shown[k] for k in result} == result
+    assert shown["input"] == {"start": 1} and shown["state"] == {"n": 7}  # input and final state
     trace = as_json(wfops(project, "runs", "trace", result["run_id"], "--json"))
     assert [e["step"] for e in trace] == [f"s{i}" for i in range(1, 7)]
     assert [e["seq"] for e in trace] == sorted(e["seq"] for e in trace)

@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from wfops.api import validate as checks
-from wfops.api.results import CallOutcome, Capabilities, CapabilityInfo, CompileReport, Report, Run
+from wfops.api.results import CallOutcome, Capabilities, CapabilityInfo, CompileReport, Report, Run, RunDetails
 from wfops.api.validate import validate_standalone
-from wfops.errors import ProjectNotFound, UnknownRunError, UsageError, WfopsError
+from wfops.errors import ProjectNotFound, RefusedError, RunBusyError, UnknownRunError, UsageError, WfopsError
 from wfops.jsonvalues import check_json_value
 from wfops.loader.project import find_root, load_project, project_db_path
 from wfops.loader.wftests import find_test_files
@@ -35,7 +35,7 @@ if TYPE_CHECKING:  # types only: `validate` must not load the engine or the stor
     from wfops.store.sqlite import SqliteStore
     from wfops.testing.results import TestReport
 
-STATUSES = ("running", "completed", "failed", "interrupted")
+STATUSES = ("running", "completed", "failed", "interrupted", "cancelled")
 GRAPH_FORMATS = ("mermaid", "dot")
 OnStep = Callable[["TraceEntry"], None]
 
@@ -154,7 +154,8 @@ class Project:
 
     def resume(self, run_id: str, outcome: str | None = None, payload: Any = None, *,
                on_step: OnStep | None = None) -> Run:
-        """Continue an interrupted run (answering it with `outcome` and `payload`) or a crashed one."""
+        """Continue an interrupted run (answering it with `outcome` and `payload`), a crashed or
+        cancelled one, or redrive a failed one from the step that failed."""
         # deferred: wfops.runner is not needed on the validate cache-hit path (pre-commit)
         from wfops.runner import ResumeOptions, resume_run
 
@@ -164,6 +165,41 @@ class Project:
                                                  project=self._root, db=self.db_path, on_step=on_step)))
         return Run.of(result.snapshot, warnings=list(result.warnings))
 
+    def fork(self, run_id: str, from_step: str, input: Mapping[str, Any] | None = None, *,  # noqa: A002 - the contract's word
+             on_step: OnStep | None = None) -> Run:
+        """Start a new run of `run_id`'s artifacts from the state it had just before it first
+        ran top-level step `from_step`, its input overlaid with `input`, and drive it like
+        `run`. The original run is not changed; the new one records `forked_from`."""
+        # deferred: wfops.runner is not needed on the validate cache-hit path (pre-commit)
+        from wfops.runner import ForkOptions, fork_run
+
+        given = dict(input or {})
+        check_json_value(given, "input")
+        self._fresh()
+        result = _drive(fork_run(ForkOptions(run_id, from_step, input=given, project=self._root, db=self.db_path,
+                                             on_step=on_step)))
+        return Run.of(result.snapshot, warnings=list(result.warnings),
+                      forked_from={"run_id": run_id, "step": from_step})
+
+    def cancel(self, run_id: str) -> Run:
+        """Stop a run. One that another process drives gets a cancel request, which its driver
+        sees within a fraction of a second (cancelling the step in flight where it awaits) and
+        then records `cancelled`; one nobody drives (interrupted, or crashed while running)
+        is `cancelled` at once. A completed or failed run is refused; a cancelled one is
+        returned as it is. Returns the run as stored after the request."""
+        with self._store(run_id) as store:
+            status = store.get_run(run_id).snapshot.status
+            if status in ("completed", "failed"):
+                raise RefusedError(f"run {run_id} is {status}; there is nothing to cancel")
+            if status != "cancelled":
+                try:
+                    with store.run_lock(run_id):
+                        if store.get_run(run_id).snapshot.status in ("running", "interrupted"):
+                            store.mark_cancelled(run_id)
+                except RunBusyError:
+                    store.request_cancel(run_id)
+        return self.get_run(run_id)
+
     def runs(self, deployment: str | None = None, status: str | None = None, limit: int = 20) -> list[Run]:
         """Run history, newest first."""
         if status is not None and status not in STATUSES:
@@ -172,16 +208,22 @@ class Project:
             return []
         with self._store() as store:
             records = store.list_runs(deployment=deployment, status=status, limit=max(1, limit))
-        return [Run.of(r.snapshot, steps=r.steps, created_at=r.created_at, updated_at=r.updated_at)
-                for r in records]
+        return [Run.of(r.snapshot, steps=r.steps, created_at=r.created_at, updated_at=r.updated_at,
+                       forked_from=_origin(r.meta)) for r in records]
 
     def get_run(self, run_id: str) -> Run:
-        """One run; `orphaned` is set when it is `running` but no process drives it."""
+        """One run, with its input and its state after the last committed step (`details`);
+        `orphaned` is set when it is `running` but no process drives it."""
+        # deferred: wfops.runner.state loads the engine and pydantic, which `runs list` does not need
+        from wfops.runner.state import shown_input_and_state
+
         with self._store(run_id) as store:
             record = store.get_run(run_id)
             orphaned = record.snapshot.status == "running" and not store.run_is_driven(run_id)
+            shown_input, state = shown_input_and_state(store, record)
         return Run.of(record.snapshot, steps=record.steps, created_at=record.created_at,
-                      updated_at=record.updated_at, orphaned=orphaned)
+                      updated_at=record.updated_at, orphaned=orphaned, forked_from=_origin(record.meta),
+                      details=RunDetails(shown_input, state))
 
     def trace(self, run_id: str, from_seq: int | None = None, limit: int | None = None) -> list[TraceEntry]:
         """A run's trace entries in seq order (from `from_seq`, at most `limit`)."""
@@ -282,6 +324,11 @@ class Project:
             yield store
         finally:
             store.close()
+
+
+def _origin(meta: Mapping[str, Any]) -> dict[str, Any] | None:
+    origin = meta.get("forked_from")
+    return {"run_id": origin.get("run_id"), "step": origin.get("step")} if isinstance(origin, dict) else None
 
 
 def _drive(coro: Any) -> Any:

@@ -10,7 +10,7 @@ from wfops.diagnostics import Diagnostic
 if TYPE_CHECKING:  # `validate` (pre-commit) returns a Report and never loads the engine's types
     from wfops.engine.types import Interrupt, RunSnapshot
 
-__all__ = ["CallOutcome", "CapabilityInfo", "Capabilities", "CompileReport", "Report", "Run"]
+__all__ = ["CallOutcome", "CapabilityInfo", "Capabilities", "CompileReport", "Report", "Run", "RunDetails"]
 
 
 def _no_errors(diagnostics: list[Diagnostic]) -> bool:
@@ -61,7 +61,7 @@ class Run:
     workflow: str
     artifact: str
     deployment: str | None
-    status: Literal["running", "completed", "failed", "interrupted"]
+    status: Literal["running", "completed", "failed", "interrupted", "cancelled"]
     outcome: str | None = None
     output: Any = None
     error: dict[str, Any] | None = None
@@ -71,6 +71,8 @@ class Run:
     created_at: str | None = None
     updated_at: str | None = None
     orphaned: bool = False              # `running`, but no process drives it: resume it
+    forked_from: dict[str, Any] | None = None  # {run_id, step, seq}: the run and step a fork started from
+    details: RunDetails | None = None   # input and state (`get_run`)
 
     @classmethod
     def of(cls, snapshot: RunSnapshot, **extra: Any) -> Run:
@@ -78,10 +80,24 @@ class Run:
                    snapshot.outcome, snapshot.output, snapshot.error, snapshot.interrupt, **extra)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"run_id": self.run_id, "deployment": self.deployment, "workflow": self.workflow,
-                "artifact": self.artifact, "status": self.status, "outcome": self.outcome,
-                "output": self.output, "error": self.error,
-                "interrupt": self.interrupt.to_public() if self.interrupt else None}
+        found = {"run_id": self.run_id, "deployment": self.deployment, "workflow": self.workflow,
+                 "artifact": self.artifact, "status": self.status, "outcome": self.outcome,
+                 "output": self.output, "error": self.error,
+                 "interrupt": self.interrupt.to_public() if self.interrupt else None,
+                 "forked_from": self.forked_from}
+        if self.details is not None:
+            found["input"] = self.details.input
+            found["state"] = self.details.state
+        return found
+
+
+@dataclass(frozen=True)
+class RunDetails:
+    """What `runs show` adds: the run's input and its state after its last committed step,
+    both redacted as the trace is."""
+
+    input: Any
+    state: dict[str, Any]
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-runs_app = typer.Typer(help="Run history: list, show, trace, prune, rm.", no_args_is_help=True)
+runs_app = typer.Typer(help="Run history: list, show, trace, fork, prune, rm.", no_args_is_help=True)
 caps_app = typer.Typer(help="The capability catalog: list, show, call.", no_args_is_help=True)
 app.add_typer(runs_app, name="runs")
 app.add_typer(caps_app, name="caps")
@@ -108,8 +108,15 @@ def resume(run_id: Annotated[str, typer.Argument(help="The run to continue.")],
            outcome: Annotated[str | None, typer.Option("--outcome", help="Outcome that answers the open interrupt.")] = None,
            payload: Annotated[str | None, typer.Option("--payload", help="JSON payload for the interrupt.")] = None,
            json: Json = False, project: Project = None, db: Db = None) -> None:
-    """Continue an interrupted or crashed run."""
+    """Continue an interrupted, crashed or cancelled run, or redrive a failed one from its failed step."""
     _call("run_cmd", "resume", run_id=run_id, outcome=outcome, payload=payload, json_out=json, project=project, db=db)
+
+
+@app.command()
+def cancel(run_id: Annotated[str, typer.Argument(help="The run to stop.")],
+           json: Json = False, project: Project = None, db: Db = None) -> None:
+    """Stop a run: its driver stops at the next step boundary; one nobody drives is cancelled at once."""
+    _call("run_cmd", "cancel", run_id=run_id, json_out=json, project=project, db=db)
 
 
 @runs_app.command("list")
@@ -136,6 +143,17 @@ def runs_trace(run_id: str,
     """A run's step trace in order."""
     _call("runs_cmd", action="trace", run_id=run_id, from_seq=from_seq, limit=limit, json_out=json,
           project=project, db=db)
+
+
+@runs_app.command("fork")
+def runs_fork(run_id: str,
+              from_step: Annotated[str, typer.Option("--from", help="Start before this (top-level) step.")],
+              input: Annotated[list[str] | None, typer.Option("--input", "-i", help="K=V over the original input.")] = None,
+              input_file: Annotated[str | None, typer.Option("--input-file", help="JSON or YAML file over the original input.")] = None,
+              json: Json = False, project: Project = None, db: Db = None) -> None:
+    """Start a new run from the state a run had just before STEP (the original is untouched)."""
+    _call("run_cmd", "fork", run_id=run_id, from_step=from_step, inputs=input or [], input_file=input_file,
+          json_out=json, project=project, db=db)
 
 
 @runs_app.command("prune")

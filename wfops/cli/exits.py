@@ -4,7 +4,8 @@
     2   usage error, or a run refused   3   a run is interrupted (waits for `wfops resume`)
     4   the store is locked, corrupt or too new
     5   another process is driving the run
-    70  a bug in wfops (a crash log is written)     130  Ctrl-C
+    6   a run ended `cancelled` (Ctrl-C on its driver, or `wfops cancel`; `wfops resume` continues it)
+    70  a bug in wfops (a crash log is written)     130  Ctrl-C outside a run
 """
 
 from __future__ import annotations
@@ -18,9 +19,10 @@ from wfops.errors import (
     WfopsError,
 )
 
-RUN_STATUS = {"completed": 0, "failed": 1, "interrupted": 3}
 CRASH = 70
 INTERRUPTED = 130
+CANCELLED = 6
+RUN_STATUS = {"completed": 0, "failed": 1, "interrupted": 3, "cancelled": CANCELLED}
 
 # Most specific first: RunBusyError is a StoreError.
 _ERRORS: tuple[tuple[type[WfopsError], int], ...] = (
@@ -36,5 +38,5 @@ def for_error(exc: WfopsError) -> int:
 
 
 def for_run(status: str) -> int:
-    """A run that ends `running` (its driver was stopped) or `cancelled` is not done: 1."""
+    """A run that ends `running` (its driver was stopped) is not done: 1."""
     return RUN_STATUS.get(status, 1)

@@ -1,6 +1,7 @@
 """`wfops run DEPLOYMENT` and `wfops resume RUN_ID`: drive a run, print its result.
 
-Exit 0 completed, 1 failed, 2 refused, 3 interrupted. Progress goes to stderr (in
+Exit 0 completed, 1 failed, 2 refused, 3 interrupted, 6 cancelled (Ctrl-C stops a run
+cleanly: it is recorded `cancelled` and can be resumed). Progress goes to stderr (in
 `--json` mode only when a person watches stderr); the result goes to stdout; under
 GitHub Actions the run is appended to the job summary.
 """
@@ -42,6 +43,28 @@ def resume(*, run_id: str, outcome: str | None, payload: str | None, json_out: b
     return drive(found, lambda on_step: found.resume(run_id, outcome, value, on_step=on_step), json_out=json_out)
 
 
+def fork(*, run_id: str, from_step: str, inputs: list[str], input_file: str | None, json_out: bool,
+         project: str | None, db: str | None) -> int:
+
+    given = run_input(inputs, input_file)
+    found = Project(project, db=db)
+    return drive(found, lambda on_step: found.fork(run_id, from_step, given, on_step=on_step), json_out=json_out)
+
+
+def cancel(*, run_id: str, json_out: bool, project: str | None, db: str | None) -> int:
+
+    result = Project(project, db=db).cancel(run_id)
+    if json_out:
+        print_json(result.to_dict())
+    elif result.status == "cancelled":
+        say(f"run {result.run_id} cancelled")
+        say(f"resume with: wfops resume {result.run_id}")
+    else:
+        say(f"run {result.run_id} is {result.status}: another process drives it; asked it to stop at its "
+            "next step boundary")
+    return 0
+
+
 def drive(project: Project, start: Callable[[Any], Run], *, json_out: bool) -> int:
     """Run `start(on_step)` with progress on stderr, print the result, return the exit code."""
 
@@ -74,6 +97,7 @@ def print_result(result: Run, *, json_out: bool) -> None:
     elif result.status == "failed":
         error = result.error or {}
         say(f"{head} at step {error.get('step')}: {error.get('type')}: {error.get('message')}")
+        say(f"redrive from the failed step with: wfops resume {result.run_id}")
     elif result.status == "interrupted" and result.interrupt is not None:
         interrupt = result.interrupt
         say(f"{head} at step {interrupt.step} ({interrupt.kind})")
@@ -81,6 +105,9 @@ def print_result(result: Run, *, json_out: bool) -> None:
         say(resume_line(result))
         if interrupt.outcomes:
             say("  where OUTCOME is one of: " + ", ".join(interrupt.outcomes))
+    elif result.status == "cancelled":
+        say(head)
+        say(f"resume with: wfops resume {result.run_id}")
     else:
         say(head)
 

@@ -59,15 +59,22 @@ def _show(r: Run, json_out: bool) -> int:
     say(f"deployment {r.deployment or '-'}")
     say(f"workflow   {r.workflow} (artifact {r.artifact[:19]})")
     say(f"status     {r.status}" + (f" (outcome {r.outcome})" if r.outcome else ""))
+    if r.forked_from:
+        say(f"forked     from run {r.forked_from.get('run_id')} before step {r.forked_from.get('step')}")
     if r.orphaned:
         say(f"           no process is driving it; continue it with: wfops resume {r.run_id}")
     say(f"steps      {r.steps}")
     say(f"started    {r.created_at}")
     say(f"updated    {r.updated_at}")
+    if r.details is not None:
+        say("input      " + compact(r.details.input))
+        say("state      " + compact(r.details.state))
     if r.output is not None:
         say("output     " + compact(r.output))
     if r.error:
         say(f"error      {r.error.get('type')} at {r.error.get('step')}: {r.error.get('message')}")
+    if r.status in ("failed", "cancelled"):
+        say(f"           continue it with: wfops resume {r.run_id}")
     if r.interrupt:
         say(f"interrupt  {r.interrupt.kind} at {r.interrupt.step}: {compact(r.interrupt.request)}")
         say(f"           resume: wfops resume {r.run_id} --outcome OUTCOME --payload '<json>'")

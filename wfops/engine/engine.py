@@ -7,7 +7,9 @@ next one starts. See docs/engine.md for the execution semantics.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import time
 import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -17,7 +19,7 @@ from wfops.engine.frame import Frame, new_frame
 from wfops.engine.plan import Plan, StepPlan, compile_workflow
 from wfops.engine.redact import Redactor
 from wfops.engine.run import Paused, RunContext
-from wfops.engine.types import CapabilityResolver, CheckpointSink, RunSnapshot, TraceEntry
+from wfops.engine.types import CancelSignal, CapabilityResolver, CheckpointSink, RunSnapshot, TraceEntry
 from wfops.errors import RefusedError
 from wfops.model.workflow import Workflow
 from wfops.schemacheck import first_error, with_defaults
@@ -27,11 +29,15 @@ from wfops.sources.base import Capability
 #: must not run (and grow the store) forever. Runs that need more pass `max_steps`.
 DEFAULT_MAX_STEPS = 100_000
 
+#: Seconds between two looks at the cancel signal while a run is driven.
+CANCEL_POLL = 0.2
+
 
 class Engine:
     def __init__(self, workflows: Mapping[str, Workflow], resolver: CapabilityResolver, sink: CheckpointSink, *,
                  deployment: str | None = None, secrets: Mapping[str, str] | None = None,
-                 artifacts: Mapping[str, str] | None = None, max_steps: int = DEFAULT_MAX_STEPS) -> None:
+                 artifacts: Mapping[str, str] | None = None, max_steps: int = DEFAULT_MAX_STEPS,
+                 cancel: CancelSignal | None = None) -> None:
         self.workflows = workflows
         self.resolver = resolver
         self.sink = sink
@@ -40,6 +46,7 @@ class Engine:
         self.artifacts: Mapping[str, str] = dict(artifacts or {})
         self.redactor = Redactor(self.secrets.values())
         self.max_steps = max_steps
+        self.cancel = cancel
         self._plans: dict[str, Plan] = {}
         self._caps: dict[str, Capability] = {}
 
@@ -81,7 +88,7 @@ class Engine:
 
     async def resume(self, snapshot: RunSnapshot, trace: Sequence[TraceEntry], *,
                      outcome: str | None = None, payload: Any = None) -> RunSnapshot:
-        if snapshot.status in ("completed", "failed"):
+        if snapshot.status == "completed":
             raise RefusedError(f"run {snapshot.run_id} is {snapshot.status}; nothing to resume")
         try:
             plan = self.plan(snapshot.workflow)
@@ -98,7 +105,13 @@ class Engine:
         elif outcome is not None or payload is not None:
             raise RefusedError(f"run {snapshot.run_id} is not waiting at an interrupt; "
                                "resume it without --outcome/--payload")
-        run = RunContext(self, snapshot.run_id, snapshot.workflow, snapshot.input, last_seq, decision, snapshot)
+        run = RunContext(self, snapshot.run_id, snapshot.workflow, snapshot.input, last_seq, decision, snapshot,
+                         entries)
+        # A redrive after the run's own timeout starts a fresh budget; otherwise the clock goes on.
+        timed_out = snapshot.status == "failed" and (snapshot.error or {}).get("step") is None \
+            and (snapshot.error or {}).get("type") == "Timeout"
+        if not timed_out:
+            run.elapsed_before = float(snapshot.cursor.get("elapsed", 0.0) or 0.0)
         return await self._drive(run, new_frame(plan, snapshot.input, trace=entries))
 
     def _decision(self, snapshot: RunSnapshot, entries: list[TraceEntry], outcome: str | None,
@@ -134,7 +147,50 @@ class Engine:
         return sp
 
     async def _drive(self, run: RunContext, frame: Frame) -> RunSnapshot:
-        with contextlib.suppress(Paused):
-            await run.run_frame(frame, top=True)
+        """Drive the top frame; a cancel request or the workflow's `timeout` stops it.
+
+        Both are noticed by a watcher task that cancels the driving task: the step in flight
+        is cancelled where it awaits (a sync node's thread runs on but is no longer waited
+        for), and nothing after the last committed step is recorded but the stop itself."""
+        run.timeout = frame.plan.timeout
+        run.started = time.monotonic()
+        task = asyncio.current_task()
+        watcher = None
+        if task is not None and (self.cancel is not None or run.timeout is not None):
+            watcher = asyncio.ensure_future(self._watch(run, task))
+        try:
+            with contextlib.suppress(Paused):
+                await run.run_frame(frame, top=True)
+        except asyncio.CancelledError:
+            stopped = watcher.result() if watcher is not None and watcher.done() and not watcher.cancelled() else None
+            if stopped is None:  # cancelled from outside (Ctrl-C, a cancelled task): record it, pass it on
+                run.commit([], run.snapshot("cancelled"))
+                raise
+            assert task is not None
+            task.uncancel()
+            if stopped == "timeout":
+                error = {"type": "Timeout", "message": f"workflow {frame.plan.name} timed out after "
+                         f"{run.timeout:g}s", "step": None}
+                run.commit([], run.snapshot("failed", error=error))
+            else:
+                run.commit([], run.snapshot("cancelled"))
+        finally:
+            if watcher is not None and not watcher.done():
+                watcher.cancel()
         assert run.last is not None
         return run.last
+
+    async def _watch(self, run: RunContext, task: asyncio.Task[Any]) -> str:
+        """Wait until the run is asked to stop or runs out of time; cancel its task; say why."""
+        while True:
+            left = None if run.timeout is None else run.timeout - run.elapsed()
+            if left is not None and left <= 0:
+                reason = "timeout"
+                break
+            if self.cancel is not None and self.cancel.requested(run.run_id):
+                reason = "cancel"
+                break
+            wait = CANCEL_POLL if self.cancel is not None or left is None else left
+            await asyncio.sleep(wait if left is None else min(wait, left))
+        task.cancel()
+        return reason

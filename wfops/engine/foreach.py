@@ -15,8 +15,12 @@ from wfops.engine.types import TraceEntry
 from wfops.jsonvalues import described
 
 
-def _split_pending(path: str, pending: list[TraceEntry]) -> tuple[dict[int, TraceEntry], dict[int, list[TraceEntry]]]:
-    """Finished items (their item entries) and the child-frame trace of unfinished ones."""
+def _split_pending(path: str, pending: list[TraceEntry], retry_failed: bool
+                   ) -> tuple[dict[int, TraceEntry], dict[int, list[TraceEntry]]]:
+    """Finished items (their item entries) and the child-frame trace of unfinished ones.
+
+    With `retry_failed` (`on_item_error: fail`), an item that failed is not finished: it
+    failed the step, and resuming (a redrive) runs it again."""
     done: dict[int, TraceEntry] = {}
     children: dict[int, list[TraceEntry]] = {}
     cut = len(path) + 1
@@ -26,7 +30,7 @@ def _split_pending(path: str, pending: list[TraceEntry]) -> tuple[dict[int, Trac
             continue
         if tail:
             children.setdefault(int(index_text), []).append(entry)
-        else:
+        elif entry.kind == "item" and not (retry_failed and entry.error is not None):
             done[int(index_text)] = entry
     return done, children
 
@@ -39,10 +43,36 @@ async def run_foreach(run: RunContext, frame: Frame, sp: StepPlan, pending: list
     if not isinstance(items, list):
         failure = StepFailed("NotAList", f"foreach of step {path} needs a list, got {described(items)}")
         return run.fail(frame, sp, path, failure, kind="foreach", input=None, attempt=1, started=started)
-    done, children = _split_pending(path, pending)
+    done, children = _split_pending(path, pending, sp.on_item_error == "fail")
     results: dict[int, Any] = {i: e.output for i, e in done.items() if e.error is None}
     errors: dict[int, dict[str, Any]] = {i: e.error for i, e in done.items() if e.error is not None}
     stop = asyncio.Event()
+    # `save_each`: item i's result is written once items 0..i have all finished, so writes go
+    # through the reducers in item order whatever order parallel items finish in. The writes
+    # ride on the entry of the item that completed the run of finished items, so the
+    # items already written on resume are exactly the leading finished ones.
+    written = 0
+    while written in done:
+        written += 1
+    save_failed: list[StepFailed] = []
+
+    def flush() -> list[dict[str, Any]]:
+        nonlocal written
+        changes: list[dict[str, Any]] = []
+        # A failed item under `on_item_error: fail` is never passed: a redrive runs it again.
+        passable = errors if sp.on_item_error != "fail" else {}
+        while written < len(items) and (written in results or written in passable) and not save_failed:
+            if written in results:
+                try:
+                    frame.state, more = run.stage(frame, sp.save_each, results[written])
+                except StepFailed as failure:
+                    failure.message = f"item {written}: {failure.message}"
+                    save_failed.append(failure)
+                    stop.set()
+                    break
+                changes += more
+            written += 1
+        return changes
 
     async def one(index: int) -> None:
         if index in done or stop.is_set():
@@ -62,14 +92,17 @@ async def run_foreach(run: RunContext, frame: Frame, sp: StepPlan, pending: list
         except StepFailed as failure:
             attempt = max(attempt, failure.attempt)
             error = failure.as_error(failure.inner_step or item_path)
-        entry = run.entry(item_path, "item", attempt, payload, outcome, output, [], None, error, item_started)
-        run.commit([entry])
         if error is None:
             results[index] = output
         else:
-            errors[index] = entry.error or error
+            errors[index] = error
             if sp.on_item_error == "fail":
                 stop.set()
+        changes = flush() if sp.save_each else []
+        entry = run.entry(item_path, "item", attempt, payload, outcome, output, changes, None, error, item_started)
+        run.commit([entry])
+        if error is not None:
+            errors[index] = entry.error or error
 
     if sp.parallel and items:
         limit = asyncio.Semaphore(sp.concurrency or len(items))
@@ -91,6 +124,8 @@ async def run_foreach(run: RunContext, frame: Frame, sp: StepPlan, pending: list
         for index in range(len(items)):
             await one(index)
     shown = {"items": len(items)}
+    if save_failed:
+        return run.fail(frame, sp, path, save_failed[0], kind="foreach", input=shown, attempt=1, started=started)
     if errors and sp.on_item_error == "fail":
         first = min(errors)
         failure = StepFailed(str(errors[first].get("type")), f"item {first}: {errors[first].get('message')}")

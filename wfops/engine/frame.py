@@ -56,13 +56,21 @@ def replay_change(state: dict[str, Any], plan: Plan, change: dict[str, Any]) -> 
 
 def restore(frame: Frame, trace: list[TraceEntry]) -> None:
     """Rebuild state, visit counts and position from the committed entries of this frame
-    (`trace` holds only entries under the frame's prefix, in seq order)."""
+    (`trace` holds only entries under the frame's prefix, in seq order).
+
+    A failure that is not routed (`error` without `next`) is no progress: the step it ended
+    runs again when the run is resumed (a redrive of a failed run, or a crash mid-retry)."""
     prefix, cut = frame.prefix, len(frame.prefix)
     last_own = -1
     for entry in trace:
         rel = entry.step[cut:]
         if "/" in rel or "[" in rel:
+            if entry.state_changes and "/" not in rel:  # a foreach item's `save_each` writes
+                for change in entry.state_changes:
+                    replay_change(frame.state, frame.plan, change)
             continue
+        if entry.error is not None and entry.next is None:
+            continue  # a failed attempt, or the failure a redrive retries: not progress
         last_own = entry.seq
         for change in entry.state_changes:
             replay_change(frame.state, frame.plan, change)
@@ -76,8 +84,6 @@ def restore(frame: Frame, trace: list[TraceEntry]) -> None:
                 frame.outcome = "ok"
             else:
                 frame.current = entry.next
-        elif entry.error is not None:
-            frame.error = entry.error
     head = prefix + frame.current
     frame.pending = [e for e in trace if e.seq > last_own and e.step.startswith(head)
                      and e.step[len(head):len(head) + 1] in ("/", "[")]

@@ -65,6 +65,7 @@ class StepPlan:
     concurrency: int | None = None
     on_item_error: str = "fail"
     errors: tuple[SaveTarget, ...] = ()
+    save_each: tuple[SaveTarget, ...] = ()
     request: Getter | None = None
     resume_schema: dict[str, Any] | None = None
     interrupt: str | None = None
@@ -83,6 +84,7 @@ class Plan:
     output_schema: dict[str, Any] | None
     state_schemas: dict[str, dict[str, Any]] = field(default_factory=dict)  # fields whose writes are checked
     list_schemas: dict[str, dict[str, Any]] = field(default_factory=dict)  # the same, minus list-size keywords
+    timeout: float | None = None  # seconds for the whole run (when this is the run's workflow)
 
     def fresh_state(self) -> dict[str, Any]:
         return copy.deepcopy(self.initial_state) if self.initial_state else {}
@@ -115,7 +117,7 @@ def compile_step(step: Step) -> StepPlan:
                         with_=compile_value(step.with_), save=compile_save(step.save),
                         foreach=compile_value(step.foreach), parallel=step.mode == "parallel",
                         concurrency=step.concurrency, on_item_error=step.on_item_error,
-                        errors=compile_save(step.errors))
+                        errors=compile_save(step.errors), save_each=compile_save(step.save_each))
     elif isinstance(step, InterruptStep):
         plan = StepPlan(step.id, step.kind, interrupt=step.interrupt, request=compile_value(step.request),
                         resume_schema=step.resume_schema, save=compile_save(step.save))
@@ -143,6 +145,7 @@ def compile_workflow(workflow: Workflow) -> Plan:
                                    if _constrains(schema := f.json_schema())}),
         list_schemas={name: {k: v for k, v in schema.items() if k not in _LIST_SIZE}
                       for name, schema in schemas.items()},
+        timeout=workflow.timeout,
     )
 
 

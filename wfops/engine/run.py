@@ -55,7 +55,8 @@ class Transition:
 
 class RunContext:
     def __init__(self, engine: Engine, run_id: str, workflow: str, input: Any, seq: int = 0,
-                 decision: tuple[str, str, Any] | None = None, resumed: RunSnapshot | None = None) -> None:
+                 decision: tuple[str, str, Any] | None = None, resumed: RunSnapshot | None = None,
+                 resumed_trace: list[TraceEntry] | None = None) -> None:
         self.engine = engine
         self.run_id = run_id
         self.workflow = workflow
@@ -65,6 +66,14 @@ class RunContext:
         self.redactor: Redactor = engine.redactor
         self.secrets: Mapping[str, str] = engine.secrets
         self.last: RunSnapshot | None = None
+        # Failed attempts already in the trace, per step path: a resumed or redriven step goes
+        # on numbering its attempts after them (its idempotency key stays the same).
+        self.prior: dict[str, int] = prior_attempts(resumed_trace) if resumed_trace else {}
+        # Seconds the run was driven before this drive (the workflow `timeout` budget);
+        # kept in the cursor only when the workflow has a timeout.
+        self.timeout: float | None = None
+        self.elapsed_before = 0.0
+        self.started = time.monotonic()
         # A resumed run keeps what it was started with unless the caller says otherwise.
         self.artifact = engine.artifacts.get(workflow) or (resumed.artifact if resumed else "")
         self.deployment = engine.deployment or (resumed.deployment if resumed else None)
@@ -80,9 +89,15 @@ class RunContext:
             entry.seq = self.seq
         run = snapshot or self.snapshot()
         run.cursor = {"seq": self.seq, "step": entries[-1].step if entries else None}
+        if self.timeout is not None:
+            run.cursor["elapsed"] = round(self.elapsed(), 3)
         self.engine.sink.commit(run, entries)
         self.last = run
         return run
+
+    def elapsed(self) -> float:
+        """Seconds this run has been driven, over all its drives (waits at interrupts excluded)."""
+        return self.elapsed_before + time.monotonic() - self.started
 
     def entry(self, step: str, kind: str, attempt: int, input: Any, outcome: str | None, output: Any,
               changes: list[dict[str, Any]], next: str | None, error: dict[str, Any] | None,
@@ -113,8 +128,12 @@ class RunContext:
         ref = sp.uses or ""
         self.capability(ref)  # an unknown ref fails here, once, not on every attempt
         resolver = self.engine.resolver
-        attempt = 1
+        path = ctx.step
+        first = attempt = self.prior.pop(path, 0) + 1
+        if attempt != ctx.attempt:
+            ctx = StepContext(ctx.run_id, ctx.workflow, ctx.deployment, path, attempt, ctx.idempotency_key)
         while True:
+            started = now()
             try:
                 coro = resolver.call(ref, payload, ctx)
                 # The resolver checks the call against the capability's contract.
@@ -128,9 +147,12 @@ class RunContext:
                 raise
             except BaseException as exc:  # noqa: BLE001 - sys.exit() in a node must not end wfops (exit 3 reads "interrupted")
                 failure = _foreign_failure(exc)
-            if attempt >= sp.attempts:
+            if attempt >= first + sp.attempts - 1:
                 failure.attempt = attempt
                 raise failure
+            # The failed attempt stays in the trace with its error; the next one follows it.
+            self.commit([self.entry(path, "retry", attempt, payload, None, None, [], None,
+                                    failure.as_error(path), started)])
             await asyncio.sleep(sp.backoff * 2 ** (attempt - 1))
             attempt += 1
             ctx = StepContext(ctx.run_id, ctx.workflow, ctx.deployment, ctx.step, attempt, ctx.idempotency_key)
@@ -298,6 +320,18 @@ class RunContext:
             failure.inner_step = child.error.get("step")
             raise failure
         return child.outcome or "ok", self.output_of(child)
+
+
+def prior_attempts(trace: list[TraceEntry]) -> dict[str, int]:
+    """Per step path, the last attempt number of the failures that end its trace (none once
+    the step has succeeded or been caught)."""
+    prior: dict[str, int] = {}
+    for entry in trace:
+        if entry.error is not None and entry.next is None:
+            prior[entry.step] = max(prior.get(entry.step, 0), entry.attempt)
+        else:
+            prior.pop(entry.step, None)
+    return prior
 
 
 def _foreign_failure(exc: BaseException) -> StepFailed:

@@ -12,7 +12,10 @@ from typing import Any, Literal, Protocol
 
 from wfops.sources.base import CallResult, Capability, StepContext
 
-RunStatus = Literal["running", "completed", "failed", "interrupted"]
+RunStatus = Literal["running", "completed", "failed", "interrupted", "cancelled"]
+
+#: Statuses a run never leaves by itself; `failed` and `cancelled` ones can still be resumed.
+STOPPED: tuple[RunStatus, ...] = ("completed", "failed", "cancelled")
 
 
 @dataclass(slots=True)
@@ -88,6 +91,14 @@ class CheckpointSink(Protocol):
     """
 
     def commit(self, run: RunSnapshot, entries: list[TraceEntry]) -> None: ...
+
+
+class CancelSignal(Protocol):
+    """Says whether someone asked to stop a run; the engine polls it while it drives one.
+
+    Polled every `CANCEL_POLL` seconds (and so must be cheap), from the loop's thread."""
+
+    def requested(self, run_id: str) -> bool: ...
 
 
 class CapabilityResolver(Protocol):

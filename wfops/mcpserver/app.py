@@ -148,7 +148,7 @@ def build_server(project: Project) -> Any:
 
     @app.tool()
     async def list_runs(deployment: str | None = None,
-                        status: Literal["running", "completed", "failed", "interrupted"] | None = None,
+                        status: Literal["running", "completed", "failed", "interrupted", "cancelled"] | None = None,
                         limit: Annotated[int, Field(ge=1, le=200)] = 20) -> RunsResult:
         """Run history, newest first."""
         return await _guard(RunsResult, {}, ops.list_runs, project, deployment, status, limit, exclusive=False)

@@ -99,7 +99,7 @@ class RunOut(BaseModel):
     deployment: str | None = None
     workflow: str
     artifact: str
-    status: Literal["running", "completed", "failed", "interrupted"]
+    status: Literal["running", "completed", "failed", "interrupted", "cancelled"]
     outcome: str | None = None
     output: Any = None
     error: dict[str, Any] | None = None

@@ -170,6 +170,8 @@ class ForeachStep(_Routed):
     workflow: str | None = Field(None, pattern=NAME_PATTERN)
     with_: dict[str, Any] = Field(default_factory=dict, alias="with", description="Per item; may use $item, $index.")
     save: Save | None = Field(None, description="Where the list of item results goes.")
+    save_each: Save | None = Field(None, description="Where each item's result goes, through the field's "
+                                   "reducer, in item order, as the items commit (e.g. an `add` field sums them).")
     mode: Literal["serial", "parallel"] = "serial"
     concurrency: int | None = Field(None, ge=1, le=1000)
     on_item_error: Literal["fail", "collect", "skip"] = "fail"
@@ -258,6 +260,8 @@ class Workflow(_Strict):
     output: dict[str, Any] | None = Field(None, description="Output field -> path or literal.")
     output_schema: dict[str, Any] | None = None
     start: StepRef | None = Field(None, description="First step; default: the first in `steps`.")
+    timeout: float | None = Field(None, gt=0, description="Seconds for the whole run (waits at interrupts "
+                                  "not counted); past it the run fails with a `Timeout` error.")
     steps: list[Step] = Field(min_length=1)
 
     @property

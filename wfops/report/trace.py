@@ -16,7 +16,9 @@ def describe(entry: TraceEntry) -> str:
     if entry.error:
         result = f"error {entry.error.get('type', '')}: {entry.error.get('message', '')}"
     arrow = f" -> {entry.next}" if entry.next else ""
-    return f"  #{entry.seq} {entry.step} [{entry.kind}] {result}{arrow} ({_ms(entry)})"
+    # Attempt counts show once a step was retried (a `retry` entry is a failed attempt kept).
+    attempt = f" attempt {entry.attempt}" if entry.attempt > 1 or entry.kind == "retry" else ""
+    return f"  #{entry.seq} {entry.step} [{entry.kind}]{attempt} {result}{arrow} ({_ms(entry)})"
 
 
 def _ms(entry: TraceEntry) -> str:

@@ -8,11 +8,13 @@
 from __future__ import annotations
 
 from wfops.runner.execute import (
+    ForkOptions,
     ResumeOptions,
     RunOptions,
     RunResult,
+    fork_run,
     resume_run,
     run_deployment,
 )
 
-__all__ = ["ResumeOptions", "RunOptions", "RunResult", "resume_run", "run_deployment"]
+__all__ = ["ForkOptions", "ResumeOptions", "RunOptions", "RunResult", "fork_run", "resume_run", "run_deployment"]

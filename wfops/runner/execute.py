@@ -20,9 +20,11 @@ from wfops.engine.types import RunSnapshot
 from wfops.errors import ProjectNotFound, RefusedError, UsageError
 from wfops.loader.project import find_root, load_project, project_db_path
 from wfops.lock.gate import check_deployment
+from wfops.schemacheck import first_error, with_defaults
 from wfops.runner.inputs import merge, read_secrets
 from wfops.runner.progress import OnStep, ProgressSink
 from wfops.runner.resume_drift import resumed_contract_drift
+from wfops.runner.stop import StopSignal
 from wfops.runner.sources import live_catalog, opened_sources, used_sources
 from wfops.sources.registry import BoundResolver, build_sources
 from wfops.store import open_store
@@ -42,6 +44,16 @@ class ResumeOptions:
     run_id: str
     outcome: str | None = None
     payload: Any = None
+    project: str | Path | None = None
+    db: str | Path | None = None
+    on_step: OnStep | None = None
+
+
+@dataclass(frozen=True)
+class ForkOptions:
+    run_id: str
+    from_step: str
+    input: Mapping[str, Any] = field(default_factory=dict)  # overlaid on the original run's input
     project: str | Path | None = None
     db: str | Path | None = None
     on_step: OnStep | None = None
@@ -90,21 +102,22 @@ async def run_deployment(options: RunOptions) -> RunResult:
                 store.begin_run(run_id, artifacts=gate.artifacts, normalized=gate.normalized,
                                 meta={"bindings": dict(gate.bindings), "secrets": list(deployment.secrets),
                                       "project": str(root)})
+                stop = StopSignal(store)
                 engine = Engine(gate.workflows, _resolver(opened, gate.bindings),
                                 ProgressSink(store, options.on_step), deployment=options.deployment,
-                                secrets=secret_values, artifacts=gate.artifacts)
-                snapshot = await engine.start(root_name, run_input, run_id=run_id)
+                                secrets=secret_values, artifacts=gate.artifacts, cancel=stop)
+                with stop.on_sigint():
+                    snapshot = await engine.start(root_name, run_input, run_id=run_id)
         return RunResult(snapshot, list(gate.warnings))
     finally:
         store.close()
 
 
 async def resume_run(options: ResumeOptions) -> RunResult:
-    """Continue an interrupted run (answering its interrupt) or a crashed one (from its last
-    committed step). The workflows come from the artifacts stored for the run, not the files."""
-    # deferred: wfops.engine.engine imports asyncio (~33 ms) and pydantic (~30 ms), only for a run
-    from wfops.engine.engine import Engine
-
+    """Continue an interrupted run (answering its interrupt), a crashed or cancelled one (from
+    its last committed step), or redrive a failed one (its failed step runs again, with the
+    next attempt number and the same idempotency key). The workflows come from the artifacts
+    stored for the run, not the files."""
     root, db_path = _resume_paths(options)
     store = open_store(db_path)
     try:
@@ -112,32 +125,85 @@ async def resume_run(options: ResumeOptions) -> RunResult:
         _refuse_finished(first.snapshot)
         if root is None:  # outside the project, with --db / WFOPS_DB: the run remembers its project
             root = _stored_root(first.meta, options.run_id)
-        with store.run_lock(options.run_id):
-            record = store.get_run(options.run_id)  # trust the store, not what we read before the lock
-            snapshot = record.snapshot
-            _refuse_finished(snapshot)
-            if snapshot.status == "running" and (options.outcome is not None or options.payload is not None):
-                raise UsageError(f"run {snapshot.run_id} crashed mid-run and is not waiting at an interrupt; "
-                                 "resume it without --outcome/--payload")
-            workflows, artifacts = _stored_workflows(store, snapshot.run_id)
-            bindings = dict(record.meta.get("bindings") or {})
-            secret_values = read_secrets(record.meta.get("secrets") or [])
-            ids = used_sources(workflows.values(), bindings)
-            sources = _project_sources(root, ids, snapshot.run_id)
-            trace = store.trace(snapshot.run_id)
-            async with opened_sources(sources, ids) as opened:
-                refusals, warnings = resumed_contract_drift(root, snapshot.deployment, workflows.values(),
-                                                            bindings, opened)
-                if refusals:
-                    raise RefusedError(f"resume of {snapshot.run_id} refused: an MCP source drifted",
-                                       diagnostics=refusals,
-                                       hint="fix the findings above (`wfops check --live` shows them too)")
-                engine = Engine(workflows, _resolver(opened, bindings), ProgressSink(store, options.on_step),
-                                deployment=snapshot.deployment, secrets=secret_values, artifacts=artifacts)
-                final = await engine.resume(snapshot, trace, outcome=options.outcome, payload=options.payload)
-        return RunResult(final, warnings)
+        return await _continue(store, root, options.run_id, options.outcome, options.payload, options.on_step)
     finally:
         store.close()
+
+
+async def fork_run(options: ForkOptions) -> RunResult:
+    """A new run of the same artifacts, from the state run `run_id` had just before it first
+    ran `from_step`, with its input overlaid by `options.input`; the original is untouched."""
+    # deferred: wfops.engine.fork is only for a fork
+    from wfops.engine.fork import fork_point
+
+    root, db_path = _resume_paths(ResumeOptions(options.run_id, project=options.project, db=options.db))
+    store = open_store(db_path)
+    try:
+        record = store.get_run(options.run_id)
+        source = record.snapshot
+        if root is None:
+            root = _stored_root(record.meta, options.run_id)
+        workflows, _artifacts = _stored_workflows(store, source.run_id)
+        top = workflows[source.workflow]
+        if options.from_step not in {step.id for step in top.steps}:
+            raise RefusedError(f"workflow {source.workflow} of run {source.run_id} has no step {options.from_step!r}",
+                               hint=f"`wfops runs trace {source.run_id}` shows the steps it ran")
+        cut = fork_point(store.trace(source.run_id), options.from_step, source.run_id)
+        run_input = _fork_input(top.input, source.input, options.input)
+        run_id = new_run_id()
+        meta = {**record.meta, "forked_from": {"run_id": source.run_id, "step": options.from_step, "seq": cut}}
+        store.fork_run(source.run_id, run_id, upto_seq=cut, input=run_input, meta=meta)
+        return await _continue(store, root, run_id, None, None, options.on_step)
+    finally:
+        store.close()
+
+
+def _fork_input(schema: dict[str, Any] | None, original: Any, changes: Mapping[str, Any]) -> Any:
+    if not changes:
+        return original
+    if not isinstance(original, dict):
+        raise UsageError("the original run's input is not an object; --input cannot change it")
+    given = with_defaults(schema, merge(original, changes))
+    problem = first_error(schema, given)
+    if problem is not None:
+        raise RefusedError(f"invalid input for the fork: {problem}", hint="fix the values given with --input")
+    return given
+
+
+async def _continue(store: Any, root: Path, run_id: str, outcome: str | None, payload: Any,
+                    on_step: OnStep | None) -> RunResult:
+    """Drive a stored run on from its trace, holding its lock."""
+    # deferred: wfops.engine.engine imports asyncio (~33 ms) and pydantic (~30 ms), only for a run
+    from wfops.engine.engine import Engine
+
+    with store.run_lock(run_id):
+        record = store.get_run(run_id)  # trust the store, not what we read before the lock
+        snapshot = record.snapshot
+        _refuse_finished(snapshot)
+        if snapshot.status != "interrupted" and (outcome is not None or payload is not None):
+            raise UsageError(f"run {snapshot.run_id} is {snapshot.status} and not waiting at an interrupt; "
+                             "resume it without --outcome/--payload")
+        store.clear_cancel(run_id)  # a request that came after the last stop is for that drive only
+        workflows, artifacts = _stored_workflows(store, snapshot.run_id)
+        bindings = dict(record.meta.get("bindings") or {})
+        secret_values = read_secrets(record.meta.get("secrets") or [])
+        ids = used_sources(workflows.values(), bindings)
+        sources = _project_sources(root, ids, snapshot.run_id)
+        trace = store.trace(snapshot.run_id)
+        async with opened_sources(sources, ids) as opened:
+            refusals, warnings = resumed_contract_drift(root, snapshot.deployment, workflows.values(),
+                                                        bindings, opened)
+            if refusals:
+                raise RefusedError(f"resume of {snapshot.run_id} refused: an MCP source drifted",
+                                   diagnostics=refusals,
+                                   hint="fix the findings above (`wfops check --live` shows them too)")
+            stop = StopSignal(store)
+            engine = Engine(workflows, _resolver(opened, bindings), ProgressSink(store, on_step),
+                            deployment=snapshot.deployment, secrets=secret_values, artifacts=artifacts,
+                            cancel=stop)
+            with stop.on_sigint():
+                final = await engine.resume(snapshot, trace, outcome=outcome, payload=payload)
+    return RunResult(final, warnings)
 
 
 def _stored_workflows(store: Any, run_id: str) -> tuple[dict[str, Any], dict[str, str]]:
@@ -188,6 +254,6 @@ def _refuse_unless_ok(gate: Any, name: str, *, live: bool = False) -> None:
 
 
 def _refuse_finished(snapshot: RunSnapshot) -> None:
-    if snapshot.status in ("completed", "failed"):
+    if snapshot.status == "completed":
         raise RefusedError(f"run {snapshot.run_id} is {snapshot.status}; nothing to resume")
 

@@ -74,7 +74,16 @@ DROP INDEX runs_by_status;
 CREATE INDEX runs_by_status ON runs (status);
 """
 
-MIGRATIONS: list[tuple[int, str]] = [(1, _V1), (2, _V2)]
+# v3: `wfops cancel` of a run another process drives leaves a request here; the driver
+# polls it and stops. A request is removed when the run is driven again.
+_V3 = """
+CREATE TABLE cancel_requests (
+    run_id       TEXT PRIMARY KEY,
+    requested_at TEXT NOT NULL
+);
+"""
+
+MIGRATIONS: list[tuple[int, str]] = [(1, _V1), (2, _V2), (3, _V3)]
 LATEST = MIGRATIONS[-1][0]
 
 

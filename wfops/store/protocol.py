@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 from wfops.engine.types import RunSnapshot, TraceEntry
 
-FINISHED = ("completed", "failed")
+FINISHED = ("completed", "failed", "cancelled")  # what `prune` may delete
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +59,24 @@ class Store(Protocol):
         """Raise `UnknownRunError` for an unknown id."""
 
     def prune(self, older_than_days: float) -> int:
-        """Delete finished (completed or failed) runs last updated before the cutoff."""
+        """Delete stopped (completed, failed or cancelled) runs last updated before the cutoff."""
+
+    def request_cancel(self, run_id: str) -> None:
+        """Ask the process driving the run to stop it (it polls `cancel_requested`)."""
+
+    def cancel_requested(self, run_id: str) -> bool:
+        """True while a cancel request for the run is pending."""
+
+    def clear_cancel(self, run_id: str) -> None:
+        """Drop the run's cancel request (a new drive of the run starts)."""
+
+    def mark_cancelled(self, run_id: str) -> None:
+        """Set a run nobody drives to `cancelled` at once (the caller holds its lock)."""
+
+    def fork_run(self, source_id: str, new_id: str, *, upto_seq: int, input: Any,
+                 meta: Mapping[str, Any]) -> None:
+        """Create run `new_id` from run `source_id`: the same artifacts, `input`, `meta`, and a
+        copy of its trace entries up to `upto_seq`; status `running`, for a driver to continue."""
 
     def run_lock(self, run_id: str) -> AbstractContextManager[None]:
         """Hold the exclusive right to drive a run; raise `RunBusyError` at once if held."""

@@ -222,18 +222,62 @@ class SqliteStore:
         cutoff = (datetime.now(UTC) - timedelta(days=older_than_days)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
         with self._write("prune runs") as db:
             ids = [r[0] for r in db.execute(
-                "SELECT id FROM runs WHERE status IN (?, ?) AND updated_at < ?", (*FINISHED, cutoff))]
+                f"SELECT id FROM runs WHERE status IN ({','.join('?' * len(FINISHED))}) AND updated_at < ?",
+                (*FINISHED, cutoff))]
             self._delete(db, ids)
         return len(ids)
 
     @staticmethod
     def _delete(db: sqlite3.Connection, ids: list[str]) -> None:
         rows = [(i,) for i in ids]
-        for table, column in (("trace", "run_id"), ("run_artifacts", "run_id"),
-                              ("run_inputs", "run_id"), ("runs", "id")):
+        for table, column in (("trace", "run_id"), ("run_artifacts", "run_id"), ("run_inputs", "run_id"),
+                              ("cancel_requests", "run_id"), ("runs", "id")):
             db.executemany(f"DELETE FROM {table} WHERE {column}=?", rows)
         # Artifacts no run refers to any more go too; they are rebuilt by the next run.
         db.execute("DELETE FROM artifacts WHERE hash NOT IN (SELECT hash FROM run_artifacts)")
+
+    # -- cancel and fork ----------------------------------------------------------------
+
+    def request_cancel(self, run_id: str) -> None:
+        with self._write("request a cancel") as db:
+            db.execute("INSERT OR IGNORE INTO cancel_requests VALUES (?, ?)", (run_id, now()))
+
+    def cancel_requested(self, run_id: str) -> bool:
+        with self._errors("read cancel requests"):
+            return self.conn.execute("SELECT 1 FROM cancel_requests WHERE run_id=?", (run_id,)).fetchone() is not None
+
+    def clear_cancel(self, run_id: str) -> None:
+        with self._write("clear a cancel request") as db:
+            db.execute("DELETE FROM cancel_requests WHERE run_id=?", (run_id,))
+
+    def mark_cancelled(self, run_id: str) -> None:
+        with self._write("cancel a run") as db:
+            # The newest cursor may ride on a trace row (see `commit`): keep it on the run row.
+            db.execute("UPDATE runs SET status='cancelled', interrupt=NULL, updated_at=:stamp, "
+                       "cursor=COALESCE((SELECT t.cursor FROM trace t WHERE t.run_id=:id AND t.seq > runs.cursor_seq "
+                       "AND t.cursor IS NOT NULL ORDER BY t.seq DESC LIMIT 1), cursor) WHERE id=:id",
+                       {"id": run_id, "stamp": now()})
+            self._finish_head(db, run_id)
+            db.execute("DELETE FROM cancel_requests WHERE run_id=?", (run_id,))
+        self._heads.pop(run_id, None)
+
+    def fork_run(self, source_id: str, new_id: str, *, upto_seq: int, input: Any,
+                 meta: Mapping[str, Any]) -> None:
+        source = self.get_run(source_id).snapshot
+        stamp = now()
+        with self._write("fork a run") as db:
+            db.execute("INSERT INTO runs (id, deployment, workflow, artifact, status, cursor, steps, cursor_seq, "
+                       "created_at, updated_at) VALUES (?,?,?,?,'running',?,0,0,?,?)",
+                       (new_id, source.deployment, source.workflow, source.artifact,
+                        _dump({"seq": upto_seq, "step": None}), stamp, stamp))
+            db.execute("INSERT INTO run_inputs VALUES (?, ?, ?)", (new_id, _dump(input) or "null", _dump(meta) or "{}"))
+            db.execute("INSERT INTO run_artifacts SELECT ?, workflow, hash FROM run_artifacts WHERE run_id=?",
+                       (new_id, source_id))
+            db.execute("INSERT INTO trace (run_id, seq, step, kind, attempt, input, outcome, output, state_changes, "
+                       "next, error, started_at, ended_at, cursor) SELECT ?, seq, step, kind, attempt, input, outcome, "
+                       "output, state_changes, next, error, started_at, ended_at, NULL FROM trace "
+                       "WHERE run_id=? AND seq <= ?", (new_id, source_id, upto_seq))
+            self._finish_head(db, new_id)
 
     # -- reads --------------------------------------------------------------------------
 
