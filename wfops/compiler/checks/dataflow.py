@@ -109,27 +109,36 @@ class Flow:
 
     # -- outputs -------------------------------------------------------------------------
 
-    def saves(self, index: int, save: Any, output: Sch | None, producer: str, *, as_list: bool = False) -> None:
-        """`save` names fields `output` has, and each write fits its state field."""
+    def saves(self, index: int, save: Any, output: Sch | None, producer: str, *, as_list: bool = False,
+              key: str = "save") -> None:
+        """`save` names fields `output` has, and each write fits its state field. `as_list`: a
+        foreach's `save`, which writes the list of item results once (`save_each` writes each)."""
         if save is None or output is None:
             return
+        foreach = self.step_id(index) if as_list else None
         if isinstance(save, str):
-            self.write(_listed(output) if as_list else output, save, ("steps", index, "save"), producer)
+            self.write(_listed(output) if as_list else output, save, ("steps", index, key), producer,
+                       foreach=foreach)
             return
         props = properties(output)
         for field, target in save.items():
             if props is not None and field not in props and not open_to_extra(output):
                 self.sink.error("unknown-output-field", f"{producer} has no output field `{field}`", self.loaded,
-                                ("steps", index, "save", field),
+                                ("steps", index, key, field),
                                 hint=suggest(field, props, "save one of its output fields"), key=True)
                 continue
             if props is None and types_of(output) is None:
                 continue
             value = child(output, field)
-            self.write(_listed(value) if as_list else value, target, ("steps", index, "save", field),
-                       f"output `{field}` of {producer}")
+            self.write(_listed(value) if as_list else value, target, ("steps", index, key, field),
+                       f"output `{field}` of {producer}", foreach=foreach)
 
-    def write(self, value: Sch | None, target: str, at: tuple[Any, ...], producer: str) -> None:
+    def step_id(self, index: int) -> str:
+        return str(getattr(self.loaded.model.steps[index], "id", index))
+
+    def write(self, value: Sch | None, target: str, at: tuple[Any, ...], producer: str, *,
+              foreach: str | None = None) -> None:
+        """One write's type check; `foreach`: the foreach step whose `save` writes the whole list."""
         dst, reducer = target_schema(self.loaded, target)
         if reducer is None or value is None:
             return
@@ -150,6 +159,13 @@ class Flow:
         elif reducer == "merge":
             needs = frozenset({"object"})
         if needs is not None and not overlaps(src_t, needs):
+            if foreach is not None:  # a fan-out folded through a reducer wants one write per item
+                self.sink.error("type-mismatch", f"`{target}` uses reducer `{reducer}`, which takes "
+                                f"{describe(needs)}, but foreach step `{foreach}` saves the list of its item "
+                                f"results ({producer}) in one write", self.loaded, at,
+                                hint=f"use `save_each:` instead of `save:` on step `{foreach}` to write each "
+                                     f"item's result through `{reducer}`")
+                return
             self.sink.error("type-mismatch", f"`{target}` uses reducer `{reducer}`, which takes "
                             f"{describe(needs)}, but {producer} is {describe(src_t)}", self.loaded, at,
                             hint=f"save {describe(needs)} here, or change the field's reducer")
@@ -158,9 +174,12 @@ class Flow:
             held = target + "".join("[]" if isinstance(p, int) else f".{p}" for p in inner)
             per = " (one item per write, reducer `" + reducer + "`)" if reducer in ("append", "union") else ""
             there = " there" if inner else ""
+            hint = "change the state field's schema, or save a different output field"
+            if foreach is not None and not inner and got and "array" in got:
+                hint = f"use `save_each:` on foreach step `{foreach}` to write each item's result, or {hint}"
+                producer = f"foreach step `{foreach}` (the list of {producer})"
             self.sink.error("type-mismatch", f"`{held}` holds {describe(want)}{per}, but {producer} gives "
-                            f"{describe(got)}{there}", self.loaded, at,
-                            hint="change the state field's schema, or save a different output field")
+                            f"{describe(got)}{there}", self.loaded, at, hint=hint)
 
     # -- the rest --------------------------------------------------------------------------
 
@@ -186,6 +205,8 @@ class Flow:
             child_wf = children[name]
             self.bindings(index, step.with_, sch(child_wf.model.input), f"workflow `{name}`", scope, "workflow")
             self.saves(index, step.save, output_of(child_wf), f"workflow `{name}`", as_list=foreach is not None)
+            if foreach is not None:
+                self.saves(index, step.save_each, output_of(child_wf), f"workflow `{name}`", key="save_each")
         if "resume_schema" in fields(step):
             self.saves(index, step.save, sch(step.resume_schema), f"the `{step.interrupt}` resume payload")
         catch = fields(step).get("catch")
@@ -200,6 +221,8 @@ class Flow:
                       item_schema(self.loaded, foreach) if foreach is not None else None)
         self.bindings(index, step.with_, sch(input_schema), f"`{ref}`", scope, "uses")
         self.saves(index, step.save, sch(output_schema), f"`{ref}`", as_list=foreach is not None)
+        if foreach is not None:
+            self.saves(index, step.save_each, sch(output_schema), f"`{ref}`", key="save_each")
 
     def output(self) -> None:
         model = self.loaded.model

@@ -29,11 +29,12 @@ def save_targets(loaded: Loaded) -> list[tuple[tuple[Any, ...], str]]:
     found: list[tuple[tuple[Any, ...], str]] = []
     for index, step in enumerate(loaded.model.steps):
         base = ("steps", index)
-        save = fields(step).get("save")
-        if isinstance(save, str):
-            found.append(((*base, "save"), save))
-        elif isinstance(save, dict):
-            found += [((*base, "save", key), target) for key, target in save.items()]
+        for name in ("save", "save_each"):
+            save = fields(step).get(name)
+            if isinstance(save, str):
+                found.append(((*base, name), save))
+            elif isinstance(save, dict):
+                found += [((*base, name, key), target) for key, target in save.items()]
         catch = fields(step).get("catch")
         if catch is not None and catch.save:
             found.append(((*base, "catch", "save"), catch.save))
