@@ -1,0 +1,80 @@
+"""Run control where a real process is the point: `wfops cancel` from a second process
+while a run is going, and Ctrl-C (a real SIGINT) on `wfops run`."""
+
+from __future__ import annotations
+
+import signal
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from tests.runner.helpers import as_json, env_for, read_log, spawn, wfops
+from tests.runner.runctl_project import make_runctl_project
+from tests.runner.test_durability import wait_for
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_runctl_project(tmp_path_factory.mktemp("runctl-proc"))
+
+
+def _running(project: Path) -> str:
+    runs = as_json(wfops(project, "runs", "list", "--status", "running", "--json", "--limit", "1"))
+    assert runs, "the run is not in the store"
+    return str(runs[0]["run_id"])
+
+
+def _finish_and_check(project: Path, run_id: str, log: Path) -> None:
+    done = wfops(project, "resume", run_id, "--json", env=env_for(WFOPS_TEST_LOG=str(log)))
+    assert done.returncode == 0, done.stderr
+    assert as_json(done)["output"] == {"n": 4}
+    steps = Counter(e["step"] for e in read_log(log) if e.get("event") != "end")
+    # Committed steps ran once; the step in flight when it stopped ran again on resume.
+    assert steps == {"first": 1, "sleepy": 2, "last": 1}
+
+
+def test_cancel_from_a_second_process_then_resume(project: Path, tmp_path: Path) -> None:
+    log, ready = tmp_path / "effects.log", tmp_path / "ready"
+    env = env_for(WFOPS_TEST_LOG=str(log), WFOPS_TEST_READY=str(ready))
+    proc = spawn(project, "run", "long.local", "--input", "s=60", env=env)
+    try:
+        wait_for(ready.exists, what="the long step to start")
+        run_id = _running(project)
+        asked = wfops(project, "cancel", run_id)  # this process is not the driver
+        assert asked.returncode == 0, asked.stderr
+        # Either still running (asked to stop) or already stopped by its driver, which polls.
+        assert f"run {run_id}" in asked.stdout
+        out, err = proc.communicate(timeout=30)  # the step in flight (a 60 s sleep) is not waited for
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 6, err
+    assert f"run {run_id} cancelled" in out and f"wfops resume {run_id}" in out
+    shown = as_json(wfops(project, "runs", "show", run_id, "--json"))
+    assert shown["status"] == "cancelled" and shown["state"] == {"n": 2}
+    assert [e.get("event") for e in read_log(log) if e["step"] == "sleepy"] == ["start"]  # never finished
+    _finish_and_check(project, run_id, log)
+
+
+def test_ctrl_c_stops_the_run_cleanly_and_says_how_to_resume(project: Path, tmp_path: Path) -> None:
+    log, ready = tmp_path / "effects.log", tmp_path / "ready"
+    env = env_for(WFOPS_TEST_LOG=str(log), WFOPS_TEST_READY=str(ready))
+    proc = spawn(project, "run", "long.local", "--input", "s=60", env=env)
+    try:
+        wait_for(ready.exists, what="the long step to start")
+        run_id = _running(project)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 6, err
+    assert f"run {run_id} cancelled" in out and f"resume with: wfops resume {run_id}" in out
+    assert "Traceback" not in err
+    assert as_json(wfops(project, "runs", "show", run_id, "--json"))["status"] == "cancelled"
+    _finish_and_check(project, run_id, log)
