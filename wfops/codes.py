@@ -41,6 +41,7 @@ _CODES = {
     "reserved-step-id": "a step called `end`",
     "conflicting-routes": "a step with both `next:` and `on.ok`",
     "invalid-foreach": "a foreach step without exactly one of `uses` and `workflow`",
+    "invalid-parallel": "a parallel step with a branch that has no steps",
     "invalid-condition": "an `if:` that is not one structured operator",
     "shell-command": "an MCP `command:` written as a shell string",
     "invalid-source": "an MCP source without exactly one of `command`/`url`, or `env`/`cwd` on a `url` source",

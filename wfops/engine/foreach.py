@@ -72,6 +72,8 @@ async def run_foreach(run: RunContext, frame: Frame, sp: StepPlan, pending: list
                     break
                 changes += more
             written += 1
+        if frame.log is not None:
+            frame.log.extend(changes)
         return changes
 
     async def one(index: int) -> None:

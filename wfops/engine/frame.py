@@ -32,6 +32,7 @@ class Frame:
     outcome: str | None = None  # set when the frame finished
     error: dict[str, Any] | None = None  # set when the frame failed
     pending: list[TraceEntry] = field(default_factory=list)  # trace of the step in flight
+    log: list[dict[str, Any]] | None = None  # a parallel branch's writes, in order, for the join
 
     @property
     def done(self) -> bool:
@@ -54,6 +55,13 @@ def replay_change(state: dict[str, Any], plan: Plan, change: dict[str, Any]) -> 
     apply_write(state, plan.reducers, target[0], target[1], change["value"])
 
 
+def replay(frame: Frame, changes: list[dict[str, Any]]) -> None:
+    for change in changes:
+        replay_change(frame.state, frame.plan, change)
+    if frame.log is not None:
+        frame.log.extend(changes)
+
+
 def restore(frame: Frame, trace: list[TraceEntry]) -> None:
     """Rebuild state, visit counts and position from the committed entries of this frame
     (`trace` holds only entries under the frame's prefix, in seq order).
@@ -66,14 +74,12 @@ def restore(frame: Frame, trace: list[TraceEntry]) -> None:
         rel = entry.step[cut:]
         if "/" in rel or "[" in rel:
             if entry.state_changes and "/" not in rel:  # a foreach item's `save_each` writes
-                for change in entry.state_changes:
-                    replay_change(frame.state, frame.plan, change)
+                replay(frame, entry.state_changes)
             continue
         if entry.error is not None and entry.next is None:
             continue  # a failed attempt, or the failure a redrive retries: not progress
         last_own = entry.seq
-        for change in entry.state_changes:
-            replay_change(frame.state, frame.plan, change)
+        replay(frame, entry.state_changes)
         if entry.kind == "interrupt" and entry.outcome is None and entry.error is None:
             frame.current = rel  # an open interrupt: not a visit yet
         elif entry.kind == "end":

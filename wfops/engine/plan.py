@@ -17,6 +17,7 @@ from wfops.model.workflow import (
     EndStep,
     ForeachStep,
     InterruptStep,
+    ParallelStep,
     Step,
     SubworkflowStep,
     Workflow,
@@ -66,6 +67,8 @@ class StepPlan:
     on_item_error: str = "fail"
     errors: tuple[SaveTarget, ...] = ()
     save_each: tuple[SaveTarget, ...] = ()
+    branches: dict[str, Plan] = field(default_factory=dict)  # a parallel step's, by name
+    on_branch_error: str = "fail"
     request: Getter | None = None
     resume_schema: dict[str, Any] | None = None
     interrupt: str | None = None
@@ -118,6 +121,8 @@ def compile_step(step: Step) -> StepPlan:
                         foreach=compile_value(step.foreach), parallel=step.mode == "parallel",
                         concurrency=step.concurrency, on_item_error=step.on_item_error,
                         errors=compile_save(step.errors), save_each=compile_save(step.save_each))
+    elif isinstance(step, ParallelStep):
+        plan = StepPlan(step.id, step.kind, on_branch_error=step.on_branch_error, errors=compile_save(step.errors))
     elif isinstance(step, InterruptStep):
         plan = StepPlan(step.id, step.kind, interrupt=step.interrupt, request=compile_value(step.request),
                         resume_schema=step.resume_schema, save=compile_save(step.save))
@@ -129,23 +134,38 @@ def compile_step(step: Step) -> StepPlan:
     return plan
 
 
-def compile_workflow(workflow: Workflow) -> Plan:
+def _compile_steps(workflow: Workflow, steps: list[Step]) -> dict[str, StepPlan]:
+    plans = {step.id: compile_step(step) for step in steps}
+    for step in steps:
+        if isinstance(step, ParallelStep):
+            plans[step.id].branches = {name: _branch_plan(workflow, branch) for name, branch in step.parallel.items()}
+    return plans
+
+
+def _branch_plan(workflow: Workflow, steps: list[Step]) -> Plan:
+    """A parallel branch runs as a frame of its own: the workflow's state fields, its own steps."""
+    whole = compile_workflow(workflow, steps_only=True)
+    whole.start, whole.steps = steps[0].id, _compile_steps(workflow, steps)
+    return whole
+
+
+def compile_workflow(workflow: Workflow, *, steps_only: bool = False) -> Plan:
     initial = {name: f.json_schema()["default"] for name, f in workflow.state.items()
                if "default" in f.json_schema()}
     return Plan(
         name=workflow.name,
         start=workflow.start_step,
-        steps={step.id: compile_step(step) for step in workflow.steps},
+        steps={} if steps_only else _compile_steps(workflow, workflow.steps),
         reducers={name: REDUCERS[f.reducer] for name, f in workflow.state.items()},
         initial_state=initial,
-        input_schema=workflow.input,
-        output=compile_value(workflow.output) if workflow.output is not None else None,
-        output_schema=workflow.output_schema,
+        input_schema=None if steps_only else workflow.input,
+        output=compile_value(workflow.output) if workflow.output is not None and not steps_only else None,
+        output_schema=None if steps_only else workflow.output_schema,
         state_schemas=(schemas := {name: schema for name, f in workflow.state.items()
                                    if _constrains(schema := f.json_schema())}),
         list_schemas={name: {k: v for k, v in schema.items() if k not in _LIST_SIZE}
                       for name, schema in schemas.items()},
-        timeout=workflow.timeout,
+        timeout=None if steps_only else workflow.timeout,
     )
 
 

@@ -265,6 +265,8 @@ class RunContext:
             entry = move.entry
             if move.state is not None:
                 frame.state = move.state
+                if frame.log is not None:
+                    frame.log.extend(entry.state_changes)
             if move.failed is not None:
                 frame.error = move.failed
             elif move.end is not None:

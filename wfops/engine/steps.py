@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from wfops.engine.errors import StepFailed
 from wfops.engine.foreach import run_foreach
+from wfops.engine.parallel import run_parallel
 from wfops.engine.frame import Frame
 from wfops.engine.plan import StepPlan
 from wfops.engine.run import Executor, RunContext, Transition, now
@@ -69,7 +70,8 @@ async def run_interrupt(run: RunContext, frame: Frame, sp: StepPlan, pending: li
     ctx = run.context(frame, path, 1, key)
     request = sp.request(run.scope(frame, ctx)) if sp.request else None
     if frame.in_foreach:
-        failure = StepFailed("InterruptInForeach", f"interrupt step {path} cannot run inside a foreach body")
+        failure = StepFailed("InterruptInForeach", f"interrupt step {path} cannot run inside a foreach body "
+                             "or a parallel branch")
         return run.fail(frame, sp, path, failure, kind="interrupt", input=request, attempt=1, started=started)
     decision = run.decision
     if decision is None or decision[0] != path:
@@ -98,6 +100,7 @@ EXECUTORS: dict[StepKind, Executor] = {
     "workflow": run_subworkflow,
     "condition": run_condition,
     "foreach": run_foreach,
+    "parallel": run_parallel,
     "interrupt": run_interrupt,
     "end": run_end,
 }

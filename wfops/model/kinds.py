@@ -9,13 +9,14 @@ from __future__ import annotations
 
 from typing import Literal
 
-StepKind = Literal["call", "workflow", "condition", "foreach", "interrupt", "end"]
+StepKind = Literal["call", "workflow", "condition", "foreach", "parallel", "interrupt", "end"]
 
 #: kind -> the key that makes a step that kind, in the order a raw step is tested
 #: (a step with both `foreach:` and `uses:` is a foreach).
 KIND_KEYS: dict[StepKind, str] = {
     "end": "end",
     "interrupt": "interrupt",
+    "parallel": "parallel",
     "foreach": "foreach",
     "condition": "if",
     "workflow": "workflow",

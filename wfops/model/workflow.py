@@ -189,6 +189,35 @@ class ForeachStep(_Routed):
         return self
 
 
+BranchName = Annotated[str, Field(pattern=STEP_ID_PATTERN, description="A branch name (like a step id).")]
+
+
+class ParallelStep(_Routed):
+    """Branches run side by side, each from the state as it was when the step started; when all
+    have finished, their writes go through the state fields' reducers in branch-name order."""
+
+    kind: ClassVar[StepKind] = "parallel"
+    parallel: dict[BranchName, list[Step]] = Field(
+        min_length=1, description="Branch name -> its steps (routed among themselves; `end` finishes the "
+        "branch). A branch that is a subworkflow is one `workflow:` step.")
+    on_branch_error: Literal["fail", "collect"] = Field(
+        "fail", description="fail: a failing branch fails the step and the others are cancelled; collect: "
+        "the other branches finish and the failures are saved to `errors`.")
+    errors: SaveTarget | None = Field(None, description="Where collected branch errors go "
+                                      "(`[{branch, type, message, step}]`).")
+    timeout: float | None = Field(None, gt=0, description="Seconds for all the branches.")
+    catch: Catch | None = None
+
+    @field_validator("parallel")
+    @classmethod
+    def _branches_have_steps(cls, value: dict[str, list[Any]]) -> dict[str, list[Any]]:
+        empty = [name for name, steps in value.items() if not steps]
+        if empty:
+            raise invalid("invalid-parallel", f"branch `{empty[0]}` has no steps",
+                          "give every branch at least one step (a subworkflow branch is one `workflow:` step)")
+        return value
+
+
 class InterruptStep(_StepBase):
     kind: ClassVar[StepKind] = "interrupt"
     interrupt: str = Field(pattern=r"^[A-Za-z0-9_.-]+$", description="Kind of request, e.g. approval.")
@@ -212,7 +241,7 @@ class EndStep(_StepBase):
 #: The key that makes a step a kind -> the model of that kind (in KIND_KEYS order).
 STEP_KINDS: dict[str, type[_StepBase]] = {
     KIND_KEYS[model.kind]: model
-    for model in (EndStep, InterruptStep, ForeachStep, ConditionStep, SubworkflowStep, CallStep)
+    for model in (EndStep, InterruptStep, ParallelStep, ForeachStep, ConditionStep, SubworkflowStep, CallStep)
 }
 
 
@@ -234,11 +263,24 @@ Step = Annotated[
     | Annotated[SubworkflowStep, Tag("workflow")]
     | Annotated[ConditionStep, Tag("if")]
     | Annotated[ForeachStep, Tag("foreach")]
+    | Annotated[ParallelStep, Tag("parallel")]
     | Annotated[InterruptStep, Tag("interrupt")]
     | Annotated[EndStep, Tag("end")],
     Discriminator(step_kind_of, custom_error_type="step-kind",
                   custom_error_message="a step needs one of the keys: " + ", ".join(reversed(STEP_KEYS))),
 ]
+
+
+ParallelStep.model_rebuild()
+
+
+def walk_steps(steps: list[Any], at: tuple[Any, ...] = ("steps",)) -> Any:
+    """Every step with its document path, the steps of parallel branches included (after their
+    parallel step): `(("steps", 2, "parallel", "a", 0), step)`."""
+    for index, step in enumerate(steps):
+        yield (*at, index), step
+        for name, branch in (getattr(step, "parallel", None) or {}).items():
+            yield from walk_steps(branch, (*at, index, "parallel", name))
 
 
 class StateField(BaseModel):
