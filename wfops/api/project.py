@@ -21,9 +21,24 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from wfops.api import validate as checks
-from wfops.api.results import CallOutcome, Capabilities, CapabilityInfo, CompileReport, Report, Run, RunDetails
+from wfops.api.results import (
+    CallOutcome,
+    Capabilities,
+    CapabilityInfo,
+    CompileReport,
+    Report,
+    Run,
+    RunDetails,
+)
 from wfops.api.validate import validate_standalone
-from wfops.errors import ProjectNotFound, RefusedError, RunBusyError, UnknownRunError, UsageError, WfopsError
+from wfops.errors import (
+    ProjectNotFound,
+    RefusedError,
+    RunBusyError,
+    UnknownRunError,
+    UsageError,
+    WfopsError,
+)
 from wfops.jsonvalues import check_json_value
 from wfops.loader.project import find_root, load_project, project_db_path
 from wfops.loader.wftests import find_test_files

@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from wfops.canonical import sha256_of
+from wfops.model.kinds import walk_steps
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -41,6 +42,9 @@ def normalize_workflow(workflow: Workflow) -> dict[str, Any]:
 
 def _normalize_step(step: BaseModel) -> dict[str, Any]:
     data = _dump(step)
+    branches = getattr(step, "parallel", None)
+    if branches:
+        data["parallel"] = {name: [_normalize_step(s) for s in steps] for name, steps in branches.items()}
     if "next" in type(step).model_fields or "on" in type(step).model_fields:
         data.pop("next", None)
         data["on"] = step.routes()  # type: ignore[attr-defined]
@@ -81,7 +85,7 @@ def _plain(value: Any) -> Any:
 def called_workflows(workflow: Workflow) -> list[str]:
     """Names of the workflows this one calls directly (subworkflow and foreach steps), in order."""
     names: list[str] = []
-    for step in workflow.steps:
+    for _at, step in walk_steps(workflow.steps):
         name = getattr(step, "workflow", None)
         if isinstance(name, str) and name not in names:
             names.append(name)

@@ -19,7 +19,13 @@ from wfops.engine.frame import Frame, new_frame
 from wfops.engine.plan import Plan, StepPlan, compile_workflow
 from wfops.engine.redact import Redactor
 from wfops.engine.run import Paused, RunContext
-from wfops.engine.types import CancelSignal, CapabilityResolver, CheckpointSink, RunSnapshot, TraceEntry
+from wfops.engine.types import (
+    CancelSignal,
+    CapabilityResolver,
+    CheckpointSink,
+    RunSnapshot,
+    TraceEntry,
+)
 from wfops.errors import RefusedError
 from wfops.model.workflow import Workflow
 from wfops.schemacheck import first_error, with_defaults

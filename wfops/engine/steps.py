@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from wfops.engine.errors import StepFailed
 from wfops.engine.foreach import run_foreach
-from wfops.engine.parallel import run_parallel
 from wfops.engine.frame import Frame
+from wfops.engine.parallel import run_parallel
 from wfops.engine.plan import StepPlan
 from wfops.engine.run import Executor, RunContext, Transition, now
 from wfops.engine.types import Interrupt, TraceEntry

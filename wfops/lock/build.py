@@ -21,6 +21,7 @@ from wfops.canonical import sha256_of
 from wfops.compiler.artifact import ArtifactSet
 from wfops.diagnostics import Diagnostic, warning
 from wfops.lockfile import LOCK_VERSION
+from wfops.model.kinds import walk_steps
 
 if TYPE_CHECKING:
     from wfops.compiler.validate import Validation
@@ -68,9 +69,11 @@ def split_ref(ref: str) -> tuple[str, str]:
     return logical, name
 
 
-def uses_refs(workflow: Any) -> list[tuple[int, str]]:
-    """(step index, uses ref) of every capability call, foreach bodies included."""
-    return [(i, step.uses) for i, step in enumerate(workflow.steps) if isinstance(getattr(step, "uses", None), str)]
+def uses_refs(workflow: Any) -> list[tuple[tuple[Any, ...], str, str]]:
+    """(step document path, step id, uses ref) of every capability call, foreach bodies and
+    parallel branches included."""
+    return [(at, step.id, step.uses) for at, step in walk_steps(workflow.steps)
+            if isinstance(getattr(step, "uses", None), str)]
 
 
 def source_kind(validation: Validation, source_id: str) -> str:
@@ -104,10 +107,10 @@ def _workflow_entry(validation: Validation, artifacts: ArtifactSet, name: str,
     loaded = validation.project.workflows[name]
     digest = artifacts.hash_of(name)
     requires: dict[str, str | None] = {}
-    for index, ref in uses_refs(loaded.model):
+    for at, step_id, ref in uses_refs(loaded.model):
         logical, cap_name = split_ref(ref)
         requires[ref] = _snapshot(validation, out, logical, cap_name, Usage(
-            name, loaded.model.steps[index].id, loaded.file, loaded.doc.at(("steps", index, "uses"))))
+            name, step_id, loaded.file, loaded.doc.at((*at, "uses"))))
     return {"file": loaded.file, "hash": digest, "normalized": artifacts.normalized.get(name),
             "subworkflows": artifacts.children.get(name, {}), "requires": requires,
             "parts": part_hashes(artifacts.normalized.get(name) or {})}
@@ -122,12 +125,11 @@ def _deployment_entry(validation: Validation, artifacts: ArtifactSet, name: str,
     requires: dict[str, str | None] = {}
     for wf_name in artifacts.tree(root):
         wf_loaded = validation.project.workflows[wf_name]
-        for index, ref in uses_refs(wf_loaded.model):
+        for at, step_id, ref in uses_refs(wf_loaded.model):
             logical, cap_name = split_ref(ref)
             concrete = deployment.concrete_source(logical)
             bindings.setdefault(logical, concrete)
-            usage = Usage(wf_name, wf_loaded.model.steps[index].id, wf_loaded.file,
-                          wf_loaded.doc.at(("steps", index, "uses")), deployment=name)
+            usage = Usage(wf_name, step_id, wf_loaded.file, wf_loaded.doc.at((*at, "uses")), deployment=name)
             requires[f"{concrete}.{cap_name}"] = _snapshot(validation, out, concrete, cap_name, usage)
     return {"file": loaded.file, "workflow": root, "pin": deployment.pin,
             "artifact": artifacts.hash_of(root) if root in artifacts.workflows else None,

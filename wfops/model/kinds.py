@@ -7,7 +7,8 @@ imports nothing heavy: the loader's error messages need it before any model exis
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Iterator
+from typing import Any, Literal
 
 StepKind = Literal["call", "workflow", "condition", "foreach", "parallel", "interrupt", "end"]
 
@@ -25,3 +26,12 @@ KIND_KEYS: dict[StepKind, str] = {
 
 #: The keys, for messages and for finding a raw step's kind.
 STEP_KEYS: tuple[str, ...] = tuple(KIND_KEYS.values())
+
+
+def walk_steps(steps: list[Any], at: tuple[Any, ...] = ("steps",)) -> Iterator[tuple[tuple[Any, ...], Any]]:
+    """Every step with its document path, the steps of parallel branches included (each right
+    after its parallel step): `(("steps", 2, "parallel", "a", 0), step)`."""
+    for index, step in enumerate(steps):
+        yield (*at, index), step
+        for name, branch in (getattr(step, "parallel", None) or {}).items():
+            yield from walk_steps(branch, (*at, index, "parallel", name))

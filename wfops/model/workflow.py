@@ -19,7 +19,7 @@ from pydantic import (
 )
 
 from wfops.model.errors import invalid
-from wfops.model.kinds import KIND_KEYS, STEP_KEYS, StepKind
+from wfops.model.kinds import KIND_KEYS, STEP_KEYS, StepKind, walk_steps
 from wfops.model.paths import Location
 
 NAME_PATTERN = r"^[a-z0-9][a-z0-9_.-]*$"
@@ -272,15 +272,7 @@ Step = Annotated[
 
 
 ParallelStep.model_rebuild()
-
-
-def walk_steps(steps: list[Any], at: tuple[Any, ...] = ("steps",)) -> Any:
-    """Every step with its document path, the steps of parallel branches included (after their
-    parallel step): `(("steps", 2, "parallel", "a", 0), step)`."""
-    for index, step in enumerate(steps):
-        yield (*at, index), step
-        for name, branch in (getattr(step, "parallel", None) or {}).items():
-            yield from walk_steps(branch, (*at, index, "parallel", name))
+__all__ = ["walk_steps"]  # re-exported: the step walk belongs to the kinds vocabulary
 
 
 class StateField(BaseModel):

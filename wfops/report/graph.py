@@ -2,7 +2,9 @@
 
 Every step is a node whose shape says its kind; every routed outcome is an edge
 labelled with the outcome; `catch` edges are dashed; `next: end` leads to one
-shared `end` node and each `end: X` step is a terminal node of its own. `taken`
+shared `end` node and each `end: X` step is a terminal node of its own. A parallel step
+forks into one box (subgraph) per branch, holding the branch's steps; the branches' routes
+to `end` meet at the step's join node, from which its own routes leave. `taken`
 (a run's top-level step ids, in order; `"end"` for the end node) highlights the
 path a run took.
 """
@@ -28,6 +30,8 @@ _SHAPES: dict[str, tuple[str, str, str]] = {
     "workflow": ('[["', '"]]', "box3d"),
     "condition": ('{"', '"}', "diamond"),
     "foreach": ('{{"', '"}}', "hexagon"),
+    "parallel": ('[/"', '"/]', "parallelogram"),
+    "join": ('[\\"', '"/]', "invtrapezium"),
     "interrupt": ('>"', '"]', "cds"),
     "end": ('(["', '"])', "doubleoctagon"),
 }
@@ -39,6 +43,7 @@ class Node:
     step: str     # the step id, or `end`
     kind: str     # a key of _SHAPES, or "terminal"
     label: tuple[str, ...]
+    group: str | None = None  # the parallel branch it belongs to: `<step>/<branch>`
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,19 +58,40 @@ def graph_parts(workflow: Workflow) -> tuple[list[Node], list[Edge]]:
     """The nodes and edges of a workflow, in step order (shared by both formats)."""
     nodes: list[Node] = []
     edges: list[Edge] = []
+    if _steps(workflow.steps, nodes, edges, "s", "", END, None):
+        nodes.append(Node("done", END, "terminal", ("end",)))
+    return nodes, edges
+
+
+def _steps(steps: list[Step], nodes: list[Node], edges: list[Edge], key: str, scope: str, end: str,
+           group: str | None) -> bool:
+    """Add the nodes and edges of a list of steps; whether a route leads to `end`. `scope`
+    prefixes the step ids of a branch (`par/a/`) and `end` is where its `end` routes go."""
     uses_end = False
-    for index, step in enumerate(workflow.steps):
-        nodes.append(Node(f"s{index}", step.id, step.kind, (step.id, *_detail(step))))
+    for index, step in enumerate(steps):
+        me = scope + step.id
+        nodes.append(Node(f"{key}{index}", me, step.kind, (step.id, *_detail(step)), group))
+        source = me
+        branches = getattr(step, "parallel", None) or {}
+        if branches:
+            source = f"{me}/join"
+            nodes.append(Node(f"{key}{index}j", source, "join", ("join",), group))
+            for b, (name, inner) in enumerate(branches.items()):
+                inner_scope = f"{me}/{name}/"
+                _steps(inner, nodes, edges, f"{key}{index}b{b}s", inner_scope, source, f"{me}/{name}")
+                edges.append(Edge(me, inner_scope + inner[0].id, name))
         for outcome, target in step.routes().items():
-            edges.append(Edge(step.id, target, outcome))
+            edges.append(Edge(source, _target(target, scope, end), outcome))
             uses_end = uses_end or target == END
         catch = getattr(step, "catch", None)
         if catch is not None:
-            edges.append(Edge(step.id, catch.next, "catch", dashed=True))
+            edges.append(Edge(me, _target(catch.next, scope, end), "catch", dashed=True))
             uses_end = uses_end or catch.next == END
-    if uses_end:
-        nodes.append(Node("done", END, "terminal", ("end",)))
-    return nodes, edges
+    return uses_end
+
+
+def _target(target: str, scope: str, end: str) -> str:
+    return end if target == END else scope + target
 
 
 def _detail(step: Step) -> tuple[str, ...]:
@@ -76,6 +102,7 @@ def _detail(step: Step) -> tuple[str, ...]:
         EndStep,
         ForeachStep,
         InterruptStep,
+        ParallelStep,
         SubworkflowStep,
     )
 
@@ -90,6 +117,8 @@ def _detail(step: Step) -> tuple[str, ...]:
         return (f"foreach {step.foreach}", f"{body} ({step.mode})")
     if isinstance(step, InterruptStep):
         return (f"interrupt: {step.interrupt}",)
+    if isinstance(step, ParallelStep):
+        return (f"parallel: {', '.join(step.parallel)}",)
     if isinstance(step, EndStep):
         return (f"end: {step.end}",)
     return ()
@@ -142,13 +171,18 @@ def _mermaid(workflow: Workflow, nodes: list[Node], edges: list[Edge], on_path: 
              taken_edges: set[tuple[str, str]]) -> str:
     keys = {n.step: n.key for n in nodes}
     lines = ["flowchart TD", '    start(("start"))']
-    for node in nodes:
-        if node.kind == "terminal":
-            lines.append(f'    {node.key}((("end")))')
-            continue
-        opening, closing, _ = _SHAPES[node.kind]
-        label = "<br/>".join(_mm(part) for part in node.label)
-        lines.append(f"    {node.key}{opening}{label}{closing}")
+    for group, members in _grouped(nodes):
+        if group is not None:
+            lines.append(f'    subgraph {members[0].key}g["{_mm("branch " + group.rsplit("/", 1)[-1])}"]')
+        for node in members:
+            if node.kind == "terminal":
+                lines.append(f'    {node.key}((("end")))')
+                continue
+            opening, closing, _ = _SHAPES[node.kind]
+            label = "<br/>".join(_mm(part) for part in node.label)
+            lines.append(f"    {node.key}{opening}{label}{closing}")
+        if group is not None:
+            lines.append("    end")
     drawn: list[bool] = []
     start = workflow.start_step
     if start in keys:  # an invalid `start` is validate's to report; draw the rest
@@ -172,6 +206,15 @@ def _mermaid(workflow: Workflow, nodes: list[Node], edges: list[Edge], on_path: 
     return "\n".join(lines) + "\n"
 
 
+def _grouped(nodes: list[Node]) -> list[tuple[str | None, list[Node]]]:
+    """The nodes outside any branch first, then each branch's, in drawing order (branch boxes
+    are drawn side by side, never nested in the drawing even when the steps nest)."""
+    groups: dict[str | None, list[Node]] = {None: []}
+    for node in nodes:
+        groups.setdefault(node.group, []).append(node)
+    return [(group, members) for group, members in groups.items() if members]
+
+
 def _mm(text: str) -> str:
     """Escape text for a quoted Mermaid label (`#` first: Mermaid reads `#...;` as an entity)."""
     return (text.replace("#", "#35;").replace("&", "#amp;").replace('"', "#quot;").replace("<", "#lt;")
@@ -184,10 +227,16 @@ def _dot(workflow: Workflow, nodes: list[Node], edges: list[Edge], on_path: set[
     lines = [f"digraph {_dq(workflow.name)} {{", "  rankdir=TB;",
              '  node [fontname="Helvetica", fontsize=11];', '  edge [fontname="Helvetica", fontsize=10];',
              '  start [label="start", shape=circle, width=0.3];']
-    for node in nodes:
-        shape = "doublecircle" if node.kind == "terminal" else _SHAPES[node.kind][2]
-        extra = ', style="filled,bold", fillcolor="#d4f7d4", color="#1a7f37"' if node.step in on_path else ""
-        lines.append(f"  {node.key} [label={_dq(chr(10).join(node.label))}, shape={shape}{extra}];")
+    for group, members in _grouped(nodes):
+        if group is not None:
+            lines.append(f"  subgraph cluster_{members[0].key} {{")
+            lines.append(f"  label={_dq('branch ' + group.rsplit('/', 1)[-1])};")
+        for node in members:
+            shape = "doublecircle" if node.kind == "terminal" else _SHAPES[node.kind][2]
+            extra = ', style="filled,bold", fillcolor="#d4f7d4", color="#1a7f37"' if node.step in on_path else ""
+            lines.append(f"  {node.key} [label={_dq(chr(10).join(node.label))}, shape={shape}{extra}];")
+        if group is not None:
+            lines.append("  }")
     start = workflow.start_step
     if start in keys:
         lines.append(f"  start -> {keys[start]}{_dot_taken(start in on_path, [])};")

@@ -16,16 +16,17 @@ from typing import Any
 from wfops.compiler.artifact import load_artifact
 from wfops.compiler.validate import validate_project
 from wfops.diagnostics import Diagnostic
+from wfops.engine.fork import fork_point
 from wfops.engine.types import RunSnapshot
 from wfops.errors import ProjectNotFound, RefusedError, UsageError
 from wfops.loader.project import find_root, load_project, project_db_path
 from wfops.lock.gate import check_deployment
-from wfops.schemacheck import first_error, with_defaults
 from wfops.runner.inputs import merge, read_secrets
 from wfops.runner.progress import OnStep, ProgressSink
 from wfops.runner.resume_drift import resumed_contract_drift
-from wfops.runner.stop import StopSignal
 from wfops.runner.sources import live_catalog, opened_sources, used_sources
+from wfops.runner.stop import StopSignal
+from wfops.schemacheck import first_error, with_defaults
 from wfops.sources.registry import BoundResolver, build_sources
 from wfops.store import open_store
 
@@ -133,9 +134,6 @@ async def resume_run(options: ResumeOptions) -> RunResult:
 async def fork_run(options: ForkOptions) -> RunResult:
     """A new run of the same artifacts, from the state run `run_id` had just before it first
     ran `from_step`, with its input overlaid by `options.input`; the original is untouched."""
-    # deferred: wfops.engine.fork is only for a fork
-    from wfops.engine.fork import fork_point
-
     root, db_path = _resume_paths(ResumeOptions(options.run_id, project=options.project, db=options.db))
     store = open_store(db_path)
     try:

@@ -11,6 +11,7 @@ from contextlib import asynccontextmanager, suppress
 from typing import Any
 
 from wfops.errors import RefusedError
+from wfops.model.kinds import walk_steps
 from wfops.sources.base import Capability, Source
 
 
@@ -18,7 +19,7 @@ def used_refs(workflows: Iterable[Any]) -> list[str]:
     """Every `uses:` ref (call and foreach steps) of the given workflow models."""
     refs: list[str] = []
     for workflow in workflows:
-        for step in workflow.steps:
+        for _at, step in walk_steps(workflow.steps):
             ref = getattr(step, "uses", None)
             if isinstance(ref, str) and ref not in refs:
                 refs.append(ref)

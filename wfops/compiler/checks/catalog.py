@@ -15,6 +15,7 @@ from wfops.diagnostics import Diagnostic, error
 from wfops.errors import WfopsError
 from wfops.loader.project import LOCK_FILE, Project
 from wfops.lockfile import read_lock
+from wfops.model.kinds import walk_steps
 from wfops.sources.base import Source, list_capabilities
 
 
@@ -50,7 +51,8 @@ def used_sources(project: Project) -> set[str]:
     used: set[str] = set()
     for name, envs in environments(project).items():
         logical = {str(fields(step).get("uses")).partition(".")[0]
-                   for step in project.workflows[name].model.steps if isinstance(fields(step).get("uses"), str)}
+                   for _at, step in walk_steps(project.workflows[name].model.steps)
+                   if isinstance(fields(step).get("uses"), str)}
         for env in [*envs, IDENTITY]:
             used.update(env.concrete(source) for source in logical)
     return used

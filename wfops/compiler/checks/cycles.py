@@ -10,7 +10,7 @@ def check_cycles(ctx: CheckContext) -> None:
     graph = {name: [child for _, child in children(loaded) if child in ctx.workflows]
              for name, loaded in ctx.workflows.items()}
     for name, loaded in ctx.workflows.items():
-        for index, child in children(loaded):
+        for at, child in children(loaded):
             if child not in graph:
                 continue
             back = _path(graph, child, name)
@@ -18,7 +18,7 @@ def check_cycles(ctx: CheckContext) -> None:
                 chain = " -> ".join([name, *back])
                 what = "itself" if child == name else f"`{child}`, which leads back to `{name}`: {chain}"
                 ctx.sink.error("subworkflow-cycle", f"workflow `{name}` calls {what}", loaded,
-                               ("steps", index, "workflow"),
+                               (*at, "workflow"),
                                hint="break the cycle: a workflow cannot run itself; use a foreach or a "
                                "condition loop inside one workflow instead")
 

@@ -33,6 +33,9 @@ ERROR_SCHEMA = {"type": "object", "properties": {"type": {"type": "string"}, "me
                                                  "step": {"type": "string"}}}
 ITEM_ERRORS_SCHEMA = {"type": "array", "items": {"type": "object", "properties": {
     "index": {"type": "integer"}, "type": {"type": "string"}, "message": {"type": "string"}}}}
+BRANCH_ERRORS_SCHEMA = {"type": "array", "items": {"type": "object", "properties": {
+    "branch": {"type": "string"}, "type": {"type": "string"}, "message": {"type": "string"},
+    "step": {"type": "string"}}}}
 
 
 class Flow:
@@ -213,7 +216,12 @@ class Flow:
         if catch is not None and catch.save:
             self.write(sch(ERROR_SCHEMA), catch.save, ("steps", index, "catch", "save"), "the caught error")
         if fields(step).get("errors"):
-            self.write(sch(ITEM_ERRORS_SCHEMA), step.errors, ("steps", index, "errors"), "the list of item errors")
+            if fields(step).get("parallel") is not None:
+                self.write(sch(BRANCH_ERRORS_SCHEMA), step.errors, ("steps", index, "errors"),
+                           "the list of branch errors")
+            else:
+                self.write(sch(ITEM_ERRORS_SCHEMA), step.errors, ("steps", index, "errors"),
+                           "the list of item errors")
 
     def call_step(self, index: int, step: Any, input_schema: dict[str, Any], output_schema: dict[str, Any], ref: str) -> None:
         foreach = fields(step).get("foreach")

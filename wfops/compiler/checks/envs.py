@@ -7,17 +7,21 @@ identity environment (each logical source is the concrete source of that id).
 
 from __future__ import annotations
 
+from typing import Any
+
 from wfops.compiler.checks.context import IDENTITY, Env, fields
 from wfops.loader.project import Loaded, Project
+from wfops.model.kinds import walk_steps
 
 
-def children(loaded: Loaded) -> list[tuple[int, str]]:
-    """(step index, child workflow name) for every subworkflow or foreach-over-workflow step."""
+def children(loaded: Loaded) -> list[tuple[tuple[Any, ...], str]]:
+    """(step document path, child workflow name) for every subworkflow or foreach-over-workflow
+    step, those in parallel branches included."""
     found = []
-    for index, step in enumerate(loaded.model.steps):
+    for at, step in walk_steps(loaded.model.steps):
         name = fields(step).get("workflow")
         if isinstance(name, str):
-            found.append((index, name))
+            found.append((at, name))
     return found
 
 

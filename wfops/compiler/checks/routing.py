@@ -32,6 +32,13 @@ def check_targets(loaded: Loaded, sink: Sink) -> None:
         for outcome, target, where in route_entries(step):
             if target != "end" and target not in known:
                 what = "a failure (catch)" if outcome == "catch" else f"outcome `{outcome}`"
+                branch = getattr(loaded, "branch", None)
+                if branch:  # a branch routes among its own steps; `end` finishes the branch
+                    sink.error("unknown-target", f"step `{step.id}` routes {what} to `{target}`, which is not a "
+                               f"step of parallel branch `{branch}`", loaded, ("steps", index, *where),
+                               hint=suggest(target, ids, "route to a step of the same branch, or to `end` (the "
+                                            "parallel step's own `next` says where the run goes after the join)"))
+                    continue
                 sink.error("unknown-target", f"step `{step.id}` routes {what} to `{target}`, which is not a step "
                            "of this workflow", loaded, ("steps", index, *where),
                            hint=suggest(target, ids, "route to a step id, or to `end`"))

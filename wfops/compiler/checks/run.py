@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from wfops.compiler.checks.branches import branch_views
 from wfops.compiler.checks.conditions import check_conditions
 from wfops.compiler.checks.context import CheckContext, Env, Sink, fields
 from wfops.compiler.checks.cycles import check_cycles
@@ -50,25 +51,36 @@ def static_checks(ctx: CheckContext, loaded: Loaded) -> None:
 
 def file_checks(loaded: Loaded, sink: Sink, workflows: dict[str, Loaded]) -> None:
     """Everything that needs no other file than `workflows` (the children it calls, when known)."""
+    check_schemas(loaded, sink)
+    check_reducers(loaded, sink)
+    step_checks(loaded, sink, workflows)
+    Flow(loaded, sink).output()
+
+
+def step_checks(loaded: Loaded, sink: Sink, workflows: dict[str, Loaded]) -> None:
+    """The checks of a list of steps: a workflow's, then each parallel branch's on its own."""
     check_structure(loaded, sink)
     check_targets(loaded, sink)
     check_reachable(loaded, sink)
     check_paths(loaded, sink)
     check_conditions(loaded, sink)
-    check_schemas(loaded, sink)
-    check_reducers(loaded, sink)
     flow = Flow(loaded, sink)
     for index, step in enumerate(loaded.model.steps):
         flow.static_step(index, step, workflows)
         if fields(step).get("foreach") is not None:
             check_outcomes(loaded, index, {"ok"}, "a foreach step", sink)
+        elif fields(step).get("parallel") is not None:
+            check_outcomes(loaded, index, {"ok"}, "a parallel step", sink)
         elif isinstance(fields(step).get("workflow"), str) and step.workflow in workflows:
             check_outcomes(loaded, index, child_outcomes(workflows[step.workflow]),
                            f"workflow `{step.workflow}`", sink)
-    flow.output()
+    for view in branch_views(loaded):
+        step_checks(view, sink, workflows)
 
 
 def env_checks(ctx: CheckContext, env: Env, loaded: Loaded) -> None:
+    for view in branch_views(loaded):
+        env_checks(ctx, env, view)
     flow = Flow(loaded, ctx.sink)
     for index, step in enumerate(loaded.model.steps):
         if fields(step).get("uses") is None:
