@@ -59,6 +59,34 @@ def double(payload: N, context) -> N:
     return N(n=payload.n * 2)
 
 
+class Gate(BaseModel):
+    tag: str
+    arrive: str | None = None
+    wait: str | None = None
+
+
+class Tag(BaseModel):
+    tag: str
+
+
+@wfops.node
+def gate(payload: Gate, context) -> Tag:
+    """Logs its start; creates $WFOPS_TEST_DIR/<arrive>; waits for $WFOPS_TEST_DIR/<wait> (made
+    by another branch, or by the test); logs its end. Order by events, never by timing."""
+    _log(context, event="start", tag=payload.tag)
+    where = Path(os.environ["WFOPS_TEST_DIR"])
+    if payload.arrive:
+        (where / payload.arrive).write_text("here")
+    if payload.wait:
+        deadline = time.monotonic() + float(os.environ.get("WFOPS_TEST_WAIT", "30"))
+        while not (where / payload.wait).exists():
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{payload.tag}: {payload.wait} never came (the branches did not overlap)")
+            time.sleep(0.01)
+    _log(context, event="end", tag=payload.tag)
+    return Tag(tag=payload.tag)
+
+
 @wfops.node
 def nap(payload: Nap, context) -> N:
     """Logs its start, signals $WFOPS_TEST_READY, sleeps `s` seconds, logs its end."""
@@ -161,10 +189,31 @@ steps:
   - {id: last, uses: ops.tick, with: {n: $state.n}, save: {n: state.n}, next: end}
 """
 
+PAR = """
+name: par
+input: {type: object}
+state:
+  tags: {type: array, items: {type: string}, reducer: append, default: []}
+  last: {type: string}
+output: {tags: $state.tags, last: $state.last}
+steps:
+  - id: both
+    parallel:
+      b:  # finishes first: its last step opens the gate branch a waits at
+        - {id: meet, uses: ops.gate, with: {tag: b1, wait: a-here}, save: {tag: state.tags}, next: last}
+        - {id: last, uses: ops.gate, with: {tag: b2, arrive: b-done}, save: {tag: state.tags}, next: end}
+      a:
+        - {id: meet, uses: ops.gate, with: {tag: a1, arrive: a-here, wait: b-done}, save: {tag: state.tags},
+           next: slow}
+        - {id: slow, uses: ops.gate, with: {tag: a2, arrive: a2-started, wait: release},
+           save: {tag: state.last}, next: end}
+    next: end
+"""
+
 WORKFLOWS = {"redrive": REDRIVE, "forkme": FORKME, "summing": SUMMING, "timed": TIMED, "waits": WAITS,
-             "long": LONG}
+             "long": LONG, "par": PAR}
 INPUTS = {"redrive": "{start: 1}", "forkme": "{start: 1, mode: fast}", "summing": "{xs: [1, 2, 3, 4]}",
-          "timed": "{s: 0}", "waits": "{}", "long": "{s: 0}"}
+          "timed": "{s: 0}", "waits": "{}", "long": "{s: 0}", "par": "{}"}
 
 
 def make_runctl_project(root: Path, extra: dict[str, str] | None = None) -> Path:

@@ -155,3 +155,32 @@ def test_time_waiting_at_an_interrupt_does_not_count(project: Path) -> None:
     time.sleep(0.8)  # longer than the workflow's 0.5 s timeout
     done = wfops(project, "resume", waiting["run_id"], "--outcome", "go", "--payload", "{}", "--json")
     assert done.returncode == 0 and as_json(done)["status"] == "completed", done.stdout
+
+
+def test_parallel_branches_overlap_and_join_in_branch_name_order(project: Path, tmp_path: Path) -> None:
+    log = tmp_path / "effects.log"
+    (tmp_path / "release").write_text("go")
+    env = env_for(WFOPS_TEST_LOG=str(log), WFOPS_TEST_DIR=str(tmp_path))
+    done = wfops(project, "run", "par.local", "--json", env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    # Branch a waited at a gate that only branch b's last step opens: they overlapped, and b
+    # finished first; the join still applies a's writes before b's.
+    events = [(e["event"], e["tag"]) for e in read_log(log)]
+    assert events.index(("start", "b1")) < events.index(("end", "a1"))
+    assert events.index(("end", "b2")) < events.index(("end", "a1"))
+    assert as_json(done)["output"] == {"tags": ["a1", "b1", "b2"], "last": "a2"}
+    entries = as_json(wfops(project, "runs", "trace", as_json(done)["run_id"], "--json"))
+    assert entries[-1]["step"] == "both" and entries[-1]["kind"] == "parallel"
+    assert [c["value"] for c in entries[-1]["state_changes"]] == ["a1", "a2", "b1", "b2"]
+    assert sorted(e["step"] for e in entries[:-1]) == ["both/a/meet", "both/a/slow", "both/b/last", "both/b/meet"]
+    graph = wfops(project, "graph", "par").stdout
+    assert 'subgraph' in graph and '"branch a"' in graph and '"branch b"' in graph and '"join"' in graph
+
+
+def test_a_route_out_of_a_branch_is_reported(make_project) -> None:
+    root = make_runctl_project(Path(make_project({})))
+    path = root / "workflows" / "par.yaml"
+    path.write_text(path.read_text().replace("save: {tag: state.last}, next: end", "save: {tag: state.last}, next: both"))
+    done = wfops(root, "validate")
+    assert done.returncode == 1
+    assert "routes outcome `ok` to `both`, which is not a step of parallel branch `a`" in done.stdout

@@ -11,7 +11,7 @@ import pytest
 
 from tests.runner.helpers import as_json, env_for, read_log, spawn, wfops
 from tests.runner.runctl_project import make_runctl_project
-from tests.runner.test_durability import wait_for
+from tests.runner.test_durability import db_rows, wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -78,3 +78,28 @@ def test_ctrl_c_stops_the_run_cleanly_and_says_how_to_resume(project: Path, tmp_
     assert "Traceback" not in err
     assert as_json(wfops(project, "runs", "show", run_id, "--json"))["status"] == "cancelled"
     _finish_and_check(project, run_id, log)
+
+
+def test_sigkill_mid_parallel_resumes_without_repeating_finished_branch_steps(project: Path, tmp_path: Path) -> None:
+    log = tmp_path / "effects.log"
+    env = env_for(WFOPS_TEST_LOG=str(log), WFOPS_TEST_DIR=str(tmp_path), WFOPS_TEST_WAIT="120")
+    proc = spawn(project, "run", "par.local", env=env)
+    try:
+        wait_for((tmp_path / "a2-started").exists, what="branch a's last step to start")
+        run_id = _running(project)
+        wait_for(lambda: ("both/b/last",) in db_rows(project, "SELECT step FROM trace WHERE run_id=?", run_id),
+                 what="branch b to commit its last step")
+    finally:
+        proc.kill()
+        proc.wait()
+    committed = sorted(r[0] for r in db_rows(project, "SELECT step FROM trace WHERE run_id=?", run_id))
+    assert committed == ["both/a/meet", "both/b/last", "both/b/meet"]  # killed with a2 in flight
+
+    (tmp_path / "release").write_text("go")
+    done = wfops(project, "resume", run_id, "--json", env=env)
+    assert done.returncode == 0, done.stderr
+    assert as_json(done)["output"] == {"tags": ["a1", "b1", "b2"], "last": "a2"}
+    starts = Counter(e["tag"] for e in read_log(log) if e["event"] == "start")
+    assert starts == {"a1": 1, "b1": 1, "b2": 1, "a2": 2}  # only the step in flight ran again
+    steps = [r[0] for r in db_rows(project, "SELECT step FROM trace WHERE run_id=? ORDER BY seq", run_id)]
+    assert sorted(steps) == ["both", "both/a/meet", "both/a/slow", "both/b/last", "both/b/meet"]

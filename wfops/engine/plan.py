@@ -93,7 +93,8 @@ class Plan:
         return copy.deepcopy(self.initial_state) if self.initial_state else {}
 
 
-def _common(plan: StepPlan, step: CallStep | SubworkflowStep | ConditionStep | ForeachStep | InterruptStep) -> None:
+def _common(plan: StepPlan,
+            step: CallStep | SubworkflowStep | ConditionStep | ForeachStep | ParallelStep | InterruptStep) -> None:
     plan.routes = step.routes()
     retry = getattr(step, "retry", None)
     if retry is not None:
