@@ -153,3 +153,45 @@ def test_a_new_run_never_takes_over_an_existing_id(store) -> None:
     with pytest.raises(StoreError):  # the old run must stay as it was
         store.commit(snap(), [])
     assert store.get_run("r1").snapshot.status == "completed"
+
+
+def test_a_cancel_request_is_seen_by_another_connection_until_cleared(store_factory) -> None:
+    driver, other = store_factory(), store_factory()
+    start(driver)
+    assert not driver.cancel_requested("r1")
+    other.request_cancel("r1")
+    other.request_cancel("r1")  # asking twice is one request
+    assert driver.cancel_requested("r1")
+    driver.clear_cancel("r1")
+    assert not other.cancel_requested("r1")
+
+
+def test_mark_cancelled_keeps_the_newest_cursor_and_drops_the_interrupt(store_factory) -> None:
+    driver, other = store_factory(), store_factory()
+    start(driver)
+    driver.commit(snap(at="s1"), [entry(1)])
+    driver.commit(snap(at="s2"), [entry(2)])  # a plain step: the cursor rides on its trace row
+    other.request_cancel("r1")
+    other.mark_cancelled("r1")
+    record = other.get_run("r1")
+    assert record.snapshot.status == "cancelled" and record.snapshot.interrupt is None
+    assert record.snapshot.cursor == {"at": "s2"} and record.steps == 2
+    assert not other.cancel_requested("r1")
+    assert [r.snapshot.run_id for r in other.list_runs(status="cancelled")] == ["r1"]
+    assert other.prune(0) == 1  # a cancelled run is a stopped one
+
+
+def test_fork_run_copies_the_trace_up_to_a_seq_and_nothing_else(store) -> None:
+    start(store)
+    for seq in range(1, 4):
+        store.commit(snap(at=f"s{seq}"), [entry(seq)])
+    store.fork_run("r1", "r2", upto_seq=2, input={"x": 2}, meta={"forked_from": {"run_id": "r1"}})
+    fork = store.get_run("r2")
+    assert fork.snapshot.status == "running" and fork.snapshot.input == {"x": 2}
+    assert (fork.snapshot.workflow, fork.snapshot.artifact, fork.snapshot.deployment) == ("wf", "h1", "dep")
+    assert fork.meta == {"forked_from": {"run_id": "r1"}} and fork.steps == 2
+    assert store.trace("r2") == store.trace("r1")[:2]
+    assert store.run_workflows("r2") == store.run_workflows("r1")
+    assert len(store.trace("r1")) == 3 and store.get_run("r1").snapshot.input == {"x": 1}
+    store.commit(snap("r2", status="completed", outcome="ok"), [entry(3, step="z")])
+    assert store.trace("r2")[-1].step == "z" and store.trace("r1")[-1].step == "a"

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 # GitHub caps a step summary at 1 MiB; keep the output block well under it.
 MAX_OUTPUT_CHARS = 64 * 1024
-_ICONS = {"completed": "✅", "failed": "❌", "interrupted": "⏸️", "running": "⏳"}
+_ICONS = {"completed": "✅", "failed": "❌", "interrupted": "⏸️", "running": "⏳", "cancelled": "⏹️"}
 
 
 def append_step_summary(markdown: str, path: str | Path) -> None:
