@@ -184,3 +184,14 @@ def test_a_route_out_of_a_branch_is_reported(make_project) -> None:
     done = wfops(root, "validate")
     assert done.returncode == 1
     assert "routes outcome `ok` to `both`, which is not a step of parallel branch `a`" in done.stdout
+
+
+@pytest.mark.parametrize(("branch", "message"), [
+    ("a: [{id: x, uses: ops.tick, with: {n: 1}, nxt: end}]", "unknown key `nxt` in `parallel.a[0]` of step `p`"),
+    ("a: []", "branch `a` has no steps"),
+])
+def test_a_malformed_branch_is_named(make_project, branch: str, message: str) -> None:
+    root = make_project({"workflows/w.yaml": f"name: w\nsteps:\n  - id: p\n    parallel: {{{branch}}}\n"
+                                              "    next: end\n"})
+    done = wfops(root, "validate")
+    assert done.returncode == 1 and message in done.stdout, done.stdout

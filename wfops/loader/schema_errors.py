@@ -20,7 +20,8 @@ from wfops.model.kinds import STEP_KEYS
 _STEP_KINDS = STEP_KEYS
 _SOURCE_KINDS = ("python", "mcp")
 _KIND_HELP = ("`uses:` (call a capability), `workflow:` (run a subworkflow), `if:` (branch), "
-              "`foreach:` (loop), `interrupt:` (wait for input) or `end:` (finish)")
+              "`foreach:` (loop), `parallel:` (branches side by side), `interrupt:` (wait for input) or "
+              "`end:` (finish)")
 
 _EXPECTED = {
     "dict_type": "a mapping", "model_type": "a mapping", "model_attributes_type": "a mapping",
@@ -116,7 +117,9 @@ def _strip_kind_tags(loc: tuple[Any, ...]) -> tuple[Any, ...]:
     """Drop the discriminator tag pydantic puts after a step index or a source id."""
     kept: list[Any] = []
     for index, part in enumerate(loc):
-        if index >= 2 and isinstance(loc[index - 1], int) and loc[index - 2] == "steps" and part in _STEP_KINDS:
+        # After a step's index: under `steps:`, or in a branch of a parallel step (`parallel.a[0]`).
+        in_steps = index >= 2 and loc[index - 2] == "steps" or index >= 3 and loc[index - 3] == "parallel"
+        if in_steps and isinstance(loc[index - 1], int) and part in _STEP_KINDS:
             continue
         if index == 2 and loc[0] == "sources" and part in _SOURCE_KINDS:
             continue
