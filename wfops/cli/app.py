@@ -98,7 +98,7 @@ def run(deployment: Annotated[str, typer.Argument(help="Deployment name.")],
         input: Annotated[list[str] | None, typer.Option("--input", "-i", help="K=V (V parsed as JSON when it parses).")] = None,
         input_file: Annotated[str | None, typer.Option("--input-file", help="JSON or YAML file with the input.")] = None,
         json: Json = False, project: Project = None, db: Db = None) -> None:
-    """Execute a deployment. Exit 0 completed, 1 failed, 2 refused, 3 interrupted."""
+    """Execute a deployment. Exit 0 completed, 1 failed, 2 refused, 3 interrupted, 6 cancelled (Ctrl-C)."""
     _call("run_cmd", deployment=deployment, inputs=input or [], input_file=input_file, json_out=json,
           project=project, db=db)
 
