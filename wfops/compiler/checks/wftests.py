@@ -15,6 +15,7 @@ from wfops.compiler.artifact import ArtifactSet
 from wfops.diagnostics import Diagnostic, error
 from wfops.loader.project import Loaded, Project
 from wfops.loader.wftests import find_test_files, load_test_files
+from wfops.model.kinds import walk_steps
 from wfops.model.workflow import Workflow
 
 _INDEX = re.compile(r"\[\d+\]$")
@@ -38,8 +39,9 @@ def workflow_tree(workflows: Mapping[str, Workflow], root: str) -> Tree:
     for name in ArtifactSet(workflows).tree(root):
         workflow = workflows[name]
         tree.workflows[name] = workflow
-        for step in workflow.steps:
+        for _at, step in walk_steps(workflow.steps):
             tree.steps.add(step.id)
+            tree.steps.update(getattr(step, "parallel", None) or {})  # `par/<branch>/<step>` keys
             if step.kind == "interrupt":
                 tree.interrupts.add(step.id)
             uses = getattr(step, "uses", None)
