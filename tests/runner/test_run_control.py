@@ -195,3 +195,21 @@ def test_a_malformed_branch_is_named(make_project, branch: str, message: str) ->
                                               "    next: end\n"})
     done = wfops(root, "validate")
     assert done.returncode == 1 and message in done.stdout, done.stdout
+
+
+def test_workflow_tests_mock_parallel_branch_steps(make_project) -> None:
+    root = make_runctl_project(Path(make_project({})), {"tests/par.wftest.yaml": """
+workflow: par
+cases:
+  - name: joined in branch-name order
+    mocks:
+      both/a/meet: {output: {tag: x}}
+      slow: {output: {tag: y}}
+      ops.gate: {output: {tag: z}}
+    expect:
+      status: completed
+      output: {tags: [x, z, z], last: y}
+"""})
+    done = wfops(root, "test")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "1 passed" in done.stdout
