@@ -98,8 +98,9 @@ def test_refused_and_failed_runs_report_exit_codes_and_usable_advice(tmp_path: P
         assert not any("resume_run" in step for step in failed["next_steps"])
         beyond = await call("read_trace", run_id=failed["run"]["run_id"], from_seq=10**30)  # past SQLite's int64
         assert beyond["ok"] is True and beyond["entries"] == []
+        # resuming a failed run redrives its failed step: `std.fail` fails again
         again = await call("resume_run", run_id=failed["run"]["run_id"])
-        assert again["ok"] is False and again["exit_code"] == 2
+        assert again["ok"] is False and again["exit_code"] == 1 and again["run"]["status"] == "failed"
 
         unknown = await call("show_run", run_id="20000101-000000-deadbeef")
         assert unknown["error"]["type"] == "UnknownRunError" and unknown["exit_code"] == 1
