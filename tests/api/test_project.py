@@ -112,6 +112,25 @@ def test_interrupt_and_resume(root: Path) -> None:
     assert done.status == "completed" and done.outcome == "ok"
 
 
+def test_cancel_fork_and_run_details(root: Path) -> None:
+    project = wfops.Project(root)
+    waiting = project.run("ask.local")
+    cancelled = project.cancel(waiting.run_id)  # nobody drives it: cancelled at once
+    assert (cancelled.status, cancelled.interrupt) == ("cancelled", None)
+    assert [r.run_id for r in project.runs(status="cancelled")] == [waiting.run_id]
+    assert project.resume(waiting.run_id).status == "interrupted"  # back at its interrupt
+    done = project.run("twice.local", input={"n": 4})
+    with pytest.raises(RefusedError):
+        project.cancel(done.run_id)
+    fork = project.fork(done.run_id, "one", input={"n": 5})
+    assert fork.run_id != done.run_id and fork.output == {"doubled": 10}
+    assert fork.forked_from == {"run_id": done.run_id, "step": "one"}
+    shown = project.get_run(fork.run_id)
+    assert shown.forked_from == fork.forked_from and shown.details is not None
+    assert shown.details.input == {"n": 5}
+    assert project.get_run(done.run_id).output == {"doubled": 8}  # the original is untouched
+
+
 @pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf")])
 def test_non_finite_input_and_payload_are_refused(root: Path, bad: float) -> None:
     project = wfops.Project(root)

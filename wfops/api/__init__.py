@@ -14,14 +14,14 @@ _LAZY = {
     "Project": "wfops.api.project", "validate_files": "wfops.api.project",
     "CallOutcome": "wfops.api.results", "Capabilities": "wfops.api.results",
     "CapabilityInfo": "wfops.api.results", "CompileReport": "wfops.api.results",
-    "Report": "wfops.api.results", "Run": "wfops.api.results",
+    "Report": "wfops.api.results", "Run": "wfops.api.results", "RunDetails": "wfops.api.results",
     "CaseResult": "wfops.testing.results", "TestReport": "wfops.testing.results",
     "Interrupt": "wfops.engine.types", "TraceEntry": "wfops.engine.types",
     "Scaffold": "wfops.api.scaffold", "init": "wfops.api.scaffold", "schema": "wfops.api.scaffold",
 }
 
 __all__ = ["CallOutcome", "Capabilities", "CapabilityInfo", "CaseResult", "CompileReport", "Interrupt", "Project",
-           "Report", "Run", "Scaffold", "TestReport", "TraceEntry", "init", "schema", "validate_files"]
+           "Report", "Run", "RunDetails", "Scaffold", "TestReport", "TraceEntry", "init", "schema", "validate_files"]
 
 if TYPE_CHECKING:
     from wfops.api.project import Project, validate_files
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
         CompileReport,
         Report,
         Run,
+        RunDetails,
     )
     from wfops.api.scaffold import Scaffold, init, schema
     from wfops.engine.types import Interrupt, TraceEntry

@@ -97,7 +97,7 @@ class RunDetails:
     both redacted as the trace is."""
 
     input: Any
-    state: dict[str, Any]
+    state: dict[str, Any] | None  # None: the store lacks the run's workflow artifact
 
 
 @dataclass(frozen=True)
