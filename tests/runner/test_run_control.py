@@ -213,3 +213,22 @@ cases:
     done = wfops(root, "test")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "1 passed" in done.stdout
+
+
+def test_branch_steps_get_every_static_check(make_project) -> None:
+    root = make_project({"workflows/w.yaml": """
+        name: w
+        state: {n: {type: integer}}
+        steps:
+          - id: p
+            parallel:
+              a: [{id: x, workflow: nosuch, next: end}]
+              b: [{id: y, uses: std.nosuch, next: end}]
+              c: [{id: z, uses: std.echo, with: {value: $state.nope}, save: {value: state.n}, next: end}]
+            next: end
+        """})
+    done = wfops(root, "validate")
+    assert done.returncode == 1
+    for message in ("step `x` calls workflow `nosuch`, which does not exist", "no capability `nosuch`",
+                    "`$state.nope` reads state field `nope`"):
+        assert message in done.stdout, done.stdout

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from wfops.compiler.checks.branches import branch_views
 from wfops.compiler.checks.context import CheckContext, Env, Lookup, fields
 from wfops.compiler.checks.dataflow import Flow
 from wfops.compiler.checks.jsontypes import child, closed, properties, sch
@@ -54,6 +55,8 @@ def check_workflow_refs(ctx: CheckContext, loaded: Loaded) -> None:
             ctx.sink.error("unknown-workflow", f"step `{step.id}` calls workflow `{name}`, which does not exist "
                            "in this project", loaded, ("steps", index, "workflow"),
                            hint=suggest(name, ctx.workflows, "write the `name:` of a file in workflows/"))
+    for view in branch_views(loaded):
+        check_workflow_refs(ctx, view)
 
 
 def check_deployment(ctx: CheckContext, loaded: Loaded) -> None:
