@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from wfops.api import validate as checks
 from wfops.api.results import CallOutcome, Capabilities, CapabilityInfo, CompileReport, CopyReport, Report, Run
 from wfops.api.validate import validate_standalone
-from wfops.dburl import is_url, location_of
+from wfops.dburl import display, is_url, location_of
 from wfops.errors import ProjectNotFound, UnknownRunError, UsageError, WfopsError
 from wfops.jsonvalues import check_json_value
 from wfops.loader.project import find_root, load_project, project_db_path

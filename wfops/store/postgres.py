@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import select
 import socket
 from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager, suppress
@@ -71,6 +72,7 @@ class PostgresStore:
         self.timeout = DEFAULT_TIMEOUT if timeout is None else timeout
         self._pending: dict[str, tuple[dict[str, str], dict[str, Mapping[str, Any]], dict[str, Any]]] = {}
         self._heads: dict[str, _Head] = {}
+        self._locks: dict[str, psycopg.Connection[Any]] = {}  # run id -> the connection holding its lock
         with self._errors("connect"):
             self.conn = self._connect("wfops")
         with self._errors("open"):
@@ -162,6 +164,7 @@ class PostgresStore:
                  dump(e.output), dump(e.state_changes) or "[]", e.next, dump(e.error),
                  e.started_at, e.ended_at, cursor if light and e.seq == last else None)
                 for e in entries]
+        self._still_held(run.run_id)
         with self._errors("commit a step"):
             if light and len(rows) == 1:
                 self.conn.execute(_INSERT_TRACE, rows[0])
@@ -341,10 +344,32 @@ class PostgresStore:
                     holder = self._holder(conn, key)
                     raise RunBusyError(f"run {run_id} is being driven by another process{holder}",
                                        hint="wait for it to finish, or stop that process first")
+            self._locks[run_id] = conn
             yield
         finally:
+            self._locks.pop(run_id, None)
             with suppress(psycopg.Error):
                 conn.close()
+
+    def _still_held(self, run_id: str) -> None:
+        """Stop before a commit when the connection holding the run's lock was dropped
+        (server restart, pg_terminate_backend): the run may already have a new driver.
+
+        An idle session receives nothing unless the server ends it, so a readable socket
+        is the only case that costs a round trip; otherwise this is one poll (~1 us)."""
+        conn = self._locks.get(run_id)
+        if conn is None:
+            return
+        readable, _w, _x = select.select([conn.fileno()], [], [], 0)
+        if not readable:
+            return
+        try:
+            conn.execute("SELECT 1")
+        except psycopg.Error:
+            raise StoreError(f"store {self.name}: the connection holding run {run_id}'s lock was lost; "
+                             "stopping before the next commit, so that no two processes drive the run "
+                             "(every step committed before is kept)",
+                             hint=f"`wfops resume {run_id}` continues the run from its last committed step") from None
 
     @staticmethod
     def _holder_query() -> str:
