@@ -9,7 +9,6 @@ import pytest
 
 from wfops.store import open_store
 
-
 BACKENDS = ("postgres", "sqlite-file")
 
 

@@ -21,7 +21,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from wfops.api import validate as checks
-from wfops.api.results import CallOutcome, Capabilities, CapabilityInfo, CompileReport, CopyReport, Report, Run
+from wfops.api.results import (
+    CallOutcome,
+    Capabilities,
+    CapabilityInfo,
+    CompileReport,
+    CopyReport,
+    Report,
+    Run,
+)
 from wfops.api.validate import validate_standalone
 from wfops.dburl import display, is_url, location_of
 from wfops.errors import ProjectNotFound, UnknownRunError, UsageError, WfopsError

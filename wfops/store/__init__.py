@@ -30,7 +30,7 @@ def open_store(location: Path | str, *, timeout: float | None = None) -> Store:
 
 def _postgres(url: str, timeout: float | None) -> Store:
     try:
-        # deferred: psycopg (~40 ms and libpq), loaded only for a PostgreSQL store
+        # deferred: psycopg (~100 ms with libpq), loaded only for a PostgreSQL store
         from wfops.store.postgres import PostgresStore
     except ImportError as exc:  # psycopg missing, or installed without a libpq to use
         if not (exc.name or "psycopg").startswith("psycopg"):
