@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import tempfile
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,6 +30,7 @@ class Cluster:
     bin: Path
     socket_dir: Path
     run_as: list[str]  # prefix running a command as the cluster's owner
+    data: Path
 
     def url(self, database: str, *, user: str = "postgres", password: str | None = None) -> str:
         secret = f":{password}" if password is not None else ""
@@ -77,16 +79,21 @@ def _run(cmd: list[str]) -> None:
         raise RuntimeError(f"{' '.join(cmd)} failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
 
 
-@pytest.fixture(scope="session")
-def pg_cluster() -> Iterator[Cluster]:
+class NoServer(Exception):
+    """No PostgreSQL server binaries or no psycopg here."""
+
+
+@contextmanager
+def throwaway_cluster() -> Iterator[Cluster]:
+    """initdb + pg_ctl start in a temp dir, on a unix socket only; stopped and removed after.
+    (Also used by bench/bench_postgres.py.)"""
     bin_dir = _server_bin()
     if bin_dir is None:
-        _absent("PostgreSQL server binaries (initdb, pg_ctl) are not installed")
+        raise NoServer("PostgreSQL server binaries (initdb, pg_ctl) are not installed")
     try:
         import psycopg  # noqa: F401
     except ImportError as exc:
-        _absent(f"psycopg 3 cannot be loaded ({exc})")
-    assert bin_dir is not None
+        raise NoServer(f"psycopg 3 cannot be loaded ({exc})") from None
     prefix, uid, gid = _owner()
     # A short path: a unix socket's path is limited to ~107 bytes.
     base = Path(tempfile.mkdtemp(prefix="wfops-pg-"))
@@ -94,22 +101,33 @@ def pg_cluster() -> Iterator[Cluster]:
     sock.mkdir()
     if uid is not None:
         for path in (base, sock):
-            os.chown(path, uid, gid or -1)
+            os.chown(path, uid, gid if gid is not None else -1)
     try:
         _run([*prefix, str(bin_dir / "initdb"), "-D", str(data), "-A", "trust", "-U", "postgres",
               "-E", "UTF8", "--locale=C", "--no-sync"])
         # fsync off: a test server's durability is not under test (the client's is).
         _run([*prefix, str(bin_dir / "pg_ctl"), "-D", str(data), "-l", str(log), "-w", "-t", "60", "-o",
               f"-k {sock} -c listen_addresses='' -c fsync=off -c max_connections=200", "start"])
-    except (RuntimeError, subprocess.TimeoutExpired) as exc:
+    except BaseException:
         shutil.rmtree(base, ignore_errors=True)
-        pytest.fail(f"cannot start a PostgreSQL test cluster: {exc}")
+        raise
     try:
-        yield Cluster(bin_dir, sock, prefix)
+        yield Cluster(bin_dir, sock, prefix, data)
     finally:
         subprocess.run([*prefix, str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"],
                        capture_output=True, timeout=60)
         shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def pg_cluster() -> Iterator[Cluster]:
+    try:
+        with throwaway_cluster() as cluster:
+            yield cluster
+    except NoServer as exc:
+        _absent(str(exc))
+    except (RuntimeError, subprocess.TimeoutExpired) as exc:
+        pytest.fail(f"cannot start a PostgreSQL test cluster: {exc}")
 
 
 _numbers = itertools.count(1)

@@ -7,6 +7,7 @@ through `redact` (the one owner of that rule).
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -47,11 +48,15 @@ def passwords_in(url: str) -> list[str]:
 
 
 def redact(text: str, url: str | None = None) -> str:
-    """`text` with every password hidden: URL userinfo, `password=` keywords and, when
-    `url` is given, any verbatim occurrence of the password it carries."""
+    """`text` with every password hidden: URL userinfo, `password=` keywords, $PGPASSWORD
+    and, when `url` is given, any verbatim occurrence of the password it carries."""
     out = _URL_PASSWORD.sub(lambda m: m.group("head") + HIDDEN + "@", text)
     out = _KEYWORD.sub(lambda m: m.group("head") + HIDDEN, out)
-    for secret in passwords_in(url) if url else []:
+    secrets = passwords_in(url) if url else []
+    from_env = os.environ.get("PGPASSWORD", "")
+    if len(from_env) >= 4:  # a shorter one would blank out ordinary words
+        secrets.append(from_env)
+    for secret in sorted(secrets, key=len, reverse=True):
         out = out.replace(secret, HIDDEN)
     return out
 

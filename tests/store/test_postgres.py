@@ -117,6 +117,19 @@ def test_runs_copy_is_idempotent(project: Path, pg_url: str) -> None:
     assert as_json(wfops(project, "runs", "show", local["approval.local"], "--json"))["status"] == "interrupted"
 
 
+def test_libpq_variables_fill_in_the_url(project: Path, pg_cluster: Cluster, pg_url: str) -> None:
+    """`postgresql://` alone: host, database and user come from PGHOST, PGDATABASE, PGUSER
+    (and a password from PGPASSWORD), as for every libpq client."""
+    database = pg_url.split("@/", 1)[1].split("?")[0]
+    env = env_for(WFOPS_DB="postgresql://", PGHOST=str(pg_cluster.socket_dir), PGDATABASE=database,
+                  PGUSER="postgres", PGPASSWORD=SECRET)
+    done = wfops(project, "run", "chain.local", "--json", env=env)
+    assert done.returncode == 0, done.stderr
+    assert [r.run_id for r in Project(project, db=pg_url).runs()] == [as_json(done)["run_id"]]
+    wrong = wfops(project, "runs", "list", env={**env, "PGDATABASE": f"nothing_{SECRET}"})
+    assert wrong.returncode == 4 and SECRET not in wrong.stderr and "nothing_***" in wrong.stderr
+
+
 def test_schema_is_created_once_and_a_newer_one_refused(pg_url: str) -> None:
     import psycopg
 
