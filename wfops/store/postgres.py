@@ -22,6 +22,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import psycopg
+from psycopg.conninfo import conninfo_to_dict
 
 from wfops.canonical import canonical_json
 from wfops.dburl import display, redact
@@ -80,9 +81,16 @@ class PostgresStore:
 
     # -- connections and errors ---------------------------------------------------------
 
-    def _connect(self, application: str) -> psycopg.Connection[Any]:
-        conn = psycopg.connect(self.url, autocommit=True, application_name=application,
-                               connect_timeout=max(2, round(self.timeout)))
+    def _connect(self, application: str, *, own_name: bool = False) -> psycopg.Connection[Any]:
+        """A new autocommit session. The URL's own `application_name` / `connect_timeout` win,
+        except for a lock connection (`own_name`), whose name tells who holds a run."""
+        given = conninfo_to_dict(self.url)
+        extra: dict[str, Any] = {}
+        if own_name or "application_name" not in given:
+            extra["application_name"] = application
+        if "connect_timeout" not in given:
+            extra["connect_timeout"] = max(2, round(self.timeout))
+        conn = psycopg.connect(self.url, autocommit=True, **extra)
         # Waiting for another writer's lock is bounded as on SQLite (WFOPS_DB_TIMEOUT).
         conn.execute("SELECT set_config('lock_timeout', %s, false)", (f"{int(self.timeout * 1000)}ms",))
         return conn
@@ -334,7 +342,7 @@ class PostgresStore:
         dying, or the server dropping it) frees the run."""
         key = lock_key(run_id)
         with self._errors("take the run's lock"):
-            conn = self._connect(f"wfops driver pid {os.getpid()} on {socket.gethostname()}"[:63])
+            conn = self._connect(f"wfops driver pid {os.getpid()} on {socket.gethostname()}"[:63], own_name=True)
         try:
             with self._errors("take the run's lock"):
                 for name, value in _KEEPALIVE.items():
