@@ -16,7 +16,7 @@ from tests.runner.helpers import as_json, env_for, make_run_project, wfops
 from wfops.api import Project
 from wfops.errors import StoreError
 from wfops.store import open_store
-from wfops.store.migrations import LATEST
+from wfops.store.migrations import LATEST, MIGRATIONS
 
 SECRET = "s3cr3t-Pa55"
 
@@ -141,6 +141,34 @@ def test_schema_is_created_once_and_a_newer_one_refused(pg_url: str) -> None:
         conn.execute("INSERT INTO schema_version VALUES (%s, 'future')", (LATEST + 1,))
     with pytest.raises(StoreError, match="created by a newer wfops"):
         open_store(pg_url)
+
+
+def test_upgrade_from_v1_keeps_runs(pg_url: str) -> None:
+    """The one migration list, in PostgreSQL's dialect: a v1 database is brought to LATEST."""
+    import psycopg
+
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("CREATE TABLE schema_version (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)")
+        for statement in MIGRATIONS[0].statements("postgres"):
+            conn.execute(statement.encode())
+        conn.execute("INSERT INTO schema_version VALUES (1, 'then')")
+        conn.execute("INSERT INTO runs VALUES ('old', 'd', 'wf', 'h', 'completed', 'ok', '{\"a\":1}', NULL, NULL,"
+                     " '{}', 1, 't0', 't1')")
+        conn.execute("INSERT INTO run_inputs VALUES ('old', '{}', '{}')")
+        conn.execute("INSERT INTO trace VALUES ('old', 1, 's', 'call', 1, '{}', 'ok', '{}', '[]', 'end', NULL,"
+                     " 't0', 't1')")
+    with open_store(pg_url) as store:
+        record = store.get_run("old")
+        assert record.snapshot.output == {"a": 1} and record.steps == 1
+        assert [e.step for e in store.trace("old")] == ["s"]
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        versions = [r[0] for r in conn.execute("SELECT version FROM schema_version ORDER BY version")]
+    assert versions == list(range(1, LATEST + 1))
+
+
+def test_copy_onto_itself_is_refused(project: Path, pg_url: str) -> None:
+    done = wfops(project, "runs", "copy", "--to", pg_url, "--db", pg_url)
+    assert done.returncode == 2 and "already in" in done.stderr
 
 
 # -- the password never shows ---------------------------------------------------------------
