@@ -36,6 +36,9 @@ DEFAULT_TIMEOUT = 10.0
 _MAX = 2**63 - 1
 # pg_advisory_xact_lock key serializing schema migrations of one database ("wfops-mi").
 _MIGRATION_KEY = int.from_bytes(b"wfops-mi", "big") >> 1
+# Artifacts are shared by runs: creating runs takes this key shared, deleting unreferenced
+# artifacts takes it exclusively, so a new run never refers to an artifact being deleted.
+_ARTIFACTS_KEY = int.from_bytes(b"wfops-ar", "big") >> 1
 # A dead client on a half-open TCP connection (a runner whose network vanished) is
 # noticed by the server after idle + interval * count seconds; its run lock goes then.
 _KEEPALIVE = {"tcp_keepalives_idle": "10", "tcp_keepalives_interval": "5", "tcp_keepalives_count": "3"}
@@ -221,10 +224,13 @@ class PostgresStore:
     @staticmethod
     def _put_artifacts(cur: psycopg.Cursor[Any], run_id: str, artifacts: Mapping[str, str],
                        normalized: Mapping[str, Mapping[str, Any]]) -> None:
+        cur.execute("SELECT pg_advisory_xact_lock_shared(%s)", (_ARTIFACTS_KEY,))
+        # Sorted: two runs inserting the same artifacts take their index entries in one order
+        # (no deadlock between concurrent first commits).
         cur.executemany("INSERT INTO artifacts VALUES (%s, %s) ON CONFLICT DO NOTHING",
-                        [(h, canonical_json(n)) for h, n in normalized.items()])
+                        [(h, canonical_json(normalized[h])) for h in sorted(normalized)])
         cur.executemany("INSERT INTO run_artifacts VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
-                        [(run_id, name, h) for name, h in artifacts.items()])
+                        [(run_id, name, artifacts[name]) for name in sorted(artifacts)])
 
     def import_run(self, run: RunRecord, entries: list[TraceEntry],
                    workflows: Mapping[str, tuple[str, Mapping[str, Any]]]) -> bool:
@@ -270,6 +276,7 @@ class PostgresStore:
     def _delete(cur: psycopg.Cursor[Any], ids: list[str]) -> None:
         if not ids:
             return
+        cur.execute("SELECT pg_advisory_xact_lock(%s)", (_ARTIFACTS_KEY,))  # taken first: no lock-order cycle
         for table, column in (("trace", "run_id"), ("run_artifacts", "run_id"),
                               ("run_inputs", "run_id"), ("runs", "id")):
             cur.execute(f"DELETE FROM {table} WHERE {column} = ANY(%s)", (ids,))
@@ -355,7 +362,11 @@ class PostgresStore:
             self._locks[run_id] = conn
             yield
         finally:
-            self._locks.pop(run_id, None)
+            if self._locks.pop(run_id, None) is not None:
+                with suppress(psycopg.Error):
+                    # Released before the connection closes: a close does not wait for the
+                    # server's backend to exit, and the next reader must find the run free.
+                    conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
             with suppress(psycopg.Error):
                 conn.close()
 
