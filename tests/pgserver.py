@@ -19,8 +19,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    import psycopg
 
 UNPRIVILEGED = ("postgres", "wfops-pg")
 
@@ -36,7 +40,8 @@ class Cluster:
         secret = f":{password}" if password is not None else ""
         return f"postgresql://{user}{secret}@/{database}?host={self.socket_dir}"
 
-    def admin(self):  # type: ignore[no-untyped-def]
+    def admin(self) -> psycopg.Connection:
+        """An autocommit connection to the maintenance database, as the superuser."""
         import psycopg
 
         return psycopg.connect(self.url("postgres"), autocommit=True)

@@ -43,3 +43,13 @@ def test_malformed_urls_fail_without_the_password(url: str) -> None:
         open_store(url, timeout=2)
     assert "pw-SECRET-1" not in caught.value.message + str(caught.value.hint)
     assert "***" in caught.value.message
+
+
+def test_a_url_in_db_or_wfops_db_stays_a_url(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from wfops.loader.project import project_db_path
+
+    url = "postgresql://ana@db.example/runs?sslmode=require"
+    assert project_db_path(tmp_path, url) == url  # a Path would fold `//` into `/`
+    monkeypatch.setenv("WFOPS_DB", url)
+    assert project_db_path(tmp_path) == url
+    assert project_db_path(tmp_path, "elsewhere.db") == Path("elsewhere.db")
