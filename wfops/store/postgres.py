@@ -79,8 +79,12 @@ class PostgresStore:
         self._locks: dict[str, psycopg.Connection[Any]] = {}  # run id -> the connection holding its lock
         with self._errors("connect"):
             self.conn = self._connect("wfops")
-        with self._errors("open"):
-            self._migrate()
+        try:
+            with self._errors("open"):
+                self._migrate()
+        except BaseException:
+            self.close()  # a refused store (newer schema, no rights) leaves no session behind
+            raise
 
     # -- connections and errors ---------------------------------------------------------
 
@@ -94,8 +98,12 @@ class PostgresStore:
         if "connect_timeout" not in given:
             extra["connect_timeout"] = max(2, round(self.timeout))
         conn = psycopg.connect(self.url, autocommit=True, **extra)
-        # Waiting for another writer's lock is bounded as on SQLite (WFOPS_DB_TIMEOUT).
-        conn.execute("SELECT set_config('lock_timeout', %s, false)", (f"{int(self.timeout * 1000)}ms",))
+        try:
+            # Waiting for another writer's lock is bounded as on SQLite (WFOPS_DB_TIMEOUT).
+            conn.execute("SELECT set_config('lock_timeout', %s, false)", (f"{int(self.timeout * 1000)}ms",))
+        except BaseException:
+            conn.close()
+            raise
         return conn
 
     @contextmanager
