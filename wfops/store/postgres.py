@@ -274,8 +274,8 @@ class PostgresStore:
     def prune(self, older_than_days: float) -> int:
         cutoff = stamp(datetime.now(UTC) - timedelta(days=older_than_days))
         with self._errors("prune runs"), self.conn.transaction(), self.conn.cursor() as cur:
-            cur.execute("SELECT id FROM runs WHERE status IN (%s, %s) AND updated_at < %s FOR UPDATE",
-                        (*FINISHED, cutoff))
+            cur.execute("SELECT id FROM runs WHERE status = ANY(%s) AND updated_at < %s FOR UPDATE",
+                        (list(FINISHED), cutoff))
             ids = [r[0] for r in cur.fetchall()]
             self._delete(cur, ids)
         return len(ids)
