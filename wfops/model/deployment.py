@@ -10,7 +10,7 @@ from wfops.model.workflow import NAME_PATTERN
 
 
 class Deployment(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
     name: str = Field(pattern=NAME_PATTERN)
     description: str | None = None
