@@ -179,6 +179,8 @@ def _describe(root: str, data: Any, path: tuple[Any, ...], err: dict[str, Any]) 
                 "use letters, digits, `_` and `-` only", True)
     if kind == "string_pattern_mismatch":
         role = _role(path)
+        if role == "workflow" and path[:1] == ("steps",):
+            role = "child"  # a step names a workflow of the project; only a deployment pins one
         return ("invalid-value", f"{where}: {_short(err['input'])} is not a valid {_ROLE_NAMES.get(role, 'value')}",
                 _pattern_hint(role, ctx.get("pattern", "")), False)
     if kind in ("literal_error", "enum"):
@@ -303,7 +305,7 @@ def describe_path(data: Any, path: tuple[Any, ...]) -> str:
 
 _ROLE_NAMES = {
     "name": "name", "id": "step id", "uses": "capability reference (`<source>.<capability>`)",
-    "workflow": "workflow reference", "end": "outcome name", "save": "save target", "errors": "save target",
+    "workflow": "workflow reference", "child": "workflow name", "end": "outcome name", "save": "save target", "errors": "save target",
     "route": "step id", "module": "module name", "url": "URL", "foreach": "path", "interrupt": "interrupt kind",
 }
 
@@ -324,6 +326,8 @@ def _pattern_hint(role: str, pattern: str) -> str:
         "route": "name a step id of this workflow, or `end`",
         "uses": "write `<source>.<capability>`, e.g. `std.echo`",
         "workflow": "write a workflow name, or `name@sha256:<hex prefix>` to pin",
+        "child": "write the `name:` of a workflow of this project (pinning with `@sha256:` is for "
+                 "deployments: a step runs the child's current version, which `wfops.lock` records)",
         "foreach": "iterate a path such as `$state.items`",
         "save": "write `state.<field>` or `state.<field>.<key>`",
         "errors": "write `state.<field>`",

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import os
 import sys
 import threading
 from collections.abc import Iterator
@@ -76,7 +77,7 @@ def import_project_module(root: Path, module: str) -> Any:
     before = set(sys.modules)
     try:
         with prints_to_stderr():
-            loaded = importlib.import_module(module)
+            loaded = _import_within_limit(root, module)
     finally:
         # What this import brought in from the project (the module, its packages, what it
         # imports from the project) is what a later `forget_project_modules` drops.
@@ -88,6 +89,65 @@ def import_project_module(root: Path, module: str) -> Any:
             f"module {module!r} was imported from {origin}, not from the project; rename it to avoid the clash")
     _PROJECT_OF[parts[0]] = root
     return loaded
+
+
+class ImportTimedOut(WfopsError):
+    pass
+
+
+#: Seconds a python source may take to import; WFOPS_IMPORT_TIMEOUT overrides.
+IMPORT_TIMEOUT = 30.0
+# (project root, module) -> the thread still stuck importing it. Python's import lock for
+# that module stays taken, so a second attempt would hang too: it is refused at once.
+_STUCK: dict[tuple[Path, str], threading.Thread] = {}
+
+
+def import_timeout() -> float:
+    value = os.environ.get("WFOPS_IMPORT_TIMEOUT")
+    if not value:
+        return IMPORT_TIMEOUT
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise WfopsError(f"WFOPS_IMPORT_TIMEOUT={value!r} is not a number of seconds",
+                         hint="set it to the seconds a python source may take to import, e.g. 30") from None
+    if not seconds > 0 or seconds == float("inf"):
+        raise WfopsError(f"WFOPS_IMPORT_TIMEOUT={value!r} must be a positive number of seconds",
+                         hint="set it to the seconds a python source may take to import, e.g. 30")
+    return seconds
+
+
+def _import_within_limit(root: Path, module: str) -> Any:
+    """Import in a daemon thread and stop waiting after the time limit. A module that blocks
+    at import (a network call, a lock, `input()`) becomes a finding instead of a `validate`
+    (or pre-commit hook) that hangs without a word. The thread cannot be stopped; being a
+    daemon, it does not keep the process alive."""
+    limit = import_timeout()
+    stuck = _STUCK.get((root, module))
+    if stuck is not None and stuck.is_alive():
+        raise ImportTimedOut(f"importing {module} did not finish: an earlier import of it is still blocked",
+                             hint=_BLOCKED_HINT)
+    box: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            box["module"] = importlib.import_module(module)
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller, which reports it
+            box["error"] = exc
+
+    thread = threading.Thread(target=work, name=f"wfops-import-{module}", daemon=True)
+    thread.start()
+    thread.join(limit)
+    if thread.is_alive():
+        _STUCK[(root, module)] = thread
+        raise ImportTimedOut(f"importing {module} did not finish within {limit:g} s", hint=_BLOCKED_HINT)
+    if "error" in box:
+        raise box["error"]
+    return box["module"]
+
+
+_BLOCKED_HINT = ("a module must not block at import (network calls, waiting for input or a lock): do that "
+                 "work inside the node function; a slow import may take longer with WFOPS_IMPORT_TIMEOUT=SECONDS")
 
 
 # Top-level module name -> the project root wfops imported it from. One process may load

@@ -31,6 +31,7 @@ from pydantic import BaseModel, ValidationError
 from wfops.errors import CapabilityError, WfopsError
 from wfops.sources.base import CallResult, Capability, SourceKind, StepContext
 from wfops.sources.modules import (  # re-exported: python sources are loaded through here
+    ImportTimedOut,
     ModuleOutsideProject,
     forget_project_modules,
     import_project_module,
@@ -239,5 +240,5 @@ def _brief(exc: ValidationError) -> str:
     return f"{where}: {first['msg']}" + (f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else "")
 
 
-__all__ = ["ModuleOutsideProject", "NodeDefinitionError", "PythonSource", "Result", "forget_project_modules",
+__all__ = ["ImportTimedOut", "ModuleOutsideProject", "NodeDefinitionError", "PythonSource", "Result", "forget_project_modules",
            "import_project_module", "module_file", "node", "prints_to_stderr"]

@@ -6,7 +6,16 @@ from __future__ import annotations
 from typing import Any
 
 from wfops.compiler.checks.context import Sink, fields
-from wfops.compiler.checks.jsontypes import Sch, child, closed, describe, properties, sch, types_of
+from wfops.compiler.checks.jsontypes import (
+    Sch,
+    child,
+    closed,
+    describe,
+    open_to_extra,
+    properties,
+    sch,
+    types_of,
+)
 from wfops.compiler.checks.names import suggest
 from wfops.compiler.checks.scope import CONTEXT_FIELDS, Scope, safe_parse, sites
 from wfops.loader.project import Loaded
@@ -80,12 +89,18 @@ def _check_path(loaded: Loaded, at: tuple[Any, ...], text: str, scope: Scope, si
 
 
 def _check_input_path(loaded: Loaded, at: tuple[Any, ...], text: str, parts: tuple[Any, ...], sink: Sink) -> None:
-    """A typo in `$input.x` is likely; JSON Schema allows undeclared properties, so it only warns."""
+    """A typo in `$input.x` is likely. It is an error unless the schema explicitly admits extra
+    properties (the rule `with:` keys follow); then a run may pass `x`, and it only warns."""
     schema = sch(loaded.model.input)
     props = properties(schema)
     if parts and isinstance(parts[0], str) and props is not None and parts[0] not in props:
-        sink.warning("undeclared-input", f"`{text}` reads input `{parts[0]}`, which the `input` schema does not "
-                     "declare", loaded, at, hint=suggest(parts[0], props, "declare it under `input.properties`"))
+        message = f"`{text}` reads input `{parts[0]}`, which the `input` schema does not declare"
+        hint = suggest(parts[0], props, "declare it under `input.properties`")
+        if open_to_extra(schema):
+            sink.warning("undeclared-input", message + " (it is null unless a run passes it)", loaded, at,
+                         hint=hint)
+        else:
+            sink.error("undeclared-input", message + " (so it is always null)", loaded, at, hint=hint)
         return
     problem = _nested_problem(schema, "$input", parts, reading=True)
     if problem is not None and problem[0] == "invalid-path":
