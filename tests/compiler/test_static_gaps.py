@@ -108,15 +108,15 @@ steps:
 """
 
 
-def test_an_input_typo_is_an_error_when_the_schema_admits_no_extra_input(project) -> None:
-    root = project({"workflows/typo.yaml": INPUT_TYPO.replace("{extra}", "")})
+def test_an_input_typo_is_an_error_when_the_schema_is_closed(project) -> None:
+    root = project({"workflows/typo.yaml": INPUT_TYPO.replace("{extra}", "\n  additionalProperties: false")})
     [d] = found(root, "undeclared-input")
-    assert (d.severity, d.line) == ("error", 8)
+    assert (d.severity, d.line) == ("error", 9)
     assert "always null" in d.message and "`name`" in (d.hint or "")
 
 
-def test_an_input_typo_only_warns_when_the_schema_admits_extra_input(project) -> None:
-    root = project({"workflows/typo.yaml": INPUT_TYPO.replace("{extra}", "\n  additionalProperties: true")})
+def test_an_input_typo_only_warns_when_a_run_may_pass_it(project) -> None:
+    root = project({"workflows/typo.yaml": INPUT_TYPO.replace("{extra}", "")})
     [d] = found(root, "undeclared-input")
     assert d.severity == "warning" and "null unless a run passes it" in d.message
 

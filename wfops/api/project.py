@@ -168,10 +168,18 @@ class Project:
         """Run history, newest first."""
         if status is not None and status not in STATUSES:
             raise UsageError(f"status {status!r}: use one of {', '.join(STATUSES)}")
-        if not self.db_path.exists():  # reading never creates a store: an empty history is empty
-            return []
-        with self._store() as store:
-            records = store.list_runs(deployment=deployment, status=status, limit=max(1, limit))
+        records = []
+        if self.db_path.exists():  # reading never creates a store: an empty history is empty
+            with self._store() as store:
+                records = store.list_runs(deployment=deployment, status=status, limit=max(1, limit))
+                ever = bool(records) or deployment is None or bool(store.list_runs(deployment=deployment, limit=1))
+        else:
+            ever = deployment is None
+        if not ever and deployment not in self.deployments():
+            # A typo would otherwise read as "no runs": name it, and what exists.
+            raise UsageError(f"unknown deployment {deployment!r}: the project has no such deployment and the "
+                             "store holds no run of it",
+                             hint="deployments: " + (", ".join(self.deployments()) or "none"))
         return [Run.of(r.snapshot, steps=r.steps, created_at=r.created_at, updated_at=r.updated_at)
                 for r in records]
 
@@ -196,10 +204,21 @@ class Project:
         with self._store() as store:
             return store.prune(older_than_days)
 
-    def remove_run(self, run_id: str) -> None:
+    def remove_run(self, run_id: str, *, force: bool = False) -> None:
+        """Delete a finished run. An unfinished one (interrupted, or running: crashed) is refused
+        unless `force`; a run a live process drives is never deleted (RunBusyError)."""
+        # deferred: wfops.store imports sqlite3 (~3 ms), kept out of the CLI's start-up
+        from wfops.store.protocol import FINISHED
+
         with self._store(run_id) as store:
-            store.get_run(run_id)  # an unknown id is UnknownRunError, whatever the lock file name
-            with store.run_lock(run_id):  # never delete a run under a live driver
+            status = store.get_run(run_id).snapshot.status  # an unknown id is UnknownRunError
+            if status not in FINISHED and not force:
+                what = {"interrupted": "waits at an interrupt", "running": "has not finished (it may have "
+                        "crashed: `wfops resume` continues it)"}.get(status, "has not finished")
+                raise UsageError(f"run {run_id} is {status}: it {what}; only finished runs "
+                                 f"({', '.join(FINISHED)}) are removed",
+                                 hint=f"`wfops runs rm {run_id} --force` deletes it anyway")
+            with store.run_lock(run_id):  # never delete a run under a live driver, even forced
                 store.delete_run(run_id)
 
     def step_summary(self, run_id: str) -> str:

@@ -9,6 +9,7 @@ checked, and several type errors on one value become one message.
 from __future__ import annotations
 
 import difflib
+import json
 import re
 from typing import Any
 
@@ -184,12 +185,12 @@ def _describe(root: str, data: Any, path: tuple[Any, ...], err: dict[str, Any]) 
         return ("invalid-value", f"{where}: {_short(err['input'])} is not a valid {_ROLE_NAMES.get(role, 'value')}",
                 _pattern_hint(role, ctx.get("pattern", "")), False)
     if kind in ("literal_error", "enum"):
-        expected = ctx.get("expected", "")
+        expected = _quoted_as_json(str(ctx.get("expected", "")))
         return "invalid-value", f"{where}: {_short(err['input'])} is not allowed; expected {expected}", \
             f"use one of {expected}", False
     if kind == "union_tag_invalid":
         return ("invalid-value", f"{where}: unknown kind {_short(ctx.get('tag', ''))}; expected "
-                f"{ctx.get('expected_tags', '')}", "use `kind: python` or `kind: mcp`", False)
+                f"{_quoted_as_json(str(ctx.get('expected_tags', '')))}", "use `kind: python` or `kind: mcp`", False)
     if kind == "union_tag_not_found":
         return "missing-key", f"`kind` is required in {where}", _MISSING_HINTS["kind"], False
     bound = _BOUNDS.get(kind)
@@ -356,5 +357,11 @@ def _node(data: Any, path: tuple[Any, ...]) -> Any:
 
 
 def _short(value: Any, limit: int = 40) -> str:
-    text = repr(value)
+    """A value as JSON (as the user wrote it: `"9a"`, `null`, not Python's `'9a'`, `None`), cut."""
+    text = json.dumps(value, ensure_ascii=False, default=str)
     return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _quoted_as_json(listing: str) -> str:
+    """pydantic lists allowed literals as Python reprs (`'fail' or 'warn'`): quote them as JSON."""
+    return re.sub(r"'([^'\\\"]*)'", r'"\1"', listing)

@@ -19,18 +19,23 @@ from wfops.errors import WfopsError
 _stdout_lock = threading.Lock()
 _stdout_users = 0
 _stdout_saved: Any = None
+_fd1_saved: int | None = None
 
 
 @contextlib.contextmanager
 def prints_to_stderr() -> Iterator[None]:
-    """While user code runs, its `print`s go to stderr: wfops's stdout carries `--json` output.
+    """While user code runs, what it writes to stdout goes to stderr: wfops's stdout carries
+    `--json`, `--format json` and `sarif` output, which machines read.
 
-    Calls overlap (parallel foreach, threads), so the swap is counted: the first
-    caller in swaps sys.stdout, the last one out restores it.
+    Both levels are moved: `sys.stdout` (a `print`) and file descriptor 1 itself, which a
+    child process the node starts inherits, and C code or `os.write(1, ...)` write to.
+    Calls overlap (parallel foreach, threads), so the swap is counted: the first caller in
+    moves both, the last one out restores them.
     """
-    global _stdout_users, _stdout_saved
+    global _stdout_users, _stdout_saved, _fd1_saved
     with _stdout_lock:
         if _stdout_users == 0:
+            _fd1_saved = _point_fd1_at_stderr()
             _stdout_saved, sys.stdout = sys.stdout, sys.stderr
         _stdout_users += 1
     try:
@@ -40,6 +45,36 @@ def prints_to_stderr() -> Iterator[None]:
             _stdout_users -= 1
             if _stdout_users == 0:
                 sys.stdout, _stdout_saved = _stdout_saved, None
+                _restore_fd1(_fd1_saved)
+                _fd1_saved = None
+
+
+def _point_fd1_at_stderr() -> int | None:
+    """A copy of fd 1 to restore later, after pointing fd 1 at fd 2; None when either is closed
+    (nothing to protect, or nowhere to send it)."""
+    with contextlib.suppress(Exception):  # wfops's own buffered output belongs on the real stdout
+        sys.stdout.flush()
+    try:
+        saved = os.dup(1)
+    except OSError:
+        return None
+    try:
+        os.dup2(2, 1)
+    except OSError:
+        os.close(saved)
+        return None
+    return saved
+
+
+def _restore_fd1(saved: int | None) -> None:
+    if saved is None:
+        return
+    with contextlib.suppress(Exception):  # what user code left buffered belongs on stderr
+        sys.stderr.flush()
+    try:
+        os.dup2(saved, 1)
+    finally:
+        os.close(saved)
 
 
 class ModuleOutsideProject(WfopsError):

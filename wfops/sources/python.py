@@ -237,7 +237,12 @@ def _to_result(spec: NodeSpec, returned: Any) -> CallResult:
 def _brief(exc: ValidationError) -> str:
     first = exc.errors()[0]
     where = ".".join(str(p) for p in first["loc"]) or "input"
-    return f"{where}: {first['msg']}" + (f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else "")
+    # Say so when the value was null: a workflow path that found nothing (a mistyped `$input.x`)
+    # gives null, and "should be a valid string" alone does not point there. Only null is named:
+    # other values may be secrets.
+    got = ", got null" if first["input"] is None and first["type"] != "missing" else ""
+    more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+    return f"{where}: {first['msg']}{got}{more}"
 
 
 __all__ = ["ImportTimedOut", "ModuleOutsideProject", "NodeDefinitionError", "PythonSource", "Result", "forget_project_modules",

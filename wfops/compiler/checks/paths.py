@@ -11,7 +11,6 @@ from wfops.compiler.checks.jsontypes import (
     child,
     closed,
     describe,
-    open_to_extra,
     properties,
     sch,
     types_of,
@@ -89,14 +88,14 @@ def _check_path(loaded: Loaded, at: tuple[Any, ...], text: str, scope: Scope, si
 
 
 def _check_input_path(loaded: Loaded, at: tuple[Any, ...], text: str, parts: tuple[Any, ...], sink: Sink) -> None:
-    """A typo in `$input.x` is likely. It is an error unless the schema explicitly admits extra
-    properties (the rule `with:` keys follow); then a run may pass `x`, and it only warns."""
+    """A typo in `$input.x` is likely. Under a closed schema (`additionalProperties: false`) no
+    run can pass `x`, so it is an error; otherwise a run may pass it, and it only warns."""
     schema = sch(loaded.model.input)
     props = properties(schema)
     if parts and isinstance(parts[0], str) and props is not None and parts[0] not in props:
         message = f"`{text}` reads input `{parts[0]}`, which the `input` schema does not declare"
         hint = suggest(parts[0], props, "declare it under `input.properties`")
-        if open_to_extra(schema):
+        if not closed(schema):
             sink.warning("undeclared-input", message + " (it is null unless a run passes it)", loaded, at,
                          hint=hint)
         else:
