@@ -77,6 +77,46 @@ def _restore_fd1(saved: int | None) -> None:
         os.close(saved)
 
 
+_cwd_lock = threading.Lock()
+_cwd_users = 0
+_cwd_saved: str | None = None
+
+
+@contextlib.contextmanager
+def in_project_dir(root: Path | None) -> Iterator[None]:
+    """While project code runs (a module's import, a node), the working directory is the
+    project root: `open("data/x.csv")` in a node means the same file whether wfops was
+    started in the root or in `data/`.
+
+    Counted like `prints_to_stderr` (calls overlap); the first caller in changes directory,
+    the last one out goes back. A call while another project's code runs keeps the
+    directory it finds (one process, one working directory).
+    """
+    global _cwd_users, _cwd_saved
+    if root is None:
+        yield
+        return
+    with _cwd_lock:
+        if _cwd_users == 0:
+            try:
+                _cwd_saved = os.getcwd()
+            except OSError:  # the directory wfops started in was removed
+                _cwd_saved = None
+            with contextlib.suppress(OSError):
+                os.chdir(root)
+        _cwd_users += 1
+    try:
+        yield
+    finally:
+        with _cwd_lock:
+            _cwd_users -= 1
+            if _cwd_users == 0:
+                if _cwd_saved is not None:
+                    with contextlib.suppress(OSError):
+                        os.chdir(_cwd_saved)
+                _cwd_saved = None
+
+
 class ModuleOutsideProject(WfopsError):
     pass
 
@@ -111,7 +151,7 @@ def import_project_module(root: Path, module: str) -> Any:
     # and `--json` output there is read by machines.
     before = set(sys.modules)
     try:
-        with prints_to_stderr():
+        with prints_to_stderr(), in_project_dir(root):
             loaded = _import_within_limit(root, module)
     finally:
         # What this import brought in from the project (the module, its packages, what it

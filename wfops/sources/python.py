@@ -24,6 +24,7 @@ import threading
 import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -35,6 +36,7 @@ from wfops.sources.modules import (  # re-exported: python sources are loaded th
     ModuleOutsideProject,
     forget_project_modules,
     import_project_module,
+    in_project_dir,
     module_file,
     prints_to_stderr,
 )
@@ -123,8 +125,10 @@ def _spec_of(func: Callable[..., Any]) -> NodeSpec:
 class PythonSource:
     """A module of `@wfops.node` functions. Sync functions run in a worker thread."""
 
-    def __init__(self, source_id: str, module: Any) -> None:
+    def __init__(self, source_id: str, module: Any, root: Path | None = None) -> None:
+        """`root`: the project root, the working directory of its nodes (None: left as it is)."""
         self.id = source_id
+        self.root = root
         self.kind: SourceKind = "python"
         self.module = module
         self._nodes: dict[str, tuple[NodeSpec, Callable[..., Any]]] = {}
@@ -148,7 +152,7 @@ class PythonSource:
         except ValidationError as exc:
             raise CapabilityError(f"input does not match {spec.input_model.__name__}: {_brief(exc)}") from None
         kwargs = {spec.context_param: context} if spec.context_param else {}
-        with prints_to_stderr():
+        with prints_to_stderr(), in_project_dir(self.root):
             if spec.is_async:
                 returned = await func(model, **kwargs)
             else:
@@ -245,5 +249,6 @@ def _brief(exc: ValidationError) -> str:
     return f"{where}: {first['msg']}{got}{more}"
 
 
-__all__ = ["ImportTimedOut", "ModuleOutsideProject", "NodeDefinitionError", "PythonSource", "Result", "forget_project_modules",
-           "import_project_module", "module_file", "node", "prints_to_stderr"]
+__all__ = ["ImportTimedOut", "ModuleOutsideProject", "NodeDefinitionError", "PythonSource", "Result",
+           "forget_project_modules", "import_project_module", "in_project_dir", "module_file", "node",
+           "prints_to_stderr"]
