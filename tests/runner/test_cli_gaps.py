@@ -103,6 +103,8 @@ def test_run_json_prints_one_object_when_refused(proj: Path, tmp_path: Path) -> 
     assert "nope" in shown["error"]["message"] and "wfops: error:" in done.stderr
     elsewhere = run_cli("run", "read", "--json", cwd=tmp_path)  # no project: refused too
     assert elsewhere.returncode == 2 and json.loads(elsewhere.stdout)["error"]["type"] == "ProjectNotFound"
+    unparsed = run_cli("run", "--json", "--bogus", cwd=proj)
+    assert unparsed.returncode == 2 and json.loads(unparsed.stdout)["status"] == "refused"
     unknown = run_cli("resume", "no-such-run", "--json", cwd=proj)
     assert unknown.returncode == 1
     assert json.loads(unknown.stdout) | {"error": None} == {

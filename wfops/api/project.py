@@ -211,14 +211,16 @@ class Project:
         from wfops.store.protocol import FINISHED
 
         with self._store(run_id) as store:
-            status = store.get_run(run_id).snapshot.status  # an unknown id is UnknownRunError
-            if status not in FINISHED and not force:
-                what = {"interrupted": "waits at an interrupt", "running": "has not finished (it may have "
-                        "crashed: `wfops resume` continues it)"}.get(status, "has not finished")
-                raise UsageError(f"run {run_id} is {status}: it {what}; only finished runs "
-                                 f"({', '.join(FINISHED)}) are removed",
-                                 hint=f"`wfops runs rm {run_id} --force` deletes it anyway")
+            store.get_run(run_id)  # an unknown id is UnknownRunError, whatever the lock file name
             with store.run_lock(run_id):  # never delete a run under a live driver, even forced
+                status = store.get_run(run_id).snapshot.status
+                if status not in FINISHED and not force:
+                    what = {"interrupted": "waits at an interrupt",
+                            "running": "has not finished: it crashed, and `wfops resume` continues it",
+                            }.get(status, "has not finished")
+                    raise UsageError(f"run {run_id} is {status}: it {what}; only finished runs "
+                                     f"({', '.join(FINISHED)}) are removed",
+                                     hint=f"`wfops runs rm {run_id} --force` deletes it anyway")
                 store.delete_run(run_id)
 
     def step_summary(self, run_id: str) -> str:
