@@ -207,7 +207,7 @@ class Project:
     def remove_run(self, run_id: str, *, force: bool = False) -> None:
         """Delete a finished run. An unfinished one (interrupted, or running: crashed) is refused
         unless `force`; a run a live process drives is never deleted (RunBusyError)."""
-        # deferred: wfops.store imports sqlite3 (~3 ms), kept out of the CLI's start-up
+        # deferred: wfops.store is not needed on the validate cache-hit path (pre-commit)
         from wfops.store.protocol import FINISHED
 
         with self._store(run_id) as store:

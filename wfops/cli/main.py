@@ -15,6 +15,8 @@ from wfops.cli import exits
 from wfops.cli.crash import report_crash
 from wfops.cli.exits import INTERRUPTED
 from wfops.cli.validate_fast import fast_validate
+from wfops.cli.output import print_json
+from wfops.errors import UsageError as WfopsUsageError
 from wfops.errors import WfopsError
 
 
@@ -93,12 +95,10 @@ def _json_refusal(args: list[str], message: str) -> None:
     """`run`/`resume --json` print one JSON object even when the command line does not parse."""
     if len(args) < 1 or args[0] not in ("run", "resume") or "--json" not in args:
         return
-    # deferred: the run command's module (and the API behind it) only on this error path
-    from wfops.cli.output import print_json
+    # deferred: the run command (and the API behind it) is not needed on the validate cache-hit path
     from wfops.cli.run_cmd import refusal
-    from wfops.errors import UsageError as Refused
 
-    print_json(refusal(Refused(message), run_id=None, deployment=None))
+    print_json(refusal(WfopsUsageError(message), run_id=None, deployment=None))
 
 
 def __getattr__(name: str) -> Any:
