@@ -14,8 +14,8 @@ from typing import Any
 from wfops.cli import exits
 from wfops.cli.crash import report_crash
 from wfops.cli.exits import INTERRUPTED
-from wfops.cli.validate_fast import fast_validate
 from wfops.cli.output import print_json
+from wfops.cli.validate_fast import fast_validate
 from wfops.errors import UsageError as WfopsUsageError
 from wfops.errors import WfopsError
 
