@@ -18,6 +18,7 @@ from wfops.loader.yaml import load_yaml_text
 from wfops.model.deployment import Deployment
 from wfops.model.json_schema import committed_path
 from wfops.model.sources import SourcesFile
+from wfops.model.wftest import TestFile
 from wfops.model.workflow import Workflow
 
 WORKFLOW = {
@@ -46,14 +47,23 @@ SOURCES = {"sources": {"clock": {"kind": "mcp", "command": ["python", "-m", "x"]
                                  "cwd": "srv", "timeout": 10, "description": "c"},
                        "ops": {"kind": "python", "module": "examples.ops", "description": "o"}}}
 
-KINDS = {"workflow": (WORKFLOW, Workflow), "deployment": (DEPLOYMENT, Deployment), "sources": (SOURCES, SourcesFile)}
+WFTEST = {"workflow": "w", "deployment": "d", "cases": [
+    {"name": "c", "input": {"a": 1}, "real": ["ops.y"],
+     "mocks": {"ops.x": {"output": {"v": 1}, "outcome": "ok"}, "fetch": [{"error": {"type": "E", "message": "m"}},
+                                                                          {"error": "timed out"}]},
+     "interrupts": {"ask": {"outcome": "approved", "payload": {"by": "ana"}}},
+     "expect": {"status": "completed", "outcome": "ok", "path": ["a", "end"], "state": {"x": 1},
+                "error": {"type": "E"}}}]}
+
+KINDS = {"workflow": (WORKFLOW, Workflow), "deployment": (DEPLOYMENT, Deployment), "sources": (SOURCES, SourcesFile),
+         "wftest": (WFTEST, TestFile)}
 
 #: One value of each JSON type, as a YAML scalar would give it (quoted digits are strings).
 REPLACEMENTS: list[Any] = [True, "3", "0.5", 3, 0.5, None, "w"]
 
 # Values the JSON Schema leaves open (free-form JSON) or checks only in the loader's own
 # rules (a path's root, the reserved `end` id): a replacement there is not about types.
-FREE = {"input", "output", "with", "request", "if", "state"}
+FREE = {"input", "output", "with", "request", "if", "state", "payload", "output_includes"}
 
 
 def _emit(value: Any, indent: int, lines: list[str], where: tuple[Any, ...], at: dict[tuple[Any, ...], int]) -> None:

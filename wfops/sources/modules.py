@@ -200,8 +200,8 @@ def _import_within_limit(root: Path, module: str) -> Any:
     limit = import_timeout()
     stuck = _STUCK.get((root, module))
     if stuck is not None and stuck.is_alive():
-        raise ImportTimedOut(f"importing {module} did not finish: an earlier import of it is still blocked",
-                             hint=_BLOCKED_HINT)
+        raise ImportTimedOut(f"importing {module} did not finish: an earlier import of it is still blocked "
+                             "in this process", hint=_BLOCKED_HINT + "; restart wfops (watch, mcp) once it is fixed")
     box: dict[str, Any] = {}
 
     def work() -> None:
