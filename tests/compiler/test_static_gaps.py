@@ -162,3 +162,29 @@ def test_a_source_that_blocks_at_import_is_a_finding_not_a_hang(tmp_path: Path, 
     shown = json.loads(done.stdout)
     codes = [d["code"] for d in (shown if isinstance(shown, list) else shown["diagnostics"])]
     assert "source-import-timeout" in codes
+
+
+def test_a_blocked_import_is_not_waited_for_twice_and_recovers_once_it_ends(project, monkeypatch,
+                                                                            tmp_path: Path) -> None:
+    release = tmp_path / "release"
+    root = project({"sources.yaml": "sources:\n  slow: {kind: python, module: slow_import}\n",
+                    "slow_import.py": f"import os, time\nwhile not os.path.exists({str(release)!r}):\n"
+                                      "    time.sleep(0.02)\n"})
+    monkeypatch.setenv("WFOPS_IMPORT_TIMEOUT", "0.2")
+    [first] = found(root, "source-import-timeout")
+    assert "within 0.2 s" in first.message and first.file == "sources.yaml"
+    [again] = found(root, "source-import-timeout")  # the first import still holds the module
+    assert "still blocked" in again.message
+    release.write_text("go")
+    from wfops.sources.modules import _STUCK
+
+    for thread in list(_STUCK.values()):
+        thread.join(30)
+    assert found(root, "source-import-timeout") == []
+
+
+def test_a_bad_import_time_limit_is_a_finding(project, monkeypatch) -> None:
+    root = project({"sources.yaml": "sources:\n  ok: {kind: python, module: fine}\n", "fine.py": "X = 1\n"})
+    monkeypatch.setenv("WFOPS_IMPORT_TIMEOUT", "soon")
+    [d] = found(root, "source-error")
+    assert "WFOPS_IMPORT_TIMEOUT='soon'" in d.message
