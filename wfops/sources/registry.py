@@ -76,7 +76,7 @@ def load_python_source(root: Path, source_id: str, module: str) -> Source:
         missing = _missing_package(root, module, exc)
         if missing is not None:
             top = missing.split(".", 1)[0]
-            raise WfopsError(f"{module} imports `{missing}`, which is not installed",
+            raise WfopsError(f"{module} imports `{missing}`, which is not installed (nor a module of the project)",
                              hint=f"install the package that provides `{top}` in the Python environment that "
                              f"runs wfops (e.g. `python -m pip install {top}`); under pre-commit, list it in "
                              "the hook's `additional_dependencies`") from None

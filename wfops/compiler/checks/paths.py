@@ -6,15 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from wfops.compiler.checks.context import Sink, fields
-from wfops.compiler.checks.jsontypes import (
-    Sch,
-    child,
-    closed,
-    describe,
-    properties,
-    sch,
-    types_of,
-)
+from wfops.compiler.checks.jsontypes import Sch, child, closed, describe, properties, sch, types_of
 from wfops.compiler.checks.names import suggest
 from wfops.compiler.checks.scope import CONTEXT_FIELDS, Scope, safe_parse, sites
 from wfops.loader.project import Loaded
