@@ -180,10 +180,18 @@ class Project:
         """Run history, newest first."""
         if status is not None and status not in STATUSES:
             raise UsageError(f"status {status!r}: use one of {', '.join(STATUSES)}")
-        if self._no_store_yet():  # reading never creates a store: an empty history is empty
-            return []
-        with self._store() as store:
-            records = store.list_runs(deployment=deployment, status=status, limit=max(1, limit))
+        records = []
+        if not self._no_store_yet():  # reading never creates a store: an empty history is empty
+            with self._store() as store:
+                records = store.list_runs(deployment=deployment, status=status, limit=max(1, limit))
+                ever = bool(records) or deployment is None or bool(store.list_runs(deployment=deployment, limit=1))
+        else:
+            ever = deployment is None
+        if not ever and deployment not in self.deployments():
+            # A typo would otherwise read as "no runs": name it, and what exists.
+            raise UsageError(f"unknown deployment {deployment!r}: the project has no such deployment and the "
+                             "store holds no run of it",
+                             hint="deployments: " + (", ".join(self.deployments()) or "none"))
         return [Run.of(r.snapshot, steps=r.steps, created_at=r.created_at, updated_at=r.updated_at)
                 for r in records]
 
@@ -230,10 +238,23 @@ class Project:
             target.close()
         return CopyReport(target.name, done.copied, done.present, done.busy)
 
-    def remove_run(self, run_id: str) -> None:
+    def remove_run(self, run_id: str, *, force: bool = False) -> None:
+        """Delete a finished run. An unfinished one (interrupted, or running: crashed) is refused
+        unless `force`; a run a live process drives is never deleted (RunBusyError)."""
+        # deferred: wfops.store is not needed on the validate cache-hit path (pre-commit)
+        from wfops.store.protocol import FINISHED
+
         with self._store(run_id) as store:
             store.get_run(run_id)  # an unknown id is UnknownRunError, whatever the lock file name
-            with store.run_lock(run_id):  # never delete a run under a live driver
+            with store.run_lock(run_id):  # never delete a run under a live driver, even forced
+                status = store.get_run(run_id).snapshot.status
+                if status not in FINISHED and not force:
+                    what = {"interrupted": "waits at an interrupt",
+                            "running": "has not finished: it crashed, and `wfops resume` continues it",
+                            }.get(status, "has not finished")
+                    raise UsageError(f"run {run_id} is {status}: it {what}; only finished runs "
+                                     f"({', '.join(FINISHED)}) are removed",
+                                     hint=f"`wfops runs rm {run_id} --force` deletes it anyway")
                 store.delete_run(run_id)
 
     def step_summary(self, run_id: str) -> str:

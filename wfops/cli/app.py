@@ -146,9 +146,12 @@ def runs_prune(older_than: Annotated[float, typer.Option("--older-than", help="D
 
 
 @runs_app.command("rm")
-def runs_rm(run_id: str, project: Project = None, db: Db = None) -> None:
-    """Delete one run and its trace."""
-    _call("runs_cmd", action="rm", run_id=run_id, project=project, db=db)
+def runs_rm(run_id: str,
+            force: Annotated[bool, typer.Option("--force", help="Also delete an unfinished run "
+                                                "(interrupted, or crashed).")] = False,
+            project: Project = None, db: Db = None) -> None:
+    """Delete one finished run and its trace."""
+    _call("runs_cmd", action="rm", run_id=run_id, force=force, project=project, db=db)
 
 
 @runs_app.command("copy")
