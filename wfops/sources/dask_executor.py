@@ -26,6 +26,7 @@ from wfops.sources.dask_worker import call_on_worker
 CONNECT_TIMEOUT = 5
 #: Seconds to tell the scheduler that a timed-out task is no longer wanted.
 CANCEL_TIMEOUT = 5
+_START_HINT = "start it (`dask scheduler`), or fix the deployment's `executor.address` or --executor"
 
 
 class RemoteCallError(CapabilityError):
@@ -51,6 +52,7 @@ class DaskExecutor:
         except ImportError:
             raise RefusedError(f"executor {self.name} needs Dask distributed, which is not installed",
                                hint="pip install 'wfops[dask]'") from None
+        await self._probe()
         connect: Any = Client  # distributed's constructor is untyped
         client = connect(self.address, asynchronous=True, timeout=CONNECT_TIMEOUT, set_as_default=False)
         try:
@@ -60,8 +62,25 @@ class DaskExecutor:
                 await client.close()
             reason = str(exc).strip() or type(exc).__name__
             raise RefusedError(f"cannot reach the Dask scheduler at {self.address}: {reason}",
-                               hint="start it (`dask scheduler`) or fix the deployment's executor.address / "
-                               "--executor") from None
+                               hint=_START_HINT) from None
+
+    async def _probe(self) -> None:
+        """A tcp scheduler that refuses connections refuses the run at once (Dask itself
+        would retry until its timeout)."""
+        protocol, _, rest = self.address.partition("://")
+        host, _, port = rest.rpartition(":")
+        if protocol != "tcp" or not port.isdigit():
+            return
+        try:
+            _, writer = await asyncio.wait_for(asyncio.open_connection(host.strip("[]"), int(port)),
+                                               CONNECT_TIMEOUT)
+        except (OSError, TimeoutError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else "no answer"
+            raise RefusedError(f"cannot reach the Dask scheduler at {self.address}: {reason}",
+                               hint=_START_HINT) from None
+        writer.close()
+        with contextlib.suppress(OSError):
+            await writer.wait_closed()
 
     def place(self, source: SourceProtocol) -> SourceProtocol:
         """Python sources run on the cluster; std and MCP sources stay in the driver."""
