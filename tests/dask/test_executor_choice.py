@@ -11,7 +11,8 @@ import pytest
 import wfops
 from tests.conftest import write
 from tests.dask.project import OPS, drifted, free_port, make_dask_project, read_log
-from tests.runner.helpers import as_json, wfops as cli
+from tests.runner.helpers import as_json
+from tests.runner.helpers import wfops as cli
 from wfops.errors import UsageError
 from wfops.loader.project import load_project
 from wfops.sources.dask_worker import call_on_worker

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -15,7 +14,8 @@ import pytest
 
 import wfops
 from tests.dask.project import OPS, drifted, make_dask_project, read_log
-from tests.runner.helpers import as_json, env_for, spawn, wfops as cli
+from tests.runner.helpers import as_json, env_for, spawn
+from tests.runner.helpers import wfops as cli
 
 pytestmark = pytest.mark.slow
 

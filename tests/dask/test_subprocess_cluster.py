@@ -18,7 +18,8 @@ import pytest
 
 from tests.dask.project import OPS, drifted, free_port, make_dask_project, read_log
 from tests.harness import process_env
-from tests.runner.helpers import as_json, wfops as cli
+from tests.runner.helpers import as_json
+from tests.runner.helpers import wfops as cli
 
 pytestmark = pytest.mark.slow
 pytest.importorskip("distributed")
