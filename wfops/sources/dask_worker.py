@@ -25,7 +25,7 @@ DRIFT = "capability-drift"
 
 # (project root, module, source id) -> the loaded source. A worker imports a module once;
 # new code on a worker needs a worker restart (docs/distributed.md).
-_loaded: dict[tuple[str, str, str], Source] = {}
+_loaded: dict[tuple[str, str, str], tuple[Source, dict[str, str]]] = {}
 _loading = threading.Lock()  # a worker runs tasks in several threads: import once
 
 
@@ -34,13 +34,13 @@ def call_on_worker(driver_root: str, module: str, source_id: str, name: str, exp
     """Run capability `source_id.name` here; `{"outcome", "output"}`, `{"error": {type, message}}`,
     or `{"exit": code}` for a node that called sys.exit."""
     try:
-        source = _source(driver_root, module, source_id)
-        cap = source.capabilities().get(name)
-        if cap is None:
+        source, hashes = _source(driver_root, module, source_id)
+        found = hashes.get(name)
+        if found is None:
             return _error("CapabilityError", f"source {source_id!r} on this worker has no capability {name!r}")
-        if cap.contract_hash != expected:
+        if found != expected:
             return _error(DRIFT, f"{source_id}.{name} on worker {_worker_name()} does not match the run's lock "
-                          f"(contract {cap.contract_hash[:12]} on the worker, {expected[:12]} locked): "
+                          f"(contract {found[:12]} on the worker, {expected[:12]} locked): "
                           "the worker runs other code; deploy the locked code to the workers and restart them")
         ctx = StepContext(context["run_id"], context["workflow"], context["deployment"], context["step"],
                           context["attempt"], context["idempotency_key"], dict(context.get("extra") or {}))
@@ -53,7 +53,8 @@ def call_on_worker(driver_root: str, module: str, source_id: str, name: str, exp
                       getattr(exc, "message", None) or str(exc) or type(exc).__name__)
 
 
-def _source(driver_root: str, module: str, source_id: str) -> Source:
+def _source(driver_root: str, module: str, source_id: str) -> tuple[Source, dict[str, str]]:
+    """The source as this worker loaded it, with each capability's contract hash."""
     root = os.environ.get(PROJECT_ENV) or driver_root
     key = (root, module, source_id)
     found = _loaded.get(key)
@@ -65,7 +66,9 @@ def _source(driver_root: str, module: str, source_id: str) -> Source:
             if not Path(root).is_dir():
                 raise WfopsError(f"worker {_worker_name()} has no project at {root}: set {PROJECT_ENV} in "
                                  "the worker's environment to the project's directory on that machine")
-            found = _loaded[key] = load_python_source(Path(root), source_id, module)
+            source = load_python_source(Path(root), source_id, module)
+            hashes = {name: cap.contract_hash for name, cap in source.capabilities().items()}
+            found = _loaded[key] = (source, hashes)
     return found
 
 
