@@ -13,7 +13,7 @@ from tests.conftest import write
 from tests.dask.project import OPS, drifted, free_port, make_dask_project, read_log
 from tests.runner.helpers import as_json
 from tests.runner.helpers import wfops as cli
-from wfops.errors import UsageError
+from wfops.errors import RefusedError, UsageError
 from wfops.loader.project import load_project
 from wfops.sources.dask_worker import call_on_worker
 from wfops.sources.executor import ExecutorChoice
@@ -129,3 +129,16 @@ def test_a_failing_node_on_a_worker_is_a_record_with_its_type_and_message(tmp_pa
     assert record == {"error": {"type": "ValueError", "message": "bad item 2"}}
     bad_input = call_on_worker(str(root), "ops", "ops", "work", _locked_hash(root), {"n": "x"}, _context())
     assert bad_input["error"]["type"] == "CapabilityError"
+
+
+def test_the_api_takes_the_executor_as_the_cli_does(tmp_path: Path) -> None:
+    root = make_dask_project(tmp_path / "p")
+    project = wfops.Project(root)
+    with pytest.raises(UsageError, match="executor 'tcp://h:1' is not one wfops knows"):
+        project.run("fan.local", {"items": [1], "log": "x"}, executor="tcp://h:1")
+    address = f"127.0.0.1:{free_port()}"
+    with pytest.raises(RefusedError, match=f"cannot reach the Dask scheduler at tcp://{address}"):
+        project.run("fan.local", {"items": [1], "log": "x"}, executor=f"dask://{address}")
+    log = tmp_path / "log.jsonl"
+    run = project.run("fan.local", {"items": [3], "log": str(log)}, executor="local")
+    assert run.status == "completed" and run.output == {"out": [{"n": 30, "pid": os.getpid(), "key": f"{run.run_id}:fan#1[0]"}]}
