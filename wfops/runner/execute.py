@@ -21,7 +21,7 @@ from wfops.errors import ProjectNotFound, RefusedError, UsageError
 from wfops.loader.project import find_root, load_project, project_db_path
 from wfops.lock.gate import check_deployment
 from wfops.runner.inputs import merge, read_secrets
-from wfops.runner.placement import choose_executor, executor_for
+from wfops.runner.placement import executor_for
 from wfops.runner.progress import OnStep, ProgressSink
 from wfops.runner.resume_drift import resumed_contract_drift
 from wfops.runner.sources import live_catalog, opened_sources, used_sources
@@ -79,7 +79,7 @@ async def run_deployment(options: RunOptions) -> RunResult:
     secret_values = read_secrets(deployment.secrets)
     run_input = merge(deployment.input, options.input)
     root_name = deployment.workflow_name
-    choice = given_executor or choose_executor(None, deployment.executor)
+    choice = given_executor or ExecutorChoice.of_deployment(deployment.executor)
 
     db_path = project_db_path(root, options.db)
     store = open_store(db_path)
@@ -141,7 +141,7 @@ async def resume_run(options: ResumeOptions) -> RunResult:
                     raise RefusedError(f"resume of {snapshot.run_id} refused: an MCP source drifted",
                                        diagnostics=refusals,
                                        hint="fix the findings above (`wfops check --live` shows them too)")
-                choice = given_executor or choose_executor(None, str(record.meta.get("executor") or "local"))
+                choice = given_executor or ExecutorChoice.parse(str(record.meta.get("executor") or "local"))
                 executor = executor_for(choice, root, snapshot.deployment, opened, ids)
                 async with opened_executor(executor):
                     engine = Engine(workflows, _resolver(opened, bindings, executor),

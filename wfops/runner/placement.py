@@ -1,8 +1,6 @@
-"""Choosing a run's executor and the contracts its workers must match.
+"""The contracts a run's workers must match, and the executor made with them.
 
-The executor comes from `--executor` (one run) or else the deployment's `executor:`;
-a resumed run keeps the one it was started with unless told otherwise. Workers compare
-their code with the lock's contracts under `drift: fail`; under `drift: warn` (drift
+Workers compare their code with the lock's contracts under `drift: fail`; under `drift: warn` (drift
 accepted) and without a lock, with the contracts the driver itself loaded.
 """
 
@@ -15,16 +13,6 @@ from wfops.errors import WfopsError
 from wfops.lockfile import read_lock
 from wfops.sources.base import Source
 from wfops.sources.executor import Executor, ExecutorChoice, make_executor
-
-
-def choose_executor(given: str | None, configured: object) -> ExecutorChoice:
-    """`given` (`local`, `dask://HOST:PORT`) wins over `configured` (a deployment's executor model,
-    or the executor name a run's metadata recorded)."""
-    if given:
-        return ExecutorChoice.parse(given)
-    if isinstance(configured, str):
-        return ExecutorChoice.parse(configured)
-    return ExecutorChoice.of_deployment(configured)
 
 
 def locked_contracts(root: Path, deployment: str | None, sources: Mapping[str, Source],

@@ -110,9 +110,7 @@ class DaskExecutor:
 
     def place(self, source: SourceProtocol) -> SourceProtocol:
         """Python sources run on the cluster; std and MCP sources stay in the driver."""
-        if source.kind != "python" or self.client is None:
-            return source
-        return DaskPythonSource(source, self)
+        return DaskPythonSource(source, self) if source.kind == "python" else source
 
     async def close(self) -> None:
         client, self.client = self.client, None
