@@ -50,6 +50,15 @@ def test_items_run_in_worker_processes_and_come_back_in_item_order(cluster: Any,
     assert sorted(e["n"] for e in read_log(log)) == list(range(12))  # each item ran once
 
 
+def test_a_plain_call_step_runs_on_a_worker_too(cluster: Any, tmp_path: Path) -> None:
+    root = make_dask_project(tmp_path, cluster.scheduler_address)
+    done, run = _run(root, "one.dask", log=str(tmp_path / "log.jsonl"))
+    assert done.code == 0, done.stderr
+    got = run["output"]["got"]
+    assert got["n"] == 70 and got["key"] == f"{run['run_id']}:call#1"
+    assert got["pid"] in {nanny.pid for nanny in cluster.workers.values()}
+
+
 def test_a_failing_item_reports_the_type_and_message_a_local_run_reports(cluster: Any, tmp_path: Path) -> None:
     root = make_dask_project(tmp_path, cluster.scheduler_address)
     log = tmp_path / "log.jsonl"
