@@ -147,12 +147,15 @@ class Project:
 
     # -- runs ----------------------------------------------------------------------------
     def run(self, deployment: str, input: Mapping[str, Any] | None = None, *,  # noqa: A002 - the contract's word
-            on_step: OnStep | None = None) -> Run:
+            on_step: OnStep | None = None, executor: str | None = None) -> Run:
         """Execute a deployment to its end, a failure or its first interrupt.
 
         `input` is merged over the deployment's defaults. Raises `RefusedError` (with
         `diagnostics`) when the run may not start; a run that starts returns a `Run`
         whatever its status. `on_step` is called with each committed trace entry.
+        `executor` (`local`, or `dask://HOST:PORT` for a Dask cluster) overrides the
+        deployment's `executor:` for this run; a bad one raises `UsageError`, a cluster
+        that cannot be reached `RefusedError`.
         """
         # deferred: wfops.runner is not needed on the validate cache-hit path (pre-commit)
         from wfops.runner import RunOptions, run_deployment
@@ -161,19 +164,21 @@ class Project:
         check_json_value(given, "input")
         self._fresh()
         result = _drive(run_deployment(RunOptions(deployment, input=given, project=self.root, db=self._db,
-                                                  on_step=on_step)))
+                                                  on_step=on_step, executor=executor)))
         return Run.of(result.snapshot, warnings=list(result.warnings))
 
     def resume(self, run_id: str, outcome: str | None = None, payload: Any = None, *,
-               on_step: OnStep | None = None) -> Run:
-        """Continue an interrupted run (answering it with `outcome` and `payload`) or a crashed one."""
+               on_step: OnStep | None = None, executor: str | None = None) -> Run:
+        """Continue an interrupted run (answering it with `outcome` and `payload`) or a crashed one.
+        `executor`: as for `run`; by default the one the run was started with."""
         # deferred: wfops.runner is not needed on the validate cache-hit path (pre-commit)
         from wfops.runner import ResumeOptions, resume_run
 
         check_json_value(payload, "payload")
         self._fresh()
         result = _drive(resume_run(ResumeOptions(run_id, outcome=outcome, payload=payload,
-                                                 project=self._root, db=self.db_path, on_step=on_step)))
+                                                 project=self._root, db=self.db_path, on_step=on_step,
+                                                 executor=executor)))
         return Run.of(result.snapshot, warnings=list(result.warnings))
 
     def runs(self, deployment: str | None = None, status: str | None = None, limit: int = 20) -> list[Run]:

@@ -35,6 +35,7 @@ Project = Annotated[str | None, typer.Option("--project", help="Project root (de
 Db = Annotated[str | None, typer.Option("--db", help="Run store: a SQLite file or a postgresql:// URL (default: $WFOPS_DB or .wfops/wfops.db).")]
 Format = Annotated[str, typer.Option("--format", "-f", help="text, json, github or sarif.")]
 Json = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
+Executor = Annotated[str | None, typer.Option("--executor", help="Where capability calls run: local, or dask://HOST:PORT (a Dask scheduler).")]
 
 
 def _print_version(value: bool) -> None:
@@ -97,19 +98,20 @@ def check(live: Annotated[bool, typer.Option("--live", help="Also contact MCP so
 def run(deployment: Annotated[str, typer.Argument(help="Deployment name.")],
         input: Annotated[list[str] | None, typer.Option("--input", "-i", help="K=V (V parsed as JSON when it parses).")] = None,
         input_file: Annotated[str | None, typer.Option("--input-file", help="JSON or YAML file with the input.")] = None,
-        json: Json = False, project: Project = None, db: Db = None) -> None:
+        executor: Executor = None, json: Json = False, project: Project = None, db: Db = None) -> None:
     """Execute a deployment. Exit 0 completed, 1 failed, 2 refused, 3 interrupted."""
     _call("run_cmd", deployment=deployment, inputs=input or [], input_file=input_file, json_out=json,
-          project=project, db=db)
+          project=project, db=db, executor=executor)
 
 
 @app.command()
 def resume(run_id: Annotated[str, typer.Argument(help="The run to continue.")],
            outcome: Annotated[str | None, typer.Option("--outcome", help="Outcome that answers the open interrupt.")] = None,
            payload: Annotated[str | None, typer.Option("--payload", help="JSON payload for the interrupt.")] = None,
-           json: Json = False, project: Project = None, db: Db = None) -> None:
+           executor: Executor = None, json: Json = False, project: Project = None, db: Db = None) -> None:
     """Continue an interrupted or crashed run."""
-    _call("run_cmd", "resume", run_id=run_id, outcome=outcome, payload=payload, json_out=json, project=project, db=db)
+    _call("run_cmd", "resume", run_id=run_id, outcome=outcome, payload=payload, json_out=json, project=project,
+          db=db, executor=executor)
 
 
 @runs_app.command("list")

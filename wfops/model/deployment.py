@@ -2,12 +2,35 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from wfops.model.errors import invalid
 from wfops.model.workflow import NAME_PATTERN
+
+#: A Dask scheduler address as `distributed.Client` takes it.
+DASK_ADDRESS = r"^(tcp|tls|ws|wss|inproc|ucx)://\S+$"
+
+
+class LocalExecutorSpec(BaseModel):
+    """Capability calls run in the driver process (the default)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: Literal["local"] = "local"
+
+
+class DaskExecutorSpec(BaseModel):
+    """Python-source capability calls run as tasks on a Dask cluster (`pip install 'wfops[dask]'`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: Literal["dask"]
+    address: str = Field(pattern=DASK_ADDRESS, description="The scheduler, e.g. tcp://HOST:8786.")
+
+
+ExecutorSpec = Annotated[LocalExecutorSpec | DaskExecutorSpec, Field(discriminator="kind")]
 
 
 class Deployment(BaseModel):
@@ -22,6 +45,8 @@ class Deployment(BaseModel):
     drift: Literal["fail", "warn"] = "fail"
     input: dict[str, Any] = Field(default_factory=dict, description="Defaults, merged under CLI input.")
     secrets: list[str] = Field(default_factory=list, description="Env var names readable as $secret.NAME.")
+    executor: ExecutorSpec = Field(default_factory=LocalExecutorSpec,
+                                   description="Where capability calls run: local (default) or a Dask cluster.")
 
     @field_validator("bindings")
     @classmethod

@@ -22,9 +22,11 @@ from wfops.errors import ProjectNotFound, RefusedError, UsageError
 from wfops.loader.project import find_root, load_project, project_db_path
 from wfops.lock.gate import check_deployment
 from wfops.runner.inputs import merge, read_secrets
+from wfops.runner.placement import executor_for
 from wfops.runner.progress import OnStep, ProgressSink
 from wfops.runner.resume_drift import resumed_contract_drift
 from wfops.runner.sources import live_catalog, opened_sources, used_sources
+from wfops.sources.executor import Executor, ExecutorChoice, opened_executor
 from wfops.sources.registry import BoundResolver, build_sources
 from wfops.store import open_store
 
@@ -36,6 +38,7 @@ class RunOptions:
     project: str | Path | None = None
     db: str | Path | None = None
     on_step: OnStep | None = None
+    executor: str | None = None   # `local` or `dask://HOST:PORT`; overrides the deployment's
 
 
 @dataclass(frozen=True)
@@ -46,6 +49,7 @@ class ResumeOptions:
     project: str | Path | None = None
     db: str | Path | None = None
     on_step: OnStep | None = None
+    executor: str | None = None   # default: the executor the run was started with
 
 
 @dataclass
@@ -68,6 +72,7 @@ async def run_deployment(options: RunOptions) -> RunResult:
     from wfops.engine.engine import Engine
 
     root = find_root(explicit=options.project)
+    given_executor = ExecutorChoice.parse(options.executor) if options.executor else None
     validation = validate_project(root)
     gate = check_deployment(validation, options.deployment)
     _refuse_unless_ok(gate, options.deployment)
@@ -75,6 +80,7 @@ async def run_deployment(options: RunOptions) -> RunResult:
     secret_values = read_secrets(deployment.secrets)
     run_input = merge(deployment.input, options.input)
     root_name = deployment.workflow_name
+    choice = given_executor or ExecutorChoice.of_deployment(deployment.executor)
 
     db_path = project_db_path(root, options.db)
     store = open_store(db_path)
@@ -86,15 +92,17 @@ async def run_deployment(options: RunOptions) -> RunResult:
                 gate = check_deployment(validation, options.deployment,
                                         live_catalog=live_catalog({i: opened[i] for i in remote}))
                 _refuse_unless_ok(gate, options.deployment, live=True)
-            run_id = new_run_id()
-            with store.run_lock(run_id):
-                store.begin_run(run_id, artifacts=gate.artifacts, normalized=gate.normalized,
-                                meta={"bindings": dict(gate.bindings), "secrets": list(deployment.secrets),
-                                      "project": str(root)})
-                engine = Engine(gate.workflows, _resolver(opened, gate.bindings),
-                                ProgressSink(store, options.on_step), deployment=options.deployment,
-                                secrets=secret_values, artifacts=gate.artifacts)
-                snapshot = await engine.start(root_name, run_input, run_id=run_id)
+            executor = executor_for(choice, root, options.deployment, opened, ids)
+            async with opened_executor(executor):
+                run_id = new_run_id()
+                with store.run_lock(run_id):
+                    store.begin_run(run_id, artifacts=gate.artifacts, normalized=gate.normalized,
+                                    meta={"bindings": dict(gate.bindings), "secrets": list(deployment.secrets),
+                                          "project": str(root), "executor": choice.name})
+                    engine = Engine(gate.workflows, _resolver(opened, gate.bindings, executor),
+                                    ProgressSink(store, options.on_step), deployment=options.deployment,
+                                    secrets=secret_values, artifacts=gate.artifacts)
+                    snapshot = await engine.start(root_name, run_input, run_id=run_id)
         return RunResult(snapshot, list(gate.warnings))
     finally:
         store.close()
@@ -107,6 +115,7 @@ async def resume_run(options: ResumeOptions) -> RunResult:
     from wfops.engine.engine import Engine
 
     root, db_path = _resume_paths(options)
+    given_executor = ExecutorChoice.parse(options.executor) if options.executor else None
     store = open_store(db_path)
     try:
         first = store.get_run(options.run_id)
@@ -133,9 +142,14 @@ async def resume_run(options: ResumeOptions) -> RunResult:
                     raise RefusedError(f"resume of {snapshot.run_id} refused: an MCP source drifted",
                                        diagnostics=refusals,
                                        hint="fix the findings above (`wfops check --live` shows them too)")
-                engine = Engine(workflows, _resolver(opened, bindings), ProgressSink(store, options.on_step),
-                                deployment=snapshot.deployment, secrets=secret_values, artifacts=artifacts)
-                final = await engine.resume(snapshot, trace, outcome=options.outcome, payload=options.payload)
+                choice = given_executor or ExecutorChoice.parse(str(record.meta.get("executor") or "local"))
+                executor = executor_for(choice, root, snapshot.deployment, opened, ids)
+                async with opened_executor(executor):
+                    engine = Engine(workflows, _resolver(opened, bindings, executor),
+                                    ProgressSink(store, options.on_step), deployment=snapshot.deployment,
+                                    secrets=secret_values, artifacts=artifacts)
+                    final = await engine.resume(snapshot, trace, outcome=options.outcome,
+                                                payload=options.payload)
         return RunResult(final, warnings)
     finally:
         store.close()
@@ -176,8 +190,9 @@ def _stored_root(meta: Mapping[str, Any], run_id: str) -> Path:
     return Path(stored)
 
 
-def _resolver(opened: Mapping[str, Any], bindings: Mapping[str, str]) -> Any:
-    return BoundResolver(opened, bindings)
+def _resolver(opened: Mapping[str, Any], bindings: Mapping[str, str], executor: Executor) -> Any:
+    """Calls go to the sources as the executor placed them (python ones on a cluster, or here)."""
+    return BoundResolver({source_id: executor.place(source) for source_id, source in opened.items()}, bindings)
 
 
 def _refuse_unless_ok(gate: Any, name: str, *, live: bool = False) -> None:

@@ -146,18 +146,32 @@ class PythonSource:
         return self._caps
 
     async def call(self, name: str, payload: dict[str, Any], context: StepContext) -> CallResult:
-        spec, func = self._nodes[name]
-        try:
-            model = spec.input_model.model_validate(payload)
-        except ValidationError as exc:
-            raise CapabilityError(f"input does not match {spec.input_model.__name__}: {_brief(exc)}") from None
-        kwargs = {spec.context_param: context} if spec.context_param else {}
+        spec, func, model, kwargs = self._prepare(name, payload, context)
         with prints_to_stderr(), in_project_dir(self.root):
             if spec.is_async:
                 returned = await func(model, **kwargs)
             else:
                 returned = await in_daemon_thread(func, model, f"wfops-node-{self.id}.{name}", **kwargs)
         return _to_result(spec, returned)
+
+    def call_here(self, name: str, payload: dict[str, Any], context: StepContext) -> CallResult:
+        """The same call, in the calling thread (a Dask worker's task thread, which has no
+        event loop): a sync node is called directly, an async one on a loop of its own."""
+        import asyncio  # deferred: asyncio (~33 ms), only async nodes on a worker need it
+
+        spec, func, model, kwargs = self._prepare(name, payload, context)
+        with prints_to_stderr(), in_project_dir(self.root):
+            returned = asyncio.run(func(model, **kwargs)) if spec.is_async else func(model, **kwargs)
+        return _to_result(spec, returned)
+
+    def _prepare(self, name: str, payload: dict[str, Any], context: StepContext
+                 ) -> tuple[NodeSpec, Callable[..., Any], BaseModel, dict[str, Any]]:
+        spec, func = self._nodes[name]
+        try:
+            model = spec.input_model.model_validate(payload)
+        except ValidationError as exc:
+            raise CapabilityError(f"input does not match {spec.input_model.__name__}: {_brief(exc)}") from None
+        return spec, func, model, ({spec.context_param: context} if spec.context_param else {})
 
     async def close(self) -> None:
         return None
