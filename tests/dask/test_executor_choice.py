@@ -40,8 +40,8 @@ def test_unknown_executors_are_usage_errors(text: str) -> None:
 
 @pytest.mark.parametrize(("executor", "code", "column", "message"), [
     ("{kind: dask}", "missing-key", 11, "`address` is required in `executor`"),
-    ("{kind: dask, address: 'foo'}", "invalid-value", 33, "`executor.address`: 'foo' is not a valid value"),
-    ("{kind: k8s}", "invalid-value", 18, "`executor`: unknown kind 'k8s'; expected 'local', 'dask'"),
+    ("{kind: dask, address: 'foo'}", "invalid-value", 33, '`executor.address`: "foo" is not a valid value'),
+    ("{kind: k8s}", "invalid-value", 18, '`executor`: unknown kind "k8s"; expected "local", "dask"'),
     ("{kind: local, address: 'tcp://a:1'}", "unknown-key", 25, "unknown key `address` in `executor`"),
 ])
 def test_deployment_executor_errors_are_diagnostics(make_project, executor: str, code: str, column: int,
