@@ -20,7 +20,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from wfops.api import authoring
 from wfops.api import validate as checks
+from wfops.api.authoring import FileText, ProjectListing, Skeleton, WriteReport
 from wfops.api.results import CallOutcome, Capabilities, CapabilityInfo, CompileReport, Report, Run
 from wfops.api.validate import validate_standalone
 from wfops.errors import ProjectNotFound, UnknownRunError, UsageError, WfopsError
@@ -132,6 +134,34 @@ class Project:
 
     def deployments(self) -> list[str]:
         return sorted(load_project(self.root).deployments)
+
+    # -- authoring: project files through the path guard ---------------------------------
+    def list_project(self) -> ProjectListing:
+        """Workflows (with their input schema and the deployments that run them), deployments,
+        sources, and the files wfops reads."""
+        return authoring.list_project(self.root)
+
+    def read_file(self, path: str, start_line: int | None = None, end_line: int | None = None) -> FileText:
+        """A project YAML file or python source (relative to the root; never outside it)."""
+        return authoring.read_file(self.root, path, start_line, end_line)
+
+    def write_file(self, path: str, text: str, *, force: bool = False) -> WriteReport:
+        """Write a workflow, deployment or sources.yaml, after validating the whole project with
+        `text` in its place: refused (the file untouched) when that adds errors, unless `force`."""
+        self._fresh()
+        return authoring.write_file(self.root, path, text, force=force)
+
+    def patch_file(self, path: str, patch: Any) -> WriteReport:
+        """Apply an RFC 6902 JSON Patch to a workflow, deployment or sources.yaml, keeping its
+        comments and formatting; validated and written as `write_file` does."""
+        self._fresh()
+        return authoring.patch_file(self.root, path, patch)
+
+    def new_workflow(self, capability: str, name: str, *, write: bool = False) -> Skeleton:
+        """A valid workflow calling `capability` (concrete ref), its required inputs bound from a
+        generated input schema and its outcomes routed; written to workflows/NAME.yaml if `write`."""
+        info = self.capability(capability)
+        return authoring.new_workflow(self.root, info, name, write=write)
 
     # -- runs ----------------------------------------------------------------------------
     def run(self, deployment: str, input: Mapping[str, Any] | None = None, *,  # noqa: A002 - the contract's word

@@ -132,7 +132,17 @@ def validate_inline(root: Path, text: str, kind: Kind, path: str | None) -> tupl
     """YAML text not yet saved, checked as if it replaced the project file it is meant for
     (`path`, else the workflow or deployment of the same name). Nothing is written.
     Returns (the name it was checked as, its findings, whether the static checks ran)."""
+    display, found, static = validate_overlay(root, text, kind, path)
+    return display, [d for d in found if d.file == display], static
+
+
+def validate_overlay(root: Path, text: str, kind: Kind, path: str | None) -> tuple[str, list[Diagnostic], bool]:
+    """The WHOLE project's findings as they would be with `text` in place of its file (`path`, else
+    the workflow or deployment of the same name): a workflow edit can break a deployment's
+    bindings or a test. Nothing is written. Returns (the text's file name, every finding, whether
+    the static checks ran: not when the text itself does not parse or fit its schema)."""
     # deferred: wfops.compiler.validate is not needed on the validate cache-hit path (pre-commit)
+    from wfops.compiler.checks.wftests import test_file_findings
     from wfops.compiler.validate import validate_loaded
 
     if kind not in KINDS:
@@ -142,10 +152,10 @@ def validate_inline(root: Path, text: str, kind: Kind, path: str | None) -> tupl
     try:
         doc = load_yaml_text(text, display)
     except YamlLoadError as exc:
-        return display, [exc.diagnostic], False
+        return display, _others(root, display) + [exc.diagnostic], False
     model, found = validate_document(doc, _model(kind))
     if model is None:
-        return display, found, False
+        return display, sorted(_others(root, display) + found, key=sort_key), False
     project = load_project(root)
     loaded = Loaded(display, doc, model)
     project.broken_files.discard(display)
@@ -158,8 +168,13 @@ def validate_inline(root: Path, text: str, kind: Kind, path: str | None) -> tupl
             if other.file == display:
                 del table[name]
         table[model.name] = loaded
-    mine = [d for d in validate_loaded(project).diagnostics if d.file == display]
-    return display, sorted(dict.fromkeys(mine), key=sort_key), True
+    everything = [*validate_loaded(project).diagnostics, *test_file_findings(project)]
+    return display, sorted(dict.fromkeys(everything), key=sort_key), True
+
+
+def _others(root: Path, display: str) -> list[Diagnostic]:
+    """The project's findings about every file but `display` (whose text does not load)."""
+    return [d for d in project_diagnostics(root) if d.file != display]
 
 
 def _model(kind: Kind) -> type:

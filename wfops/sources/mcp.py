@@ -225,7 +225,7 @@ class McpClientSource:
                 capabilities[tool.name] = Capability(
                     self.id, tool.name, dict(tool.input_schema or {"type": "object"}),
                     dict(tool.output_schema) if tool.output_schema else dict(ANY_RESULT_SCHEMA),
-                    ("ok",), tool.description or "")
+                    ("ok",), tool.description or "", _annotations(tool))
                 if tool.output_schema:
                     self._structured.add(tool.name)
             cursor = page.next_cursor
@@ -430,6 +430,12 @@ _ENV_REF = re.compile(r"(?<!\$)\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 def _expand(match: re.Match[str]) -> str:
     name, default = match.group(1), match.group(2)
     return os.environ.get(name, default if default is not None else "")
+
+
+def _annotations(tool: Any) -> dict[str, Any]:
+    """The tool's declared hints (title, readOnlyHint, destructiveHint, idempotentHint, openWorldHint)."""
+    hints = getattr(tool, "annotations", None)
+    return hints.model_dump(by_alias=True, exclude_none=True) if hints is not None else {}
 
 
 def _context_meta(context: StepContext) -> dict[str, Any]:
