@@ -35,6 +35,14 @@ class UsageError(WfopsError):
     pass
 
 
+class InvalidArgument(UsageError):
+    """An argument of an API or tool call that is unknown, ill-typed or out of range; names it."""
+
+    def __init__(self, message: str, *, argument: str, hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.argument = argument
+
+
 class RefusedError(WfopsError):
     """The run was refused before it started; `diagnostics` says why."""
 

@@ -25,7 +25,7 @@ from wfops.api import validate as checks
 from wfops.api.authoring import FileText, ProjectListing, Skeleton, WriteReport
 from wfops.api.results import CallOutcome, Capabilities, CapabilityInfo, CompileReport, Report, Run
 from wfops.api.validate import validate_standalone
-from wfops.errors import ProjectNotFound, UnknownRunError, UsageError, WfopsError
+from wfops.errors import InvalidArgument, ProjectNotFound, UnknownRunError, UsageError, WfopsError
 from wfops.jsonvalues import check_json_value
 from wfops.loader.project import find_root, load_project, project_db_path
 from wfops.loader.wftests import find_test_files
@@ -165,12 +165,13 @@ class Project:
 
     # -- runs ----------------------------------------------------------------------------
     def run(self, deployment: str, input: Mapping[str, Any] | None = None, *,  # noqa: A002 - the contract's word
-            on_step: OnStep | None = None) -> Run:
+            on_step: OnStep | None = None, on_start: Callable[[str], None] | None = None) -> Run:
         """Execute a deployment to its end, a failure or its first interrupt.
 
         `input` is merged over the deployment's defaults. Raises `RefusedError` (with
         `diagnostics`) when the run may not start; a run that starts returns a `Run`
-        whatever its status. `on_step` is called with each committed trace entry.
+        whatever its status. `on_step` is called with each committed trace entry; `on_start` with
+        the run id once the run is stored (it has passed every check and will be driven).
         """
         # deferred: wfops.runner is not needed on the validate cache-hit path (pre-commit)
         from wfops.runner import RunOptions, run_deployment
@@ -179,7 +180,7 @@ class Project:
         check_json_value(given, "input")
         self._fresh()
         result = _drive(run_deployment(RunOptions(deployment, input=given, project=self.root, db=self._db,
-                                                  on_step=on_step)))
+                                                  on_step=on_step, on_start=on_start)))
         return Run.of(result.snapshot, warnings=list(result.warnings))
 
     def resume(self, run_id: str, outcome: str | None = None, payload: Any = None, *,
@@ -212,6 +213,35 @@ class Project:
             orphaned = record.snapshot.status == "running" and not store.run_is_driven(run_id)
         return Run.of(record.snapshot, steps=record.steps, created_at=record.created_at,
                       updated_at=record.updated_at, orphaned=orphaned)
+
+    def run_value(self, run_id: str, pointer: str) -> Any:
+        """One value of a run by JSON Pointer: into the run object (`/output`, `/error`,
+        `/interrupt/request`, ...) or one trace entry (`/trace/<seq>/output`, `/trace/<seq>/input`)."""
+        from wfops.api.jsonpatch import PatchError, parse_pointer  # deferred: cache-hit path (pre-commit)
+
+        try:
+            parts = parse_pointer(pointer, "value")
+        except PatchError as exc:
+            raise InvalidArgument(exc.message, argument="value") from None
+        if parts[:1] == ["trace"]:
+            if len(parts) < 2 or not parts[1].isdigit():
+                raise InvalidArgument(f"value {pointer!r}: write /trace/<seq>/<field>", argument="value")
+            entries = self.trace(run_id, from_seq=int(parts[1]), limit=1)
+            if not entries or entries[0].seq != int(parts[1]):
+                raise InvalidArgument(f"run {run_id} has no trace entry {parts[1]}", argument="value")
+            node: Any = entries[0].to_dict()
+            parts = parts[2:]
+        else:
+            node = self.get_run(run_id).to_dict()
+        for part in parts:
+            if isinstance(node, dict) and part in node:
+                node = node[part]
+            elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+                node = node[int(part)]
+            else:
+                raise InvalidArgument(f"run {run_id} has no value at {pointer!r}", argument="value",
+                                      hint="e.g. /output, /error, /interrupt/request, /trace/3/output")
+        return node
 
     def trace(self, run_id: str, from_seq: int | None = None, limit: int | None = None) -> list[TraceEntry]:
         """A run's trace entries in seq order (from `from_seq`, at most `limit`)."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import secrets as _random
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -35,6 +35,7 @@ class RunOptions:
     project: str | Path | None = None
     db: str | Path | None = None
     on_step: OnStep | None = None
+    on_start: Callable[[str], None] | None = None  # told the run id once the run is in the store
 
 
 @dataclass(frozen=True)
@@ -91,7 +92,8 @@ async def run_deployment(options: RunOptions) -> RunResult:
                                 meta={"bindings": dict(gate.bindings), "secrets": list(deployment.secrets),
                                       "project": str(root)})
                 engine = Engine(gate.workflows, _resolver(opened, gate.bindings),
-                                ProgressSink(store, options.on_step), deployment=options.deployment,
+                                ProgressSink(store, options.on_step, options.on_start),
+                                deployment=options.deployment,
                                 secrets=secret_values, artifacts=gate.artifacts)
                 snapshot = await engine.start(root_name, run_input, run_id=run_id)
         return RunResult(snapshot, list(gate.warnings))
