@@ -81,6 +81,7 @@ class McpClientSource:
         self._failure: str | None = None  # why the session ended on its own (crash, exit)
         self._stderr: IO[bytes] | None = None
         self._closed = False
+        self._restarting: asyncio.Lock | None = None
 
     # -- the Source protocol -------------------------------------------------------------
 
@@ -117,6 +118,8 @@ class McpClientSource:
         import asyncio  # deferred: asyncio (~33 ms), `wfops validate` builds sources but never opens one
         if self._capabilities is not None and name not in self._capabilities:
             raise CapabilityError(f"mcp source {self.id!r} has no tool {name!r}")
+        if self._ended():
+            await self._restart()
         request = self._submit(name, payload, context)
         try:
             # The SDK enforces spec.timeout per request; the margin only guards against a stuck SDK.
@@ -149,6 +152,24 @@ class McpClientSource:
         if self._stderr is not None:
             self._stderr.close()
             self._stderr = None
+
+    def _ended(self) -> bool:
+        """The session ended on its own (the server crashed, was killed or exited): not closed by us."""
+        owner = self._owner
+        return not self._closed and owner is not None and (self._failure is not None or owner.done())
+
+    async def _restart(self) -> None:
+        """Start the server again, so the call after a crash (a retry, the next step, a resume)
+        meets a live session; concurrent callers restart it once. A server that will not come
+        back fails this call like any other step failure."""
+        import asyncio  # deferred: asyncio (~33 ms), `wfops validate` builds sources but never opens one
+        if self._restarting is None:
+            self._restarting = asyncio.Lock()
+        async with self._restarting:
+            if not self._ended():
+                return  # another caller restarted it meanwhile
+            await self.close()
+            await self.open()
 
     # -- the owner task ------------------------------------------------------------------
 
