@@ -30,6 +30,7 @@ from wfops.mcpserver.models import (
     CheckResult,
     CompileResult,
     DiagnosticOut,
+    ErrorOut,
     GraphResult,
     RunResult,
     RunsResult,
@@ -242,7 +243,16 @@ def _write_result(project: Project, report: Any, *, echo: bool) -> WriteResult:
     if not report.written and report.added:
         steps.append(advice.act("write_file", "write it anyway, errors and all (force)", path=report.path,
                                 text="<the same text>", force=True))
-    return WriteResult(ok=not report.added or report.written, path=report.path, written=report.written,
+    refused = None
+    if not report.written and report.added:
+        count = len(report.added)
+        refused = ErrorOut(type="WriteRefused", message=f"{report.path} was not written: the text would add "
+                                                        f"{count} error{'s' if count > 1 else ''} to the project "
+                                                        "(see `added`); the file is untouched",
+                           hint="fix what each diagnostic's hint says and call again (or force: true to "
+                                "write it anyway)")
+    return WriteResult(ok=not report.added or report.written, error=refused, path=report.path,
+                       written=report.written,
                        created=report.created, forced=report.forced, unchanged=report.unchanged,
                        added=_diagnostics(report.added), diagnostics=_diagnostics(report.diagnostics),
                        text=report.text if echo else None, next_actions=steps)
