@@ -378,7 +378,8 @@ def build_server(project: Project) -> Any:
             limit: Annotated[int, Field(ge=1, le=200, description="At most this many, newest first.")] = 20,
             max_chars: MaxChars = DEFAULT,
     ) -> Annotated[CallToolResult, RunsResult]:
-        """Run history, newest first."""
+        """Run history, newest first: each run's id, status, outcome and output; filter by
+        deployment or status."""
         return await _guard(RunsResult, {}, max_chars, _runs_locate, ops.list_runs, project, deployment, status,
                             limit, exclusive=False)
 
