@@ -114,6 +114,9 @@ def after_error(exc: Any) -> list[NextAction]:
     name = type(exc).__name__
     if name == "UnknownRunError":
         return [act("list_runs", "see the stored runs and their run_id")]
+    if name == "RunStopped":
+        return [act("resume_run", "continue it from its last committed step", run_id=exc.run_id),
+                act("read_trace", "see what it did so far", run_id=exc.run_id)]
     if name == "UsageError" and "outside the project" in str(getattr(exc, "message", "")):
         return [act("list_project", "see the project's files")]
     return []

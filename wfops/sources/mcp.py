@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from wfops.errors import CapabilityError, StepTimeout
+from wfops.errors import CapabilityError, SourceLost, StepTimeout
 from wfops.sources.base import CallResult, Capability, SourceKind, StepContext
 from wfops.sources.mcp_result import convert_result, tool_error_text
 
@@ -302,7 +302,7 @@ class McpClientSource:
             self._failure = (f"mcp source {self.id!r}: the server closed the connection "
                              f"(it exited or crashed) during tool {name!r}"
                              f"{self._stderr_tail(since=request.stderr_at)}")
-            return CapabilityError(self._failure, hint="see the server's stderr; the source must be reopened")
+            return SourceLost(self._failure, hint="see the server's stderr; the next call starts it again")
         if isinstance(exc, MCPError):
             return CapabilityError(f"mcp source {self.id!r}: tool {name!r}: {tool_error_text(exc)}")
         return CapabilityError(f"mcp source {self.id!r}: tool {name!r}: {type(exc).__name__}: {exc}")
