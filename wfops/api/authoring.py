@@ -17,16 +17,23 @@ import tempfile
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import suppress
-from io import StringIO
 from dataclasses import dataclass, field
+from io import StringIO
 from pathlib import Path
 from typing import Any, Literal
 
+from wfops.api.jsonpatch import apply_patch
 from wfops.api.validate import Kind, project_diagnostics, validate_overlay
 from wfops.diagnostics import Diagnostic
 from wfops.errors import UsageError, WfopsError
 from wfops.loader.guard import inside_project, relative_name
-from wfops.loader.project import DEPLOYMENTS_DIR, LOCK_FILE, SOURCES_FILE, WORKFLOWS_DIR, load_project
+from wfops.loader.project import (
+    DEPLOYMENTS_DIR,
+    LOCK_FILE,
+    SOURCES_FILE,
+    WORKFLOWS_DIR,
+    load_project,
+)
 
 FileKind = Literal["workflow", "deployment", "sources", "test", "python", "lock", "yaml"]
 #: Folders never read or listed: wfops's own state, git's, and environments a project may hold.
@@ -160,7 +167,7 @@ def writable(root: Path, path: str) -> tuple[Path, str, Kind]:
                          hint="python sources and tests are edited outside wfops")
     if resolved.exists() and not resolved.is_file():
         raise UsageError(f"path {path} is not a file")
-    return resolved, rel, kind  # type: ignore[return-value]
+    return resolved, rel, kind
 
 
 # -- listing and reading -----------------------------------------------------------------------
@@ -284,8 +291,6 @@ def patched_text(text: str, patch: Any, file: str) -> str:
     # deferred: ruamel (~40 ms), only to edit a file
     from ruamel.yaml import YAML
     from ruamel.yaml.error import YAMLError
-
-    from wfops.api.jsonpatch import apply_patch
 
     yaml = YAML(typ="rt")
     yaml.preserve_quotes = True

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from wfops.api import authoring
 from wfops.api import validate as checks
 from wfops.api.authoring import FileText, ProjectListing, Skeleton, WriteReport
+from wfops.api.jsonpatch import PatchError, parse_pointer
 from wfops.api.results import CallOutcome, Capabilities, CapabilityInfo, CompileReport, Report, Run
 from wfops.api.validate import validate_standalone
 from wfops.errors import InvalidArgument, ProjectNotFound, UnknownRunError, UsageError, WfopsError
@@ -217,7 +218,6 @@ class Project:
     def run_value(self, run_id: str, pointer: str) -> Any:
         """One value of a run by JSON Pointer: into the run object (`/output`, `/error`,
         `/interrupt/request`, ...) or one trace entry (`/trace/<seq>/output`, `/trace/<seq>/input`)."""
-        from wfops.api.jsonpatch import PatchError, parse_pointer  # deferred: cache-hit path (pre-commit)
 
         try:
             parts = parse_pointer(pointer, "value")

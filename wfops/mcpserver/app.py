@@ -105,7 +105,7 @@ You are writing a wfops workflow{goal}. Work only through the wfops tools:
    an interrupt or continues a run whose process died. Follow each result's next_actions."""
 
 
-class _Server(MCPServer):  # type: ignore[misc]
+class _Server(MCPServer):
     """Refuses unknown and ill-typed arguments in the documented error shape, naming the argument."""
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:

@@ -36,7 +36,7 @@ def size_of(value: Any) -> int:
     return len(json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str))
 
 
-def bound(data: dict[str, Any], max_chars: int, locate: Locate | None = None) -> tuple[dict[str, Any], list[dict]]:
+def bound(data: dict[str, Any], max_chars: int, locate: Locate | None = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """`data` (a result as JSON) cut to fit `max_chars`; returns it and the cuts made."""
     total = size_of(data)
     if total <= max_chars:

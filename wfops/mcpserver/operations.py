@@ -6,8 +6,8 @@ run in worker threads: the API drives its own event loop for compile, checks and
 
 from __future__ import annotations
 
-from collections.abc import Callable
 import json
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from wfops.cli.exits import for_run
@@ -15,29 +15,29 @@ from wfops.errors import InvalidArgument
 from wfops.mcpserver import advice, bounded
 from wfops.mcpserver.models import (
     CallResult,
-    CapabilityResult,
-    FileResult,
-    ProjectDeploymentOut,
-    ProjectResult,
-    ProjectSourceOut,
-    ProjectWorkflowOut,
-    SkeletonResult,
-    ValueOut,
-    WriteResult,
     CapabilitiesResult,
     CapabilityOut,
+    CapabilityResult,
     CaseOut,
     CheckResult,
     CompileResult,
     DiagnosticOut,
     ErrorOut,
+    FileResult,
     GraphResult,
+    ProjectDeploymentOut,
+    ProjectResult,
+    ProjectSourceOut,
+    ProjectWorkflowOut,
     RunResult,
     RunsResult,
+    SkeletonResult,
     TestsResult,
     TraceEntryOut,
     TraceResult,
     ValidateResult,
+    ValueOut,
+    WriteResult,
     run_out,
 )
 
