@@ -46,6 +46,7 @@ from wfops.mcpserver.models import (
     ErrorOut,
     FileResult,
     GraphResult,
+    NextAction,
     ProjectResult,
     RunResult,
     RunsResult,
@@ -353,7 +354,9 @@ def build_server(project: Project) -> Any:
         """Continue an interrupted run (answering it) or one whose process died (from its last
         committed step); blocks until it ends or stops again."""
         return await _guard(RunResult, {}, max_chars, _run_locate(run_id), ops.resume_run, project, run_id,
-                            outcome, payload, _progress(ctx))
+                            outcome, payload, _progress(ctx), refused=[
+                                advice.act("show_run", "see the run's status: a completed or failed run has "
+                                                       "nothing to resume", run_id=run_id)])
 
     @app.tool(title="Show a run", annotations=READ)
     async def show_run(
@@ -467,8 +470,8 @@ def _trace_locate(run_id: str) -> bounded.Locate:
 # -- the boundary -------------------------------------------------------------------------------
 
 async def _guard(result: type[Envelope], required: dict[str, Any], max_chars: int, locate: Any,
-                 fn: Callable[..., Envelope], *args: Any, exclusive: bool = True, name: str | None = None
-                 ) -> CallToolResult:
+                 fn: Callable[..., Envelope], *args: Any, exclusive: bool = True, name: str | None = None,
+                 refused: list[NextAction] | None = None) -> CallToolResult:
     def work() -> Envelope:
         try:
             if not exclusive:
@@ -484,7 +487,7 @@ async def _guard(result: type[Envelope], required: dict[str, Any], max_chars: in
     try:
         done = await anyio.to_thread.run_sync(work)
     except Exception as exc:  # noqa: BLE001 - the one boundary of the server
-        done = _failure(result, required, exc, name or fn.__name__)
+        done = _failure(result, required, exc, name or fn.__name__, refused)
     return _respond(done, max_chars, locate)
 
 
@@ -522,15 +525,18 @@ def _error_result(error: ErrorOut) -> CallToolResult:
                           structured_content=data, is_error=True)
 
 
-def _failure(result: type[Envelope], required: dict[str, Any], exc: Exception, tool: str) -> Envelope:
+def _failure(result: type[Envelope], required: dict[str, Any], exc: Exception, tool: str,
+             refused: list[NextAction] | None = None) -> Envelope:
+    """A known error as the tool's result (`refused`: the advice when a refusal has no findings)."""
     fields = result.model_fields
     base = {k: v for k, v in required.items() if k in fields}
     if isinstance(exc, WfopsError) and "exit_code" in fields:
         base["exit_code"] = for_error(exc)  # as the CLI twin would exit (2: refused)
     if isinstance(exc, RefusedError):
         found = list(exc.diagnostics)
+        steps = refused if refused and not found else advice.after_refusal(found, tool)
         return result(ok=False, error=_error(exc), diagnostics=[DiagnosticOut.of(d) for d in found],
-                      next_actions=advice.after_refusal(found, tool), **base)
+                      next_actions=steps, **base)
     if isinstance(exc, WfopsError):
         return result(ok=False, error=_error(exc), next_actions=advice.after_error(exc), **base)
     if isinstance(exc, NotImplementedError) or (isinstance(exc, ImportError)
