@@ -18,6 +18,7 @@ import wfops
 from tests.conftest import write
 from tests.harness import process_env
 from tests.mcp.projects import BROKEN_WORKFLOW, std_project
+from wfops.mcpserver.app import build_server
 
 Call = Callable[..., Awaitable[dict[str, Any]]]
 LIMIT = 64 * 1024
@@ -203,3 +204,20 @@ def test_a_5_mb_value_stays_under_the_result_limit_and_can_be_read_whole(tmp_pat
         assert small["ok"] is True
 
     session(root, tmp_path, script)
+
+
+@pytest.mark.slow  # starts the reference time server
+def test_describe_capability_shows_what_an_mcp_tool_declares(tmp_path: Path) -> None:
+    root = write(std_project(tmp_path / "p"), {
+        "sources.yaml": "sources:\n  clock: {kind: mcp, command: [python, -m, mcp_server_time, --local-timezone, UTC]}\n"})
+
+    async def main() -> dict[str, Any]:
+        async with Client(build_server(wfops.Project(root))) as client:
+            result = await client.call_tool("describe_capability", {"ref": "clock.get_current_time"})
+            assert not result.is_error, result.content
+            return dict(result.structured_content or {})
+
+    described = asyncio.run(main())["capability"]
+    assert described["annotations"]["readOnlyHint"] is True and described["annotations"]["destructiveHint"] is False
+    assert described["description"] and described["input_schema"]["required"] == ["timezone"]
+    assert described["outcomes"] == ["ok"]

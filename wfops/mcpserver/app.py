@@ -376,7 +376,7 @@ def build_server(project: Project) -> Any:
     @app.tool(title="List runs", annotations=READ)
     async def list_runs(
             deployment: Annotated[str | None, Field(description="Only this deployment's runs.")] = None,
-            status: Annotated[Literal["running", "completed", "failed", "interrupted", "cancelled"] | None,
+            status: Annotated[Literal["running", "completed", "failed", "interrupted"] | None,
                               Field(description="Only runs in this status.")] = None,
             limit: Annotated[int, Field(ge=1, le=200, description="At most this many, newest first.")] = 20,
             max_chars: MaxChars = DEFAULT,
