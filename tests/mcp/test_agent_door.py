@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -221,3 +222,30 @@ def test_describe_capability_shows_what_an_mcp_tool_declares(tmp_path: Path) -> 
     assert described["annotations"]["readOnlyHint"] is True and described["annotations"]["destructiveHint"] is False
     assert described["description"] and described["input_schema"]["required"] == ["timezone"]
     assert described["outcomes"] == ["ok"]
+
+
+OUTSIDE = ["../secret.yaml", "/etc/passwd", "workflows/../../secret.yaml", "workflows/link.yaml"]
+
+
+@pytest.mark.slow
+def test_a_path_outside_the_project_is_refused_by_every_tool_that_takes_one(tmp_path: Path) -> None:
+    root = std_project(tmp_path / "p")
+    (tmp_path / "secret.yaml").write_text("name: outside\n")
+    os.symlink(tmp_path / "secret.yaml", root / "workflows" / "link.yaml")  # a symlink out
+
+    async def script(call: Call, _client: Any) -> None:
+        for bad in OUTSIDE:
+            attempts = [
+                ("read_file", {"path": bad}),
+                ("write_file", {"path": bad, "text": "name: x\nsteps: []\n", "force": True}),
+                ("patch_workflow", {"path": bad, "patch": [{"op": "replace", "path": "/name", "value": "y"}]}),
+                ("validate", {"paths": [bad]}),
+                ("validate", {"text": "name: x\n", "kind": "workflow", "path": bad}),
+            ]
+            for tool, args in attempts:
+                out = await call(tool, **args)
+                assert out["error"]["type"] == "UsageError", (tool, bad, out)
+                assert "outside the project" in out["error"]["message"], (tool, bad, out)
+
+    session(root, tmp_path, script)
+    assert (tmp_path / "secret.yaml").read_text() == "name: outside\n"

@@ -1,6 +1,6 @@
 """`wfops mcp` conventions and authoring tools, through the SDK's client on the server in process:
-the path guard on every tool that takes a path, arguments refused by name, tool metadata,
-resources, the prompt, and bounded results."""
+what may be read and written, arguments refused by name, tool metadata, resources, the prompt,
+scaffolds, patch errors and drift advice. (The path guard over stdio: test_agent_door.py.)"""
 
 from __future__ import annotations
 
@@ -43,30 +43,6 @@ def root(tmp_path: Path) -> Path:
     (tmp_path / "secret.yaml").write_text("name: outside\n")
     os.symlink(tmp_path / "secret.yaml", root / "workflows" / "link.yaml")
     return root
-
-
-OUTSIDE = ["../secret.yaml", "/etc/passwd", "workflows/../../secret.yaml", "workflows/link.yaml"]
-
-
-def test_a_path_outside_the_project_is_refused_by_every_tool_that_takes_one(root: Path) -> None:
-    before = (root.parent / "secret.yaml").read_text()
-
-    async def script(client: Any) -> None:
-        for bad in OUTSIDE:
-            attempts = [
-                ("read_file", {"path": bad}),
-                ("write_file", {"path": bad, "text": "name: x\nsteps: []\n", "force": True}),
-                ("patch_workflow", {"path": bad, "patch": [{"op": "replace", "path": "/name", "value": "y"}]}),
-                ("validate", {"paths": [bad]}),
-                ("validate", {"text": "name: x\n", "kind": "workflow", "path": bad}),
-            ]
-            for tool, args in attempts:
-                is_error, out = await call(client, tool, **args)
-                assert is_error and out["error"]["type"] == "UsageError", (tool, bad, out)
-                assert "outside the project" in out["error"]["message"], (tool, bad, out)
-
-    drive(root, script)
-    assert (root.parent / "secret.yaml").read_text() == before
 
 
 def test_only_project_yaml_and_python_are_read_and_only_wfops_files_written(root: Path) -> None:

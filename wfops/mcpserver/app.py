@@ -502,7 +502,7 @@ def _respond(done: Envelope, max_chars: int, locate: Any) -> CallToolResult:
         return locate(pointer, value, whole) if locate is not None else None
 
     try:
-        data, cuts = bounded.bound(data, max_chars, where)
+        data, cuts = bounded.bound(data, max_chars - 256, where)  # room for the note added below
     except bounded.TooLarge as exc:
         data = Envelope(ok=False, error=ErrorOut(
             type="ResultTooLarge", message=str(exc),
@@ -513,7 +513,7 @@ def _respond(done: Envelope, max_chars: int, locate: Any) -> CallToolResult:
     if cuts and not any(c["get"] for c in cuts):
         data["next_steps"] = [*data.get("next_steps", []), "some values were cut (see cuts): call again "
                               "with a larger max_chars to see them whole"]
-    text = json.dumps(data, ensure_ascii=False, sort_keys=True)
+    text = json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":"))  # as bounded measures it
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data,
                           is_error=data.get("error") is not None)
 
