@@ -162,3 +162,16 @@ def test_drift_advice_is_compile_and_never_an_edit_of_the_lock(tmp_path: Path) -
         assert not any("wfops.lock" in a["tool"] or "edit" in a["reason"] for a in out["next_actions"])
 
     drive(root, script)
+
+
+def test_a_new_file_that_takes_a_used_name_is_refused(tmp_path: Path) -> None:
+    root = std_project(tmp_path / "clean")
+    text = (root / "workflows/hello.yaml").read_text()
+
+    async def script(client: Any) -> None:
+        is_error, out = await call(client, "write_file", path="workflows/copy.yaml", text=text)
+        assert is_error and out["error"]["type"] == "WriteRefused"
+        assert [d["code"] for d in out["added"]] == ["duplicate-workflow"]
+
+    drive(root, script)
+    assert not (root / "workflows/copy.yaml").exists()

@@ -21,6 +21,7 @@ from wfops.loader.project import (
     WORKFLOWS_DIR,
     Loaded,
     load_project,
+    register,
     validate_document,
 )
 from wfops.loader.yaml import YamlLoadError, load_yaml_text
@@ -167,7 +168,10 @@ def validate_overlay(root: Path, text: str, kind: Kind, path: str | None) -> tup
         for name, other in list(table.items()):
             if other.file == display:
                 del table[name]
-        table[model.name] = loaded
+        if display.startswith("<") and model.name in table:
+            table[model.name] = loaded  # unsaved text for the file of the same name: it replaces it
+        else:
+            register(project, table, loaded, kind, f"duplicate-{kind}")
     everything = [*validate_loaded(project).diagnostics, *test_file_findings(project)]
     return display, sorted(dict.fromkeys(everything), key=sort_key), True
 
