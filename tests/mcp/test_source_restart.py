@@ -3,14 +3,18 @@ run that had no attempt left stops resumable (not failed) and completes on resum
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
 import pytest
+from mcp import Client
 
 from tests.conftest import write
 from tests.harness import run_cli as wfops
 from tests.mcp.helpers import STATEFUL
+from wfops.api import Project
+from wfops.mcpserver.app import build_server
 
 FLAKY = """
 name: flaky
@@ -63,3 +67,22 @@ def test_a_run_stopped_by_a_dead_server_is_kept_and_resumes(tmp_path: Path) -> N
     resumed = wfops("resume", run["run_id"], "--json", cwd=root)
     assert resumed.code == 0, resumed.stderr
     assert resumed.json()["output"] == {"said": {"result": "alive"}}
+
+
+@pytest.mark.slow  # starts MCP server processes
+def test_through_wfops_mcp_a_stopped_run_says_so_and_resume_run_completes_it(tmp_path: Path) -> None:
+    root = project(tmp_path, retry=False)
+
+    async def main() -> None:
+        async with Client(build_server(Project(root))) as client:
+            started = (await client.call_tool("start_run", {"deployment": "flaky.local"})).structured_content
+            run_id = started["run"]["run_id"]
+            waited = await client.call_tool("wait_run", {"run_id": run_id, "timeout": 120})
+            out = waited.structured_content
+            assert waited.is_error and out["error"]["type"] == "RunStopped", out
+            assert out["next_actions"][0] == {"tool": "resume_run", "arguments": {"run_id": run_id},
+                                              "reason": out["next_actions"][0]["reason"]}
+            resumed = (await client.call_tool("resume_run", {"run_id": run_id})).structured_content
+            assert resumed["run"]["status"] == "completed", resumed
+
+    asyncio.run(main())
