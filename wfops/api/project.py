@@ -24,8 +24,17 @@ from wfops.api import authoring
 from wfops.api import validate as checks
 from wfops.api.authoring import FileText, ProjectListing, Skeleton, WriteReport
 from wfops.api.jsonpatch import PatchError, parse_pointer
-from wfops.api.results import CallOutcome, Capabilities, CapabilityInfo, CompileReport, Report, Run
+from wfops.api.results import (
+    CallOutcome,
+    Capabilities,
+    CapabilityInfo,
+    CompileReport,
+    CopyReport,
+    Report,
+    Run,
+)
 from wfops.api.validate import validate_standalone
+from wfops.dburl import display, is_url, location_of
 from wfops.errors import InvalidArgument, ProjectNotFound, UnknownRunError, UsageError, WfopsError
 from wfops.jsonvalues import check_json_value
 from wfops.loader.project import find_root, load_project, project_db_path
@@ -35,7 +44,7 @@ from wfops.sources.modules import forget_project_modules
 if TYPE_CHECKING:  # types only: `validate` must not load the engine or the store
     from wfops.api.catalog import Catalog
     from wfops.engine.types import TraceEntry
-    from wfops.store.sqlite import SqliteStore
+    from wfops.store.protocol import Store
     from wfops.testing.results import TestReport
 
 STATUSES = ("running", "completed", "failed", "interrupted")
@@ -47,8 +56,9 @@ class Project:
     """A wfops project on disk and its run store.
 
     `root`: the project directory (default: the nearest one upward from the current
-    directory that holds sources.yaml or wfops.lock). `db`: the run store (default
-    `$WFOPS_DB`, else `.wfops/wfops.db` under the root). With `db` (or `WFOPS_DB`) and
+    directory that holds sources.yaml or wfops.lock). `db`: the run store, a SQLite file
+    path or a `postgresql://` URL (default `$WFOPS_DB`, else `.wfops/wfops.db` under the
+    root). With `db` (or `WFOPS_DB`) and
     no project around, the run history can still be read and runs resumed (a run
     remembers its project); everything else raises `ProjectNotFound`.
     """
@@ -77,9 +87,11 @@ class Project:
         return self._root
 
     @property
-    def db_path(self) -> Path:
+    def db_path(self) -> Path | str:
+        """The store: a SQLite file path, or a PostgreSQL URL (text)."""
         if self._root is None:
-            return Path(self._db or os.environ["WFOPS_DB"])
+            given = self._db or os.environ["WFOPS_DB"]
+            return location_of(given) if isinstance(given, str) else given
         return project_db_path(self._root, self._db)
 
     # -- files: validate, compile, check -------------------------------------------------
@@ -200,7 +212,7 @@ class Project:
         """Run history, newest first."""
         if status is not None and status not in STATUSES:
             raise UsageError(f"status {status!r}: use one of {', '.join(STATUSES)}")
-        if not self.db_path.exists():  # reading never creates a store: an empty history is empty
+        if self._no_store_yet():  # reading never creates a store: an empty history is empty
             return []
         with self._store() as store:
             records = store.list_runs(deployment=deployment, status=status, limit=max(1, limit))
@@ -251,10 +263,32 @@ class Project:
 
     def prune(self, older_than_days: float) -> int:
         """Delete finished runs last updated more than `older_than_days` ago; how many."""
-        if not self.db_path.exists():
+        if self._no_store_yet():
             return 0
         with self._store() as store:
             return store.prune(older_than_days)
+
+    def copy_runs(self, to: str | Path) -> CopyReport:
+        """Copy this project's run history into the store `to` (typically the shared
+        PostgreSQL one), whole runs with their traces and artifacts. Idempotent: runs
+        the target holds already are left alone; runs being driven now are skipped."""
+        # deferred: wfops.store is not needed on the validate cache-hit path (pre-commit)
+        from wfops.store import open_store
+        from wfops.store.copy import copy_runs
+
+        target_location = location_of(to) if isinstance(to, str) else to
+        if str(target_location) == str(self.db_path):
+            raise UsageError(f"the runs are already in {display(target_location)}",
+                             hint="pass --to another store (e.g. postgresql://...)")
+        target = open_store(target_location)  # first: a wrong URL is an error even with nothing to copy
+        try:
+            if self._no_store_yet():
+                return CopyReport(target.name, [], [], [])
+            with self._store() as source:
+                done = copy_runs(source, target)
+        finally:
+            target.close()
+        return CopyReport(target.name, done.copied, done.present, done.busy)
 
     def remove_run(self, run_id: str) -> None:
         with self._store(run_id) as store:
@@ -328,11 +362,16 @@ class Project:
         self._fresh()
         return load_catalog(self.root)
 
+    def _no_store_yet(self) -> bool:
+        """A SQLite file that does not exist yet (a database server is asked, not guessed)."""
+        path = self.db_path
+        return not is_url(path) and not Path(path).exists()
+
     @contextmanager
-    def _store(self, run_id: str | None = None) -> Iterator[SqliteStore]:
+    def _store(self, run_id: str | None = None) -> Iterator[Store]:
         """The store, for reading; one that does not exist yet knows no run (and is not created)."""
         path = self.db_path
-        if run_id is not None and not path.exists():
+        if run_id is not None and self._no_store_yet():
             raise UnknownRunError(f"no run {run_id!r}: there is no store at {path} yet")
         # deferred: wfops.store is not needed on the validate cache-hit path (pre-commit)
         from wfops.store import open_store

@@ -15,6 +15,7 @@ from wfops.cli import exits
 from wfops.cli.crash import report_crash
 from wfops.cli.exits import INTERRUPTED
 from wfops.cli.validate_fast import fast_validate
+from wfops.dburl import redact
 from wfops.errors import WfopsError
 
 
@@ -32,9 +33,9 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(0)
     except BaseException as exc:  # noqa: BLE001 - the boundary: never a raw traceback
         if isinstance(exc, WfopsError):
-            sys.stderr.write(f"wfops: error: {exc.message}\n")
+            sys.stderr.write(f"wfops: error: {redact(exc.message)}\n")
             if exc.hint:
-                sys.stderr.write(f"  hint: {exc.hint}\n")
+                sys.stderr.write(f"  hint: {redact(exc.hint)}\n")
             sys.exit(exits.for_error(exc))
         sys.exit(report_crash(exc))
 

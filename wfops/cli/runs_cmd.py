@@ -1,4 +1,4 @@
-"""`wfops runs list|show|trace|prune|rm`: the run history in the store."""
+"""`wfops runs list|show|trace|prune|rm|copy`: the run history in the store."""
 
 from __future__ import annotations
 
@@ -9,12 +9,13 @@ from wfops.cli.output import compact, print_json, say
 from wfops.report.trace import describe
 
 if TYPE_CHECKING:
-    from wfops.api import Run, TraceEntry
+    from wfops.api import CopyReport, Run, TraceEntry
 
 
 def run(*, action: str, project: str | None, db: str | None, json_out: bool = False,
         run_id: str | None = None, deployment: str | None = None, status: str | None = None,
-        limit: int | None = None, from_seq: int | None = None, older_than: float | None = None) -> int:
+        limit: int | None = None, from_seq: int | None = None, older_than: float | None = None,
+        to: str | None = None) -> int:
 
     found = Project(project, db=db)
     if action == "list":
@@ -31,7 +32,22 @@ def run(*, action: str, project: str | None, db: str | None, json_out: bool = Fa
         found.remove_run(str(run_id))
         say(f"removed run {run_id}")
         return 0
+    if action == "copy":
+        return _copy(found.copy_runs(str(to)), json_out)
     raise ValueError(f"unknown runs action {action!r}")
+
+
+def _copy(report: CopyReport, json_out: bool) -> int:
+    if json_out:
+        print_json(report.to_dict())
+        return 0
+    count = len(report.copied)
+    say(f"copied {count} run{'s' if count != 1 else ''} to {report.to}"
+        + (f" ({len(report.present)} already there)" if report.present else ""))
+    if report.busy:
+        say(f"skipped {len(report.busy)} run(s) a live process is driving: {', '.join(report.busy)}; "
+            "copy again once they stop")
+    return 0
 
 
 def _list(runs: list[Run], json_out: bool) -> int:
