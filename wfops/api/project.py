@@ -20,7 +20,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from wfops.api import authoring
 from wfops.api import validate as checks
+from wfops.api.authoring import FileText, ProjectListing, Skeleton, WriteReport
+from wfops.api.jsonpatch import PatchError, parse_pointer
 from wfops.api.results import (
     CallOutcome,
     Capabilities,
@@ -32,7 +35,7 @@ from wfops.api.results import (
 )
 from wfops.api.validate import validate_standalone
 from wfops.dburl import display, is_url, location_of
-from wfops.errors import ProjectNotFound, UnknownRunError, UsageError, WfopsError
+from wfops.errors import InvalidArgument, ProjectNotFound, UnknownRunError, UsageError, WfopsError
 from wfops.jsonvalues import check_json_value
 from wfops.loader.project import find_root, load_project, project_db_path
 from wfops.loader.wftests import find_test_files
@@ -145,14 +148,44 @@ class Project:
     def deployments(self) -> list[str]:
         return sorted(load_project(self.root).deployments)
 
+    # -- authoring: project files through the path guard ---------------------------------
+    def list_project(self) -> ProjectListing:
+        """Workflows (with their input schema and the deployments that run them), deployments,
+        sources, and the files wfops reads."""
+        return authoring.list_project(self.root)
+
+    def read_file(self, path: str, start_line: int | None = None, end_line: int | None = None) -> FileText:
+        """A project YAML file or python source (relative to the root; never outside it)."""
+        return authoring.read_file(self.root, path, start_line, end_line)
+
+    def write_file(self, path: str, text: str, *, force: bool = False) -> WriteReport:
+        """Write a workflow, deployment or sources.yaml, after validating the whole project with
+        `text` in its place: refused (the file untouched) when that adds errors, unless `force`."""
+        self._fresh()
+        return authoring.write_file(self.root, path, text, force=force)
+
+    def patch_file(self, path: str, patch: Any) -> WriteReport:
+        """Apply an RFC 6902 JSON Patch to a workflow, deployment or sources.yaml, keeping its
+        comments and formatting; validated and written as `write_file` does."""
+        self._fresh()
+        return authoring.patch_file(self.root, path, patch)
+
+    def new_workflow(self, capability: str, name: str, *, write: bool = False) -> Skeleton:
+        """A valid workflow calling `capability` (concrete ref), its required inputs bound from a
+        generated input schema and its outcomes routed; written to workflows/NAME.yaml if `write`."""
+        info = self.capability(capability)
+        return authoring.new_workflow(self.root, info, name, write=write)
+
     # -- runs ----------------------------------------------------------------------------
     def run(self, deployment: str, input: Mapping[str, Any] | None = None, *,  # noqa: A002 - the contract's word
-            on_step: OnStep | None = None, executor: str | None = None) -> Run:
+            on_step: OnStep | None = None, on_start: Callable[[str], None] | None = None,
+            executor: str | None = None) -> Run:
         """Execute a deployment to its end, a failure or its first interrupt.
 
         `input` is merged over the deployment's defaults. Raises `RefusedError` (with
         `diagnostics`) when the run may not start; a run that starts returns a `Run`
-        whatever its status. `on_step` is called with each committed trace entry.
+        whatever its status. `on_step` is called with each committed trace entry; `on_start` with
+        the run id once the run is stored (it has passed every check and will be driven).
         `executor` (`local`, or `dask://HOST:PORT` for a Dask cluster) overrides the
         deployment's `executor:` for this run; a bad one raises `UsageError`, a cluster
         that cannot be reached `RefusedError`.
@@ -164,7 +197,7 @@ class Project:
         check_json_value(given, "input")
         self._fresh()
         result = _drive(run_deployment(RunOptions(deployment, input=given, project=self.root, db=self._db,
-                                                  on_step=on_step, executor=executor)))
+                                                  on_step=on_step, on_start=on_start, executor=executor)))
         return Run.of(result.snapshot, warnings=list(result.warnings))
 
     def resume(self, run_id: str, outcome: str | None = None, payload: Any = None, *,
@@ -207,6 +240,34 @@ class Project:
             orphaned = record.snapshot.status == "running" and not store.run_is_driven(run_id)
         return Run.of(record.snapshot, steps=record.steps, created_at=record.created_at,
                       updated_at=record.updated_at, orphaned=orphaned)
+
+    def run_value(self, run_id: str, pointer: str) -> Any:
+        """One value of a run by JSON Pointer: into the run object (`/output`, `/error`,
+        `/interrupt/request`, ...) or one trace entry (`/trace/<seq>/output`, `/trace/<seq>/input`)."""
+
+        try:
+            parts = parse_pointer(pointer, "value")
+        except PatchError as exc:
+            raise InvalidArgument(exc.message, argument="value") from None
+        if parts[:1] == ["trace"]:
+            if len(parts) < 2 or not parts[1].isdigit():
+                raise InvalidArgument(f"value {pointer!r}: write /trace/<seq>/<field>", argument="value")
+            entries = self.trace(run_id, from_seq=int(parts[1]), limit=1)
+            if not entries or entries[0].seq != int(parts[1]):
+                raise InvalidArgument(f"run {run_id} has no trace entry {parts[1]}", argument="value")
+            node: Any = entries[0].to_dict()
+            parts = parts[2:]
+        else:
+            node = self.get_run(run_id).to_dict()
+        for part in parts:
+            if isinstance(node, dict) and part in node:
+                node = node[part]
+            elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+                node = node[int(part)]
+            else:
+                raise InvalidArgument(f"run {run_id} has no value at {pointer!r}", argument="value",
+                                      hint="e.g. /output, /error, /interrupt/request, /trace/3/output")
+        return node
 
     def trace(self, run_id: str, from_seq: int | None = None, limit: int | None = None) -> list[TraceEntry]:
         """A run's trace entries in seq order (from `from_seq`, at most `limit`)."""

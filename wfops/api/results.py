@@ -98,6 +98,7 @@ class CapabilityInfo:
     origin: Literal["live", "lock"]  # lock: an MCP source's contract as wfops.lock holds it
     input_schema: dict[str, Any]
     output_schema: dict[str, Any]
+    annotations: dict[str, Any] = field(default_factory=dict)  # e.g. an MCP tool's destructiveHint
 
     def to_dict(self, *, schemas: bool = True) -> dict[str, Any]:
         found: dict[str, Any] = {"ref": self.ref, "source": self.source, "name": self.name, "description": self.description,

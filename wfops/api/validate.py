@@ -21,6 +21,7 @@ from wfops.loader.project import (
     WORKFLOWS_DIR,
     Loaded,
     load_project,
+    register,
     validate_document,
 )
 from wfops.loader.yaml import YamlLoadError, load_yaml_text
@@ -143,7 +144,17 @@ def validate_inline(root: Path, text: str, kind: Kind, path: str | None) -> tupl
     """YAML text not yet saved, checked as if it replaced the project file it is meant for
     (`path`, else the workflow or deployment of the same name). Nothing is written.
     Returns (the name it was checked as, its findings, whether the static checks ran)."""
+    display, found, static = validate_overlay(root, text, kind, path)
+    return display, [d for d in found if d.file == display], static
+
+
+def validate_overlay(root: Path, text: str, kind: Kind, path: str | None) -> tuple[str, list[Diagnostic], bool]:
+    """The WHOLE project's findings as they would be with `text` in place of its file (`path`, else
+    the workflow or deployment of the same name): a workflow edit can break a deployment's
+    bindings or a test. Nothing is written. Returns (the text's file name, every finding, whether
+    the static checks ran: not when the text itself does not parse or fit its schema)."""
     # deferred: wfops.compiler.validate is not needed on the validate cache-hit path (pre-commit)
+    from wfops.compiler.checks.wftests import test_file_findings
     from wfops.compiler.validate import validate_loaded
 
     if kind not in KINDS:
@@ -153,10 +164,10 @@ def validate_inline(root: Path, text: str, kind: Kind, path: str | None) -> tupl
     try:
         doc = load_yaml_text(text, display)
     except YamlLoadError as exc:
-        return display, [exc.diagnostic], False
+        return display, _others(root, display) + [exc.diagnostic], False
     model, found = validate_document(doc, _model(kind))
     if model is None:
-        return display, found, False
+        return display, sorted(_others(root, display) + found, key=sort_key), False
     project = load_project(root)
     loaded = Loaded(display, doc, model)
     project.broken_files.discard(display)
@@ -168,9 +179,17 @@ def validate_inline(root: Path, text: str, kind: Kind, path: str | None) -> tupl
         for name, other in list(table.items()):
             if other.file == display:
                 del table[name]
-        table[model.name] = loaded
-    mine = [d for d in validate_loaded(project).diagnostics if d.file == display]
-    return display, sorted(dict.fromkeys(mine), key=sort_key), True
+        if display.startswith("<") and model.name in table:
+            table[model.name] = loaded  # unsaved text for the file of the same name: it replaces it
+        else:
+            register(project, table, loaded, kind, f"duplicate-{kind}")
+    everything = [*validate_loaded(project).diagnostics, *test_file_findings(project)]
+    return display, sorted(dict.fromkeys(everything), key=sort_key), True
+
+
+def _others(root: Path, display: str) -> list[Diagnostic]:
+    """The project's findings about every file but `display` (whose text does not load)."""
+    return [d for d in project_diagnostics(root)[0] if d.file != display]
 
 
 def _model(kind: Kind) -> type:

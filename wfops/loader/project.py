@@ -94,11 +94,11 @@ def load_project(root: Path) -> Project:
     for path in _listed(project, WORKFLOWS_DIR):
         loaded = _load(project, path, Workflow)
         if loaded is not None:
-            _register(project, project.workflows, loaded, "workflow", "duplicate-workflow")
+            register(project, project.workflows, loaded, "workflow", "duplicate-workflow")
     for path in _listed(project, DEPLOYMENTS_DIR):
         loaded = _load(project, path, Deployment)
         if loaded is not None:
-            _register(project, project.deployments, loaded, "deployment", "duplicate-deployment")
+            register(project, project.deployments, loaded, "deployment", "duplicate-deployment")
     return project
 
 
@@ -116,7 +116,8 @@ def _listed(project: Project, name: str) -> list[Path]:
         return []
 
 
-def _register(project: Project, table: dict[str, Loaded], loaded: Loaded, what: str, code: str) -> None:
+def register(project: Project, table: dict[str, Loaded], loaded: Loaded, what: str, code: str) -> None:
+    """Add a loaded workflow or deployment under its name; a name taken already is `code`."""
     name = loaded.model.name
     if name in table:
         subject = {"workflow": name} if what == "workflow" else {"deployment": name}

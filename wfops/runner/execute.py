@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import secrets as _random
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -39,6 +39,7 @@ class RunOptions:
     db: str | Path | None = None
     on_step: OnStep | None = None
     executor: str | None = None   # `local` or `dask://HOST:PORT`; overrides the deployment's
+    on_start: Callable[[str], None] | None = None  # told the run id once the run is in the store
 
 
 @dataclass(frozen=True)
@@ -100,7 +101,7 @@ async def run_deployment(options: RunOptions) -> RunResult:
                                     meta={"bindings": dict(gate.bindings), "secrets": list(deployment.secrets),
                                           "project": str(root), "executor": choice.name})
                     engine = Engine(gate.workflows, _resolver(opened, gate.bindings, executor),
-                                    ProgressSink(store, options.on_step), deployment=options.deployment,
+                                    ProgressSink(store, options.on_step, options.on_start), deployment=options.deployment,
                                     secrets=secret_values, artifacts=gate.artifacts)
                     snapshot = await engine.start(root_name, run_input, run_id=run_id)
         return RunResult(snapshot, list(gate.warnings))
