@@ -58,6 +58,9 @@ HEAVY = {
     "concurrent.futures": "~9 ms (most of it logging)",
     "logging": "~8 ms",
     "sqlite3": "~3 ms and a shared library; tests/cli/test_startup.py keeps it out of the CLI",
+    "psycopg": "~100 ms (with libpq, on a loaded machine); only a PostgreSQL store loads it",
+    "dask": "(distributed's base; the dask extra)",
+    "distributed": "~320 ms (the dask extra, only for runs on a Dask cluster)",
 }
 
 # (importing module, imported module): why the import stays inside a function.

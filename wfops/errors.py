@@ -35,6 +35,14 @@ class UsageError(WfopsError):
     pass
 
 
+class InvalidArgument(UsageError):
+    """An argument of an API or tool call that is unknown, ill-typed or out of range; names it."""
+
+    def __init__(self, message: str, *, argument: str, hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.argument = argument
+
+
 class RefusedError(WfopsError):
     """The run was refused before it started; `diagnostics` says why."""
 
@@ -76,3 +84,18 @@ class CapabilityError(WfopsError):
 
 class StepTimeout(CapabilityError):
     error_type = "Timeout"
+
+
+class SourceLost(CapabilityError):
+    """A source's server process or connection was lost during the call (it crashed, was killed
+    or exited). A step failure like any other; the source starts it again for the next call."""
+
+
+class RunStopped(WfopsError):
+    """A run stopped before its end without failing: its state is kept at its last committed
+    step and resuming it goes on from there (e.g. a step whose source's server died, with no
+    retry left and no `catch:`)."""
+
+    def __init__(self, message: str, *, run_id: str, hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.run_id = run_id

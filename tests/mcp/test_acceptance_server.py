@@ -39,7 +39,9 @@ def agent(root: Path, script: Callable[[Call], Awaitable[None]], tmp_path: Path)
 
                 async def call(name: str, **args: Any) -> dict[str, Any]:
                     result = await client.call_tool(name, args, read_timeout_seconds=60)
-                    assert not result.is_error, result.content
+                    # A failed call is an MCP error result, and it still carries the documented shape.
+                    assert result.structured_content is not None, result.content
+                    assert result.is_error == (result.structured_content["error"] is not None), result.content
                     return result.structured_content
 
                 await script(call)
@@ -96,6 +98,7 @@ def test_refused_and_failed_runs_report_exit_codes_and_usable_advice(tmp_path: P
         assert failed["run"]["status"] == "failed" and failed["exit_code"] == 1
         # a failed run is final: advice must not send the agent to resume_run
         assert not any("resume_run" in step for step in failed["next_steps"])
+        assert [a["tool"] for a in failed["next_actions"]] == ["read_trace"]
         beyond = await call("read_trace", run_id=failed["run"]["run_id"], from_seq=10**30)  # past SQLite's int64
         assert beyond["ok"] is True and beyond["entries"] == []
         # resuming a failed run redrives its failed step: `std.fail` fails again

@@ -24,7 +24,9 @@ def drive(root: Path, script: Callable[[Call], Awaitable[None]]) -> None:
         async with Client(build_server(Project(root))) as client:
             async def call(name: str, args: dict[str, Any]) -> dict[str, Any]:
                 result = await client.call_tool(name, args)
-                assert not result.is_error, result.content
+                # A failed call is an MCP error result, and it still carries the documented shape.
+                assert result.structured_content is not None, result.content
+                assert result.is_error == (result.structured_content["error"] is not None), result.content
                 return result.structured_content
 
             await script(call)
@@ -51,8 +53,10 @@ def test_inline_text_replaces_the_file_it_is_meant_for(root: Path) -> None:
         good = await call("validate", {"text": BROKEN_WORKFLOW.replace("nowhere", "end"), "kind": "workflow",
                                        "path": "workflows/broken.yaml"})
         assert good["ok"] is True and good["diagnostics"] == []
-        assert good["next_steps"][0] == "save the text as workflows/broken.yaml"
-        assert any(s.startswith("compile") for s in good["next_steps"])
+        first = good["next_actions"][0]
+        assert (first["tool"], first["arguments"]) == ("write_file", {"path": "workflows/broken.yaml"})
+        assert good["next_steps"][0].startswith("write_file(path=\"workflows/broken.yaml\"): save the text")
+        assert any(a["tool"] == "compile" for a in good["next_actions"])
 
     drive(root, script)
 
@@ -84,7 +88,9 @@ def test_validate_reports_on_the_files_asked_for(root: Path) -> None:
     async def script(call: Call) -> None:
         whole = await call("validate", {})
         assert whole["ok"] is False and {d["file"] for d in whole["diagnostics"]} == {"workflows/broken.yaml"}
-        assert whole["next_steps"][0].startswith("fix the error in workflows/broken.yaml (route to a step id")
+        first = whole["next_actions"][0]
+        assert (first["tool"], first["arguments"]) == ("read_file", {"path": "workflows/broken.yaml"})
+        assert "route to a step id" in first["reason"] and whole["next_steps"][0].startswith("read_file(")
         other = await call("validate", {"paths": ["workflows/hello.yaml"]})
         assert other["ok"] is True and other["checked"] == ["workflows/hello.yaml"]
 
@@ -96,7 +102,8 @@ def test_interrupt_then_resume_with_advice(root: Path) -> None:
         refused = await call("run_deployment", {"deployment": "ask.local"})
         assert refused["ok"] is False and refused["error"]["type"] == "RefusedError"
         assert any(d["code"] == "stale-lock" for d in refused["diagnostics"])
-        assert refused["next_steps"][0].startswith("compile")
+        assert refused["next_actions"][0] == {"tool": "compile", "arguments": {}, "reason": refused["next_actions"][0]["reason"]}
+        assert refused["next_steps"][0].startswith("compile: ")
         assert (await call("compile", {}))["ok"] is True
         assert (await call("check", {}))["ok"] is True
 
@@ -105,7 +112,9 @@ def test_interrupt_then_resume_with_advice(root: Path) -> None:
         assert (run["status"], out["exit_code"]) == ("interrupted", 3)
         assert run["interrupt"]["request"] == {"question": "Ship it?"}
         assert sorted(run["interrupt"]["outcomes"]) == ["approved", "rejected"]
-        assert "resume_run" in out["next_steps"][0] and "'approved'" in out["next_steps"][0]
+        resume = out["next_actions"][0]
+        assert resume["tool"] == "resume_run" and resume["arguments"]["run_id"] == run["run_id"]
+        assert resume["arguments"]["outcome"] in ("approved", "rejected") and "'approved'" in resume["reason"]
 
         bad = await call("resume_run", {"run_id": run["run_id"], "outcome": "maybe"})
         assert bad["ok"] is False and bad["error"]["message"]

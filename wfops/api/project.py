@@ -20,18 +20,24 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from wfops.api import authoring
 from wfops.api import validate as checks
+from wfops.api.authoring import FileText, ProjectListing, Skeleton, WriteReport
+from wfops.api.jsonpatch import PatchError, parse_pointer
 from wfops.api.results import (
     CallOutcome,
     Capabilities,
     CapabilityInfo,
     CompileReport,
+    CopyReport,
     Report,
     Run,
     RunDetails,
 )
 from wfops.api.validate import validate_standalone
+from wfops.dburl import display, is_url, location_of
 from wfops.errors import (
+    InvalidArgument,
     ProjectNotFound,
     RefusedError,
     RunBusyError,
@@ -47,7 +53,7 @@ from wfops.sources.modules import forget_project_modules
 if TYPE_CHECKING:  # types only: `validate` must not load the engine or the store
     from wfops.api.catalog import Catalog
     from wfops.engine.types import TraceEntry
-    from wfops.store.sqlite import SqliteStore
+    from wfops.store.protocol import Store
     from wfops.testing.results import TestReport
 
 STATUSES = ("running", "completed", "failed", "interrupted", "cancelled")
@@ -59,8 +65,9 @@ class Project:
     """A wfops project on disk and its run store.
 
     `root`: the project directory (default: the nearest one upward from the current
-    directory that holds sources.yaml or wfops.lock). `db`: the run store (default
-    `$WFOPS_DB`, else `.wfops/wfops.db` under the root). With `db` (or `WFOPS_DB`) and
+    directory that holds sources.yaml or wfops.lock). `db`: the run store, a SQLite file
+    path or a `postgresql://` URL (default `$WFOPS_DB`, else `.wfops/wfops.db` under the
+    root). With `db` (or `WFOPS_DB`) and
     no project around, the run history can still be read and runs resumed (a run
     remembers its project); everything else raises `ProjectNotFound`.
     """
@@ -89,9 +96,11 @@ class Project:
         return self._root
 
     @property
-    def db_path(self) -> Path:
+    def db_path(self) -> Path | str:
+        """The store: a SQLite file path, or a PostgreSQL URL (text)."""
         if self._root is None:
-            return Path(self._db or os.environ["WFOPS_DB"])
+            given = self._db or os.environ["WFOPS_DB"]
+            return location_of(given) if isinstance(given, str) else given
         return project_db_path(self._root, self._db)
 
     # -- files: validate, compile, check -------------------------------------------------
@@ -148,14 +157,47 @@ class Project:
     def deployments(self) -> list[str]:
         return sorted(load_project(self.root).deployments)
 
+    # -- authoring: project files through the path guard ---------------------------------
+    def list_project(self) -> ProjectListing:
+        """Workflows (with their input schema and the deployments that run them), deployments,
+        sources, and the files wfops reads."""
+        return authoring.list_project(self.root)
+
+    def read_file(self, path: str, start_line: int | None = None, end_line: int | None = None) -> FileText:
+        """A project YAML file or python source (relative to the root; never outside it)."""
+        return authoring.read_file(self.root, path, start_line, end_line)
+
+    def write_file(self, path: str, text: str, *, force: bool = False) -> WriteReport:
+        """Write a workflow, deployment or sources.yaml, after validating the whole project with
+        `text` in its place: refused (the file untouched) when that adds errors, unless `force`."""
+        self._fresh()
+        return authoring.write_file(self.root, path, text, force=force)
+
+    def patch_file(self, path: str, patch: Any) -> WriteReport:
+        """Apply an RFC 6902 JSON Patch to a workflow, deployment or sources.yaml, keeping its
+        comments and formatting; validated and written as `write_file` does."""
+        self._fresh()
+        return authoring.patch_file(self.root, path, patch)
+
+    def new_workflow(self, capability: str, name: str, *, write: bool = False) -> Skeleton:
+        """A valid workflow calling `capability` (concrete ref), its required inputs bound from a
+        generated input schema and its outcomes routed; written to workflows/NAME.yaml if `write`."""
+        info = self.capability(capability)
+        return authoring.new_workflow(self.root, info, name, write=write)
+
     # -- runs ----------------------------------------------------------------------------
     def run(self, deployment: str, input: Mapping[str, Any] | None = None, *,  # noqa: A002 - the contract's word
-            on_step: OnStep | None = None) -> Run:
+            on_step: OnStep | None = None, on_start: Callable[[str], None] | None = None,
+            executor: str | None = None) -> Run:
         """Execute a deployment to its end, a failure or its first interrupt.
 
         `input` is merged over the deployment's defaults. Raises `RefusedError` (with
         `diagnostics`) when the run may not start; a run that starts returns a `Run`
-        whatever its status. `on_step` is called with each committed trace entry.
+        whatever its status. `on_step` is called with each committed trace entry; `on_start` with
+        the run id once the run is stored (it has passed every check and will be driven).
+        `executor` (`local`, or `dask://HOST:PORT` for a Dask cluster) overrides the
+        deployment's `executor:` for this run; a bad one raises `UsageError`, a cluster
+        that cannot be reached `RefusedError`.
         """
         # deferred: wfops.runner is not needed on the validate cache-hit path (pre-commit)
         from wfops.runner import RunOptions, run_deployment
@@ -164,20 +206,22 @@ class Project:
         check_json_value(given, "input")
         self._fresh()
         result = _drive(run_deployment(RunOptions(deployment, input=given, project=self.root, db=self._db,
-                                                  on_step=on_step)))
+                                                  on_step=on_step, on_start=on_start, executor=executor)))
         return Run.of(result.snapshot, warnings=list(result.warnings))
 
     def resume(self, run_id: str, outcome: str | None = None, payload: Any = None, *,
-               on_step: OnStep | None = None) -> Run:
+               on_step: OnStep | None = None, executor: str | None = None) -> Run:
         """Continue an interrupted run (answering it with `outcome` and `payload`), a crashed or
-        cancelled one, or redrive a failed one from the step that failed."""
+        cancelled one, or redrive a failed one from the step that failed.
+        `executor`: as for `run`; by default the one the run was started with."""
         # deferred: wfops.runner is not needed on the validate cache-hit path (pre-commit)
         from wfops.runner import ResumeOptions, resume_run
 
         check_json_value(payload, "payload")
         self._fresh()
         result = _drive(resume_run(ResumeOptions(run_id, outcome=outcome, payload=payload,
-                                                 project=self._root, db=self.db_path, on_step=on_step)))
+                                                 project=self._root, db=self.db_path, on_step=on_step,
+                                                 executor=executor)))
         return Run.of(result.snapshot, warnings=list(result.warnings))
 
     def fork(self, run_id: str, from_step: str, input: Mapping[str, Any] | None = None, *,  # noqa: A002 - the contract's word
@@ -219,10 +263,18 @@ class Project:
         """Run history, newest first."""
         if status is not None and status not in STATUSES:
             raise UsageError(f"status {status!r}: use one of {', '.join(STATUSES)}")
-        if not self.db_path.exists():  # reading never creates a store: an empty history is empty
-            return []
-        with self._store() as store:
-            records = store.list_runs(deployment=deployment, status=status, limit=max(1, limit))
+        records = []
+        if not self._no_store_yet():  # reading never creates a store: an empty history is empty
+            with self._store() as store:
+                records = store.list_runs(deployment=deployment, status=status, limit=max(1, limit))
+                ever = bool(records) or deployment is None or bool(store.list_runs(deployment=deployment, limit=1))
+        else:
+            ever = deployment is None
+        if not ever and deployment not in self.deployments():
+            # A typo would otherwise read as "no runs": name it, and what exists.
+            raise UsageError(f"unknown deployment {deployment!r}: the project has no such deployment and the "
+                             "store holds no run of it",
+                             hint="deployments: " + (", ".join(self.deployments()) or "none"))
         return [Run.of(r.snapshot, steps=r.steps, created_at=r.created_at, updated_at=r.updated_at,
                        forked_from=_origin(r.meta)) for r in records]
 
@@ -240,6 +292,34 @@ class Project:
                       updated_at=record.updated_at, orphaned=orphaned, forked_from=_origin(record.meta),
                       details=RunDetails(shown_input, state))
 
+    def run_value(self, run_id: str, pointer: str) -> Any:
+        """One value of a run by JSON Pointer: into the run object (`/output`, `/error`,
+        `/interrupt/request`, ...) or one trace entry (`/trace/<seq>/output`, `/trace/<seq>/input`)."""
+
+        try:
+            parts = parse_pointer(pointer, "value")
+        except PatchError as exc:
+            raise InvalidArgument(exc.message, argument="value") from None
+        if parts[:1] == ["trace"]:
+            if len(parts) < 2 or not parts[1].isdigit():
+                raise InvalidArgument(f"value {pointer!r}: write /trace/<seq>/<field>", argument="value")
+            entries = self.trace(run_id, from_seq=int(parts[1]), limit=1)
+            if not entries or entries[0].seq != int(parts[1]):
+                raise InvalidArgument(f"run {run_id} has no trace entry {parts[1]}", argument="value")
+            node: Any = entries[0].to_dict()
+            parts = parts[2:]
+        else:
+            node = self.get_run(run_id).to_dict()
+        for part in parts:
+            if isinstance(node, dict) and part in node:
+                node = node[part]
+            elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+                node = node[int(part)]
+            else:
+                raise InvalidArgument(f"run {run_id} has no value at {pointer!r}", argument="value",
+                                      hint="e.g. /output, /error, /interrupt/request, /trace/3/output")
+        return node
+
     def trace(self, run_id: str, from_seq: int | None = None, limit: int | None = None) -> list[TraceEntry]:
         """A run's trace entries in seq order (from `from_seq`, at most `limit`)."""
         with self._store(run_id) as store:
@@ -248,15 +328,50 @@ class Project:
 
     def prune(self, older_than_days: float) -> int:
         """Delete finished runs last updated more than `older_than_days` ago; how many."""
-        if not self.db_path.exists():
+        if self._no_store_yet():
             return 0
         with self._store() as store:
             return store.prune(older_than_days)
 
-    def remove_run(self, run_id: str) -> None:
+    def copy_runs(self, to: str | Path) -> CopyReport:
+        """Copy this project's run history into the store `to` (typically the shared
+        PostgreSQL one), whole runs with their traces and artifacts. Idempotent: runs
+        the target holds already are left alone; runs being driven now are skipped."""
+        # deferred: wfops.store is not needed on the validate cache-hit path (pre-commit)
+        from wfops.store import open_store
+        from wfops.store.copy import copy_runs
+
+        target_location = location_of(to) if isinstance(to, str) else to
+        if str(target_location) == str(self.db_path):
+            raise UsageError(f"the runs are already in {display(target_location)}",
+                             hint="pass --to another store (e.g. postgresql://...)")
+        target = open_store(target_location)  # first: a wrong URL is an error even with nothing to copy
+        try:
+            if self._no_store_yet():
+                return CopyReport(target.name, [], [], [])
+            with self._store() as source:
+                done = copy_runs(source, target)
+        finally:
+            target.close()
+        return CopyReport(target.name, done.copied, done.present, done.busy)
+
+    def remove_run(self, run_id: str, *, force: bool = False) -> None:
+        """Delete a finished run. An unfinished one (interrupted, or running: crashed) is refused
+        unless `force`; a run a live process drives is never deleted (RunBusyError)."""
+        # deferred: wfops.store is not needed on the validate cache-hit path (pre-commit)
+        from wfops.store.protocol import FINISHED
+
         with self._store(run_id) as store:
             store.get_run(run_id)  # an unknown id is UnknownRunError, whatever the lock file name
-            with store.run_lock(run_id):  # never delete a run under a live driver
+            with store.run_lock(run_id):  # never delete a run under a live driver, even forced
+                status = store.get_run(run_id).snapshot.status
+                if status not in FINISHED and not force:
+                    what = {"interrupted": "waits at an interrupt",
+                            "running": "has not finished: it crashed, and `wfops resume` continues it",
+                            }.get(status, "has not finished")
+                    raise UsageError(f"run {run_id} is {status}: it {what}; only finished runs "
+                                     f"({', '.join(FINISHED)}) are removed",
+                                     hint=f"`wfops runs rm {run_id} --force` deletes it anyway")
                 store.delete_run(run_id)
 
     def step_summary(self, run_id: str) -> str:
@@ -325,11 +440,16 @@ class Project:
         self._fresh()
         return load_catalog(self.root)
 
+    def _no_store_yet(self) -> bool:
+        """A SQLite file that does not exist yet (a database server is asked, not guessed)."""
+        path = self.db_path
+        return not is_url(path) and not Path(path).exists()
+
     @contextmanager
-    def _store(self, run_id: str | None = None) -> Iterator[SqliteStore]:
+    def _store(self, run_id: str | None = None) -> Iterator[Store]:
         """The store, for reading; one that does not exist yet knows no run (and is not created)."""
         path = self.db_path
-        if run_id is not None and not path.exists():
+        if run_id is not None and self._no_store_yet():
             raise UnknownRunError(f"no run {run_id!r}: there is no store at {path} yet")
         # deferred: wfops.store is not needed on the validate cache-hit path (pre-commit)
         from wfops.store import open_store

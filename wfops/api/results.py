@@ -10,7 +10,8 @@ from wfops.diagnostics import Diagnostic
 if TYPE_CHECKING:  # `validate` (pre-commit) returns a Report and never loads the engine's types
     from wfops.engine.types import Interrupt, RunSnapshot
 
-__all__ = ["CallOutcome", "CapabilityInfo", "Capabilities", "CompileReport", "Report", "Run", "RunDetails"]
+__all__ = ["CallOutcome", "CapabilityInfo", "Capabilities", "CompileReport", "CopyReport", "Report", "Run",
+           "RunDetails"]
 
 
 def _no_errors(diagnostics: list[Diagnostic]) -> bool:
@@ -114,6 +115,7 @@ class CapabilityInfo:
     origin: Literal["live", "lock"]  # lock: an MCP source's contract as wfops.lock holds it
     input_schema: dict[str, Any]
     output_schema: dict[str, Any]
+    annotations: dict[str, Any] = field(default_factory=dict)  # e.g. an MCP tool's destructiveHint
 
     def to_dict(self, *, schemas: bool = True) -> dict[str, Any]:
         found: dict[str, Any] = {"ref": self.ref, "source": self.source, "name": self.name, "description": self.description,
@@ -144,3 +146,16 @@ class CallOutcome:
 
     def to_dict(self) -> dict[str, Any]:
         return {"outcome": self.outcome, "output": self.output}
+
+
+@dataclass(frozen=True)
+class CopyReport:
+    """What `Project.copy_runs` did: run ids by fate. `to` names the target without its password."""
+
+    to: str
+    copied: list[str]
+    present: list[str]   # the target held them already: untouched
+    busy: list[str]      # a live process drives them: not copied (copy again once it stops)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"to": self.to, "copied": self.copied, "already_present": self.present, "busy": self.busy}

@@ -21,6 +21,7 @@ from wfops.loader.project import (
     WORKFLOWS_DIR,
     Loaded,
     load_project,
+    register,
     validate_document,
 )
 from wfops.loader.yaml import YamlLoadError, load_yaml_text
@@ -39,8 +40,16 @@ class Selection:
     other_yaml: list[tuple[Path, str]] = field(default_factory=list)  # checked only if they are wfops files
     missing: list[Diagnostic] = field(default_factory=list)
 
-    def wants(self, d: Diagnostic) -> bool:
-        return self.everything or d.file in self.files or any(d.file.startswith(f) for f in self.folders)
+    def wants(self, d: Diagnostic, deployments: dict[str, str]) -> bool:
+        """`deployments`: file -> name. A deployment's file also selects what its bindings
+        break in the workflows it runs (findings that name it as their deployment)."""
+        if self.everything or d.file in self.files or any(d.file.startswith(f) for f in self.folders):
+            return True
+        if d.deployment is None:
+            return False
+        chosen = {name for file, name in deployments.items()
+                  if file in self.files or any(file.startswith(f) for f in self.folders)}
+        return bool(chosen & set(d.deployment.split(", ")))
 
     @property
     def reads_project(self) -> bool:
@@ -78,8 +87,9 @@ def _is_project_file(rel: str) -> bool:
     return folder in (WORKFLOWS_DIR, DEPLOYMENTS_DIR) and "/" not in name and name.endswith((".yaml", ".yml"))
 
 
-def project_diagnostics(root: Path) -> list[Diagnostic]:
-    """The whole project's findings, replayed from the cache when no input changed."""
+def project_diagnostics(root: Path) -> tuple[list[Diagnostic], dict[str, str]]:
+    """The whole project's findings and its deployment file -> name table, replayed from the
+    cache when no input changed."""
     key = cache.cache_key(root)
     cached = cache.lookup(root, key)
     if cached is not None:
@@ -91,15 +101,17 @@ def project_diagnostics(root: Path) -> list[Diagnostic]:
 
     validation = validate_project(root)
     diagnostics = sorted([*validation.diagnostics, *test_file_findings(validation.project)], key=sort_key)
-    cache.store(root, key, diagnostics)
-    return diagnostics
+    deployments = {loaded.file: name for name, loaded in validation.project.deployments.items()}
+    cache.store(root, key, diagnostics, deployments)
+    return diagnostics, deployments
 
 
 def validate_paths(root: Path, paths: list[str], base: Path | None) -> list[Diagnostic]:
     selection = select(root, paths, base)
     found = list(selection.missing)
     if selection.reads_project:
-        found += [d for d in project_diagnostics(root) if selection.wants(d)]
+        diagnostics, deployments = project_diagnostics(root)
+        found += [d for d in diagnostics if selection.wants(d, deployments)]
     if selection.other_yaml:
         # deferred: wfops.compiler.standalone is not needed on the validate cache-hit path (pre-commit)
         from wfops.compiler.standalone import validate_file
@@ -132,7 +144,17 @@ def validate_inline(root: Path, text: str, kind: Kind, path: str | None) -> tupl
     """YAML text not yet saved, checked as if it replaced the project file it is meant for
     (`path`, else the workflow or deployment of the same name). Nothing is written.
     Returns (the name it was checked as, its findings, whether the static checks ran)."""
+    display, found, static = validate_overlay(root, text, kind, path)
+    return display, [d for d in found if d.file == display], static
+
+
+def validate_overlay(root: Path, text: str, kind: Kind, path: str | None) -> tuple[str, list[Diagnostic], bool]:
+    """The WHOLE project's findings as they would be with `text` in place of its file (`path`, else
+    the workflow or deployment of the same name): a workflow edit can break a deployment's
+    bindings or a test. Nothing is written. Returns (the text's file name, every finding, whether
+    the static checks ran: not when the text itself does not parse or fit its schema)."""
     # deferred: wfops.compiler.validate is not needed on the validate cache-hit path (pre-commit)
+    from wfops.compiler.checks.wftests import test_file_findings
     from wfops.compiler.validate import validate_loaded
 
     if kind not in KINDS:
@@ -142,10 +164,10 @@ def validate_inline(root: Path, text: str, kind: Kind, path: str | None) -> tupl
     try:
         doc = load_yaml_text(text, display)
     except YamlLoadError as exc:
-        return display, [exc.diagnostic], False
+        return display, _others(root, display) + [exc.diagnostic], False
     model, found = validate_document(doc, _model(kind))
     if model is None:
-        return display, found, False
+        return display, sorted(_others(root, display) + found, key=sort_key), False
     project = load_project(root)
     loaded = Loaded(display, doc, model)
     project.broken_files.discard(display)
@@ -157,9 +179,17 @@ def validate_inline(root: Path, text: str, kind: Kind, path: str | None) -> tupl
         for name, other in list(table.items()):
             if other.file == display:
                 del table[name]
-        table[model.name] = loaded
-    mine = [d for d in validate_loaded(project).diagnostics if d.file == display]
-    return display, sorted(dict.fromkeys(mine), key=sort_key), True
+        if display.startswith("<") and model.name in table:
+            table[model.name] = loaded  # unsaved text for the file of the same name: it replaces it
+        else:
+            register(project, table, loaded, kind, f"duplicate-{kind}")
+    everything = [*validate_loaded(project).diagnostics, *test_file_findings(project)]
+    return display, sorted(dict.fromkeys(everything), key=sort_key), True
+
+
+def _others(root: Path, display: str) -> list[Diagnostic]:
+    """The project's findings about every file but `display` (whose text does not load)."""
+    return [d for d in project_diagnostics(root)[0] if d.file != display]
 
 
 def _model(kind: Kind) -> type:

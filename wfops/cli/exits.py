@@ -1,7 +1,7 @@
 """The CLI's exit statuses: the one place errors and run results become numbers.
 
     0   done (a run completed)          1   errors found, a run failed, a known error
-    2   usage error, or a run refused   3   a run is interrupted (waits for `wfops resume`)
+    2   usage error, or a run refused   3   a run is interrupted or stopped (waits for `wfops resume`)
     4   the store is locked, corrupt or too new
     5   another process is driving the run
     6   a run ended `cancelled` (Ctrl-C on its driver, or `wfops cancel`; `wfops resume` continues it)
@@ -14,6 +14,7 @@ from wfops.errors import (
     ProjectNotFound,
     RefusedError,
     RunBusyError,
+    RunStopped,
     StoreError,
     UsageError,
     WfopsError,
@@ -27,6 +28,7 @@ RUN_STATUS = {"completed": 0, "failed": 1, "interrupted": 3, "cancelled": CANCEL
 # Most specific first: RunBusyError is a StoreError.
 _ERRORS: tuple[tuple[type[WfopsError], int], ...] = (
     (UsageError, 2), (RefusedError, 2), (ProjectNotFound, 2), (RunBusyError, 5), (StoreError, 4),
+    (RunStopped, 3),  # not done, resumable, like an interrupted run
 )
 
 

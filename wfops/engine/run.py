@@ -16,6 +16,7 @@ from wfops.engine.redact import Redactor
 from wfops.engine.reducers import REDUCERS, ReducerError, apply_write
 from wfops.engine.types import Interrupt, RunSnapshot, TraceEntry
 from wfops.engine.values import Scope
+from wfops.errors import RunStopped, SourceLost
 from wfops.schemacheck import first_error, with_defaults
 from wfops.sources.base import Capability, StepContext
 
@@ -134,6 +135,7 @@ class RunContext:
             ctx = StepContext(ctx.run_id, ctx.workflow, ctx.deployment, path, attempt, ctx.idempotency_key)
         while True:
             started = now()
+            lost: SourceLost | None = None
             try:
                 coro = resolver.call(ref, payload, ctx)
                 # The resolver checks the call against the capability's contract.
@@ -143,11 +145,19 @@ class RunContext:
                 failure = StepFailed("Timeout", f"{ref} timed out after {sp.timeout:g}s")
             except Exception as exc:  # any capability failure is a step failure
                 failure = failure_of(exc)
+                lost = exc if isinstance(exc, SourceLost) else None
             except (asyncio.CancelledError, KeyboardInterrupt, GeneratorExit):
                 raise
             except BaseException as exc:  # noqa: BLE001 - sys.exit() in a node must not end wfops (exit 3 reads "interrupted")
                 failure = _foreign_failure(exc)
             if attempt >= first + sp.attempts - 1:
+                if lost is not None and sp.catch_next is None and sp.on_item_error == "fail":
+                    # The source's server died, not the call's logic: keep the run resumable
+                    # (unfinished at its last committed step) rather than failing it for good.
+                    raise RunStopped(f"run {self.run_id} stopped at step {ctx.step}: {lost.message}",
+                                     run_id=self.run_id,
+                                     hint="its state is kept at the last committed step: resume it "
+                                          "(the source's server is started again)")
                 failure.attempt = attempt
                 raise failure
             # The failed attempt stays in the trace with its error; the next one follows it.

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from wfops.dburl import location_of
 from wfops.diagnostics import Diagnostic, error
 from wfops.errors import ProjectNotFound
 from wfops.loader.schema_errors import schema_diagnostics
@@ -93,11 +94,11 @@ def load_project(root: Path) -> Project:
     for path in _listed(project, WORKFLOWS_DIR):
         loaded = _load(project, path, Workflow)
         if loaded is not None:
-            _register(project, project.workflows, loaded, "workflow", "duplicate-workflow")
+            register(project, project.workflows, loaded, "workflow", "duplicate-workflow")
     for path in _listed(project, DEPLOYMENTS_DIR):
         loaded = _load(project, path, Deployment)
         if loaded is not None:
-            _register(project, project.deployments, loaded, "deployment", "duplicate-deployment")
+            register(project, project.deployments, loaded, "deployment", "duplicate-deployment")
     return project
 
 
@@ -115,7 +116,8 @@ def _listed(project: Project, name: str) -> list[Path]:
         return []
 
 
-def _register(project: Project, table: dict[str, Loaded], loaded: Loaded, what: str, code: str) -> None:
+def register(project: Project, table: dict[str, Loaded], loaded: Loaded, what: str, code: str) -> None:
+    """Add a loaded workflow or deployment under its name; a name taken already is `code`."""
     name = loaded.model.name
     if name in table:
         subject = {"workflow": name} if what == "workflow" else {"deployment": name}
@@ -172,11 +174,12 @@ def validate_document(doc: Document, model: type[BaseModel]) -> tuple[Any, list[
         return None, schema_diagnostics(doc, exc)
 
 
-def project_db_path(root: Path, explicit: str | Path | None = None) -> Path:
-    """--db wins, then WFOPS_DB, then .wfops/wfops.db under the root."""
+def project_db_path(root: Path, explicit: str | Path | None = None) -> Path | str:
+    """--db wins, then WFOPS_DB, then .wfops/wfops.db under the root. A PostgreSQL URL
+    stays text (a `Path` would fold its `//`); anything else is a SQLite file path."""
     if explicit:
-        return Path(explicit)
+        return location_of(explicit) if isinstance(explicit, str) else explicit
     env = os.environ.get("WFOPS_DB")
     if env:
-        return Path(env)
+        return location_of(env)
     return root / STATE_DIR / "wfops.db"

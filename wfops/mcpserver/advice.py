@@ -1,7 +1,9 @@
-"""`next_steps`: short advice on the tool call that usually comes next.
+"""`next_actions`: the tool calls that usually come next, each `{tool, arguments, reason}` and
+callable as given, in MCP terms (never CLI flags). `next_steps` is the same advice as text.
 
-Written for an agent driving wfops: name the tool and its arguments. Advice sits
-next to the diagnostics and never replaces them.
+Advice sits next to the diagnostics and never replaces them. It follows the state: after
+drift it is `compile` (never "edit wfops.lock"); after a completed run there is nothing to
+resume; a failed run is final.
 """
 
 from __future__ import annotations
@@ -11,73 +13,115 @@ from collections.abc import Iterable
 from typing import Any
 
 from wfops.diagnostics import Diagnostic
+from wfops.mcpserver.models import NextAction
+
+LOCK_CODES = {"stale-lock", "contract-unknown", "capability-drift", "capability-missing", "lock-missing"}
 
 
-def after_findings(diagnostics: Iterable[Diagnostic], *, clean: list[str]) -> list[str]:
-    """Advice after validate/check/compile findings: fix what is wrong, or go on."""
-    found = list(diagnostics)
-    errors = [d for d in found if d.is_error]
+def act(tool: str, reason: str, **arguments: Any) -> NextAction:
+    return NextAction(tool=tool, arguments={k: v for k, v in arguments.items() if v is not None}, reason=reason)
+
+
+def as_text(actions: Iterable[NextAction]) -> list[str]:
+    """Plain text for humans: `tool(arg=value, ...): reason`."""
+    out = []
+    for action in actions:
+        args = ", ".join(f"{k}={json.dumps(v, sort_keys=True)}" for k, v in action.arguments.items())
+        out.append(f"{action.tool}({args}): {action.reason}" if args else f"{action.tool}: {action.reason}")
+    return out
+
+
+def after_findings(diagnostics: Iterable[Diagnostic], *, clean: list[NextAction]) -> list[NextAction]:
+    """After validate/check/compile findings: fix what is wrong, or go on."""
+    errors = [d for d in diagnostics if d.is_error]
     if not errors:
         return clean
-    steps: list[str] = []
-    codes = {d.code for d in errors}
-    if codes & {"stale-lock", "contract-unknown", "capability-drift", "capability-missing"}:
-        steps.append("compile (the lock is out of date: compile snapshots the contracts and rewrites "
-                     "wfops.lock; review and commit it)")
-    others = [d for d in errors if d.code not in {"stale-lock", "contract-unknown"}]
-    if len(others) == 1:
-        only = others[0]
-        steps.insert(0, f"fix the error in {only.file} ({only.hint or only.message}), then validate again")
-    elif others:
-        files = sorted({d.file for d in others})
-        steps.insert(0, f"fix the {len(others)} errors in {', '.join(files)} (each diagnostic has a hint), "
-                        "then validate again")
-    return steps
+    actions: list[NextAction] = []
+    others = [d for d in errors if d.code not in LOCK_CODES]
+    for file in sorted({d.file for d in others})[:3]:
+        mine = [d for d in others if d.file == file]
+        first = mine[0]
+        what = first.hint or first.message
+        more = f" (and {len(mine) - 1} more errors there)" if len(mine) > 1 else ""
+        if file.startswith("<"):
+            actions.append(act("validate", f"fix the text ({what}){more} and validate it again"))
+        else:
+            actions.append(act("read_file", f"fix {file} line {first.line}: {what}{more}; then write_file "
+                                            "or patch_workflow it", path=file))
+    if {d.code for d in errors} & LOCK_CODES:
+        actions.append(act("compile", "the lock is out of date: compile snapshots the contracts and "
+                                      "rewrites wfops.lock (commit it with the change)"))
+    return actions
 
 
-def after_validate(diagnostics: Iterable[Diagnostic], deployments: list[str]) -> list[str]:
+def runs_of(deployments: list[str], limit: int = 3) -> list[NextAction]:
+    return [act("start_run", f"run {name}", deployment=name) for name in deployments[:limit]]
+
+
+def after_validate(diagnostics: Iterable[Diagnostic], deployments: list[str]) -> list[NextAction]:
     return after_findings(diagnostics, clean=[
-        "compile (snapshot capability contracts and write wfops.lock)",
-        *(f"then run_deployment with deployment={name!r}" for name in deployments[:3])])
+        act("compile", "snapshot capability contracts and write wfops.lock"), *runs_of(deployments)])
 
 
-def after_compile(deployments: list[str]) -> list[str]:
-    steps = ["commit wfops.lock with the workflow changes"]
-    steps += [f"run_deployment with deployment={name!r}" for name in deployments[:5]]
-    return steps
+def after_compile(deployments: list[str]) -> list[NextAction]:
+    return [*runs_of(deployments, 5)]
 
 
-def after_check(diagnostics: Iterable[Diagnostic], deployments: list[str]) -> list[str]:
-    return after_findings(diagnostics, clean=[f"run_deployment with deployment={name!r}"
-                                              for name in deployments[:5]] or ["nothing to do: the lock is current"])
+def after_check(diagnostics: Iterable[Diagnostic], deployments: list[str]) -> list[NextAction]:
+    return after_findings(diagnostics, clean=runs_of(deployments, 5))
 
 
-def after_run(run: Any) -> list[str]:
-    """Advice from a RunOut."""
+def after_write(diagnostics: Iterable[Diagnostic], written: bool, path: str,
+                deployments: list[str]) -> list[NextAction]:
+    found = list(diagnostics)
+    if not written:
+        return after_findings(found, clean=[act("read_file", "read the file as it is", path=path)])
+    return after_findings(found, clean=[
+        act("compile", "snapshot capability contracts and write wfops.lock"), *runs_of(deployments)])
+
+
+def after_run(run: Any) -> list[NextAction]:
+    """From a RunOut: answer an interrupt, follow a running run, read a finished one."""
+    rid = run.run_id
     if run.status == "interrupted" and run.interrupt is not None:
-        outcomes = ", ".join(repr(o) for o in run.interrupt.outcomes) or "<outcome>"
-        payload = " and a payload matching " + json.dumps(run.interrupt.resume_schema, sort_keys=True) \
-            if run.interrupt.resume_schema else ""
-        return [f"resume_run with run_id={run.run_id!r} and outcome one of [{outcomes}]{payload}",
-                f"show_run with run_id={run.run_id!r} to see the request again"]
+        outcomes = list(run.interrupt.outcomes)
+        schema = run.interrupt.resume_schema
+        payload = f" with a payload matching {json.dumps(schema, sort_keys=True)}" if schema else ""
+        return [act("resume_run", f"answer the interrupt: outcome one of {outcomes}{payload}",
+                    run_id=rid, outcome=outcomes[0] if outcomes else None),
+                act("show_run", "see the request again", run_id=rid)]
     if run.status == "failed":
         step = (run.error or {}).get("step")
         where = f" (it failed at step {step!r})" if step else ""
-        return [f"read_trace with run_id={run.run_id!r} to see each step's input and error{where}",
-                "fix the cause, then run_deployment again (a failed run is final and cannot be resumed)"]
+        return [act("read_trace", f"see each step's input and error{where}; a failed run is final: "
+                                  "fix the cause, then start_run again", run_id=rid)]
     if run.status == "running":
-        return [f"show_run with run_id={run.run_id!r} later; if its process died, "
-                f"resume_run with run_id={run.run_id!r}"]
-    return [f"read_trace with run_id={run.run_id!r} to see every step"]
+        return [act("wait_run", "wait for it to finish or stop at an interrupt", run_id=rid, timeout=30),
+                act("show_run", "its status now (orphaned: no process drives it; resume_run it)", run_id=rid)]
+    if run.status == "cancelled":
+        return [act("resume_run", "continue it from its last committed step", run_id=rid),
+                act("read_trace", "see what it did", run_id=rid)]
+    return [act("read_trace", "see every step (the run is complete: nothing to resume)", run_id=rid)]
 
 
-def after_error(exc: Any) -> list[str]:
-    """A known error's advice, in tool calls (its hint is written for the CLI)."""
-    if type(exc).__name__ == "UnknownRunError":
-        return ["list_runs to see the stored runs and their run_id"]
-    return [exc.hint] if exc.hint else []
+def after_orphan(run: Any) -> list[NextAction]:
+    return [act("resume_run", "no process drives this run any more: continue it from its last "
+                              "committed step", run_id=run.run_id)]
 
 
-def after_refusal(diagnostics: Iterable[Diagnostic], hint: str | None, tool: str) -> list[str]:
-    """A run or resume that may not start: the findings say why, else the error's hint does."""
-    return after_findings(diagnostics, clean=[hint or f"fix what the error says, then call {tool} again"])
+def after_error(exc: Any) -> list[NextAction]:
+    """A known error's advice, in tool calls (its hint is written for people)."""
+    name = type(exc).__name__
+    if name == "UnknownRunError":
+        return [act("list_runs", "see the stored runs and their run_id")]
+    if name == "RunStopped":
+        return [act("resume_run", "continue it from its last committed step", run_id=exc.run_id),
+                act("read_trace", "see what it did so far", run_id=exc.run_id)]
+    if name == "UsageError" and "outside the project" in str(getattr(exc, "message", "")):
+        return [act("list_project", "see the project's files")]
+    return []
+
+
+def after_refusal(diagnostics: Iterable[Diagnostic], tool: str) -> list[NextAction]:
+    """A run or resume that may not start: the findings say why."""
+    return after_findings(diagnostics, clean=[act("validate", f"check the project, then call {tool} again")])

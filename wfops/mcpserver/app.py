@@ -1,75 +1,233 @@
 """The `wfops mcp` server: typed tools over the project's whole lifecycle.
 
 Each tool is a thin async wrapper: it runs one plain function of `operations` in a
-worker thread and returns its result model. `_guard` is the one error boundary:
-known errors become `ok: false` results with the error and its hint, a part of
-wfops this build lacks becomes an `Unavailable` error, and a bug becomes a tool
-error (its traceback goes to a crash log). Nothing a client sends kills the server.
+worker thread and returns its result model. `_guard` is the one error boundary: a
+known error becomes an MCP error result (`isError`) carrying the documented error
+shape, a part of wfops this build lacks an `Unavailable` error, and a bug a tool
+error whose traceback goes to a crash log. `_respond` is the one place every result
+is bounded to `max_chars`. `_Server.call_tool` refuses unknown and ill-typed arguments
+in the same error shape, naming the argument. Nothing a client sends kills the server.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import sys
 import threading
 from collections.abc import Callable
 from contextlib import suppress
-from typing import Annotated, Any, Literal, TypeVar
+from pathlib import Path
+from typing import Annotated, Any, Literal
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer  # Context: tool annotations resolve it here
 from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import Field
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import Field, ValidationError
 
+from wfops import __version__
 from wfops.api import Project
+from wfops.api.scaffold import SCHEMA_KINDS, schema
 from wfops.cli.crash import report_crash
-from wfops.cli.exits import for_error
-from wfops.errors import RefusedError, WfopsError
+from wfops.cli.exits import for_error, for_run
+from wfops.errors import InvalidArgument, RefusedError, WfopsError
+from wfops.mcpserver import advice, bounded
 from wfops.mcpserver import operations as ops
-from wfops.mcpserver.advice import after_error, after_refusal
 from wfops.mcpserver.models import (
     CallResult,
     CapabilitiesResult,
+    CapabilityResult,
     CheckResult,
     CompileResult,
     DiagnosticOut,
     Envelope,
     ErrorOut,
+    FileResult,
     GraphResult,
+    NextAction,
+    ProjectResult,
     RunResult,
     RunsResult,
+    SkeletonResult,
     TestsResult,
     TraceResult,
     ValidateResult,
+    WriteResult,
+    run_out,
 )
+from wfops.mcpserver.runs import Board
 from wfops.report.trace import describe
 
-R = TypeVar("R", bound=Envelope)
-
 INSTRUCTIONS = """\
-wfops: declarative workflows in git. Typical loop: validate (files, or YAML text
-before saving it) -> fix diagnostics (each has a hint) -> compile (writes wfops.lock)
--> run_deployment -> show_run / read_trace; an interrupted run waits for resume_run.
-Every result has ok, error, diagnostics and next_steps."""
+wfops: declarative workflows in git, authored, run and repaired through these tools.
+Loop: list_project -> read_file -> patch_workflow / write_file (validated before anything is
+written) -> compile (writes wfops.lock) -> start_run -> wait_run / show_run / read_trace;
+an interrupted run waits for resume_run. Every result has ok, error, diagnostics (each with
+a hint), next_actions ({tool, arguments, reason}: call them as given) and next_steps (text).
+Results are bounded by max_chars; cut values are listed in `cuts` with the call that gets them."""
 
 # Loading a project imports its python sources (sys.modules is process-wide) and
-# compile writes wfops.lock: one project operation at a time. Store reads skip this.
+# compile writes wfops.lock: one project operation at a time. Store reads skip this,
+# and a run holds it only while it starts.
 _PROJECT = threading.Lock()
+
+MaxChars = Annotated[int, Field(ge=bounded.MIN_MAX_CHARS, le=bounded.MAX_MAX_CHARS,
+                                description="Size limit of this result as JSON text; values cut to fit "
+                                            "are listed in `cuts` with the call that gets them whole.")]
+DEFAULT = bounded.DEFAULT_MAX_CHARS
+
+READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+READ_OPEN = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
+                            open_world_hint=True)
+WRITE_FILE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True,
+                             open_world_hint=False)
+EDIT = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False)
+CREATE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False,
+                         open_world_hint=False)
+LOCK = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=True)
+ACT = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=True)
+
+AUTHORING_PROMPT = """\
+You are writing a wfops workflow{goal}. Work only through the wfops tools:
+
+1. list_project: the workflows, deployments and sources there are, and their files.
+2. list_capabilities, then describe_capability for each one you may use: its input and
+   output schemas, outcomes and annotations (a destructive tool deserves care).
+3. new_workflow with the capability and a name gives a valid skeleton (required inputs
+   bound from a generated input schema, outcomes routed); write=true saves it. Or read_file
+   an existing workflow and make focused edits with patch_workflow (an RFC 6902 JSON Patch:
+   add a step with {{"op": "add", "path": "/steps/-", "value": {{...}}}}, rebind an input
+   with "replace" at /steps/N/with/KEY, route an outcome at /steps/N/on/OUTCOME).
+4. A write that would add errors is refused with the diagnostics: read each hint, fix, retry.
+5. A deployment (deployments/NAME.yaml: name, workflow, bindings, input) makes it runnable.
+6. compile, then start_run and wait_run; read_trace shows each step; resume_run answers
+   an interrupt or continues a run whose process died. Follow each result's next_actions."""
+
+
+class _Server(MCPServer):
+    """Refuses unknown and ill-typed arguments in the documented error shape, naming the argument."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        tool = self._tool_manager.get_tool(name)
+        if tool is None:
+            known = ", ".join(sorted(t.name for t in self._tool_manager.list_tools()))
+            return _error_result(ErrorOut(type="UnknownTool", message=f"there is no tool {name!r}",
+                                          hint=f"tools: {known}"))
+        accepted = set((tool.parameters or {}).get("properties") or {})
+        unknown = sorted(set(arguments) - accepted)
+        if unknown:
+            return _error_result(ErrorOut(
+                type="InvalidArgument", argument=unknown[0],
+                message=f"{name} has no argument {unknown[0]!r}",
+                hint=f"arguments of {name}: {', '.join(sorted(accepted)) or 'none'}"))
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            cause = exc.__cause__
+            if not isinstance(cause, ValidationError):
+                raise
+            first = cause.errors()[0]
+            where = ".".join(str(part) for part in first["loc"]) or "arguments"
+            argument = str(first["loc"][0]) if first["loc"] else "arguments"
+            return _error_result(ErrorOut(type="InvalidArgument", argument=argument,
+                                          message=f"{name}: argument {where!r}: {first['msg']}",
+                                          hint="the tool's input schema (tools/list) says what it takes"))
 
 
 def build_server(project: Project) -> Any:
-    app = MCPServer("wfops", instructions=INSTRUCTIONS, log_level="WARNING")
+    app = _Server("wfops", title="wfops", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
+    board = Board(project, _PROJECT, _flush_stray_output)
 
-    @app.tool()
+    # -- authoring ------------------------------------------------------------------------------
+
+    @app.tool(title="List the project", annotations=READ)
+    async def list_project(max_chars: MaxChars = DEFAULT) -> Annotated[CallToolResult, ProjectResult]:
+        """Start here: the project's workflows (file, input schema, the deployments that run each),
+        deployments, sources, and every file read_file can read."""
+        return await _guard(ProjectResult, {}, max_chars, None, ops.list_project, project)
+
+    @app.tool(title="Read a project file", annotations=READ)
+    async def read_file(
+            path: Annotated[str, Field(description="Relative to the project root, e.g. workflows/x.yaml; "
+                                                   "YAML files and python sources only.")],
+            line_numbers: Annotated[bool, Field(description="Prefix each line with its number.")] = False,
+            start_line: Annotated[int | None, Field(ge=1, description="First line (1-based).")] = None,
+            end_line: Annotated[int | None, Field(ge=1, description="Last line, included.")] = None,
+            max_chars: MaxChars = DEFAULT,
+    ) -> Annotated[CallToolResult, FileResult]:
+        """Read a workflow, deployment, sources.yaml, test or python source before editing it;
+        line numbers match the diagnostics'."""
+        def locate(pointer: str, value: Any) -> dict[str, Any] | None:
+            if pointer != "/text":
+                return None
+            shown = str(value)[:bounded.STRING_HEAD].count("\n")
+            return _get("read_file", "the rest of the file", path=path, line_numbers=line_numbers,
+                        start_line=(start_line or 1) + shown, end_line=end_line)
+        return await _guard(FileResult, {"path": path}, max_chars, locate, ops.read_file, project, path,
+                            line_numbers, start_line, end_line, exclusive=False)
+
+    @app.tool(title="Write a project file", annotations=WRITE_FILE)
+    async def write_file(
+            path: Annotated[str, Field(description="workflows/NAME.yaml, deployments/NAME.yaml or sources.yaml.")],
+            text: Annotated[str, Field(description="The whole new YAML text.")],
+            force: Annotated[bool, Field(description="Write even when the text adds errors.")] = False,
+            max_chars: MaxChars = DEFAULT,
+    ) -> Annotated[CallToolResult, WriteResult]:
+        """Create or replace a workflow, deployment or sources.yaml. The whole project is validated
+        with the text in place first; a text that adds errors is refused (the file untouched)
+        with the diagnostics, unless force. Prefer patch_workflow for a focused edit."""
+        return await _guard(WriteResult, {"path": path}, max_chars, None, ops.write_file, project, path, text,
+                            force)
+
+    @app.tool(title="Patch a workflow or deployment", annotations=EDIT)
+    async def patch_workflow(
+            path: Annotated[str, Field(description="workflows/NAME.yaml, deployments/NAME.yaml or sources.yaml.")],
+            patch: Annotated[list[dict[str, Any]], Field(description="RFC 6902 JSON Patch: ops add, remove, "
+                                                                     "replace, move, copy, test; paths are JSON "
+                                                                     "Pointers such as /steps/0/with/name or "
+                                                                     "/steps/- (append).")],
+            max_chars: MaxChars = DEFAULT,
+    ) -> Annotated[CallToolResult, WriteResult]:
+        """A focused edit (add a step, rebind an input, route an outcome) that keeps the file's
+        comments and formatting; validated like write_file and refused if it adds errors."""
+        return await _guard(WriteResult, {"path": path}, max_chars, None, ops.patch_workflow, project, path,
+                            patch)
+
+    @app.tool(title="Scaffold a workflow", annotations=CREATE)
+    async def new_workflow(
+            capability: Annotated[str, Field(description="Concrete ref `<source id>.<capability>` to call.")],
+            name: Annotated[str, Field(description="The workflow's name (lowercase, digits, . _ -).")],
+            write: Annotated[bool, Field(description="Save it as workflows/NAME.yaml.")] = False,
+            max_chars: MaxChars = DEFAULT,
+    ) -> Annotated[CallToolResult, SkeletonResult]:
+        """A valid workflow that calls one capability: its required inputs bound from a generated
+        input schema, every outcome routed. Returned as text; written only if write is true."""
+        return await _guard(SkeletonResult, {"name": name}, max_chars, None, ops.new_workflow, project,
+                            capability, name, write)
+
+    # -- catalog and checks ---------------------------------------------------------------------
+
+    @app.tool(title="List capabilities", annotations=READ_OPEN)
     async def list_capabilities(
             source: Annotated[str | None, Field(description="Only this source; names an MCP source "
                                                             "to start it and list it live.")] = None,
-    ) -> CapabilitiesResult:
-        """Every capability (`uses: source.name`) the project can call, with input/output schemas."""
-        return await _guard(CapabilitiesResult, {}, ops.capabilities, project, source)
+            max_chars: MaxChars = DEFAULT,
+    ) -> Annotated[CallToolResult, CapabilitiesResult]:
+        """Every capability (`uses: source.name`) a workflow step can call, with input/output schemas."""
+        return await _guard(CapabilitiesResult, {}, max_chars, None, ops.capabilities, project, source)
 
-    @app.tool()
+    @app.tool(title="Describe a capability", annotations=READ_OPEN)
+    async def describe_capability(
+            ref: Annotated[str, Field(description="Concrete ref `<source id>.<capability>`.")],
+            max_chars: MaxChars = DEFAULT,
+    ) -> Annotated[CallToolResult, CapabilityResult]:
+        """Before using a capability: its input and output schemas, outcomes, docs and the
+        annotations its source declares (an MCP tool's readOnlyHint, destructiveHint, ...)."""
+        return await _guard(CapabilityResult, {}, max_chars, None, ops.describe_capability, project, ref)
+
+    @app.tool(title="Validate", annotations=READ)
     async def validate(
             paths: Annotated[list[str] | None, Field(description="Report only on these files or folders, "
                                                                  "relative to the project root (default: "
@@ -79,102 +237,242 @@ def build_server(project: Project) -> Any:
                             Field(description="What `text` is (required with text).")] = None,
             path: Annotated[str | None, Field(description="The project file `text` is meant for, e.g. "
                                                           "workflows/x.yaml (it replaces that file).")] = None,
-    ) -> ValidateResult:
-        """Syntax, schema and static checks, as `wfops validate`: diagnostics with line, column and hint."""
+            max_chars: MaxChars = DEFAULT,
+    ) -> Annotated[CallToolResult, ValidateResult]:
+        """Syntax, schema and static checks, as `wfops validate`: diagnostics with line, column and
+        hint. With text, checks YAML not yet saved. Never writes anything."""
         if text is not None:
-            return await _guard(ValidateResult, {}, ops.validate_text, project, text, kind, path)
-        return await _guard(ValidateResult, {}, ops.validate_files, project, list(paths or []))
+            return await _guard(ValidateResult, {}, max_chars, None, ops.validate_text, project, text, kind, path)
+        return await _guard(ValidateResult, {}, max_chars, None, ops.validate_files, project, list(paths or []))
 
-    @app.tool()
+    @app.tool(title="Call a capability", annotations=ACT)
     async def call_capability(
             ref: Annotated[str, Field(description="Concrete ref `<source id>.<capability>`, as in sources.yaml.")],
             input: Annotated[dict[str, Any],  # noqa: A002 - the contract's word
                              Field(description="The capability's input (its input_schema).")],
-    ) -> CallResult:
-        """Call one capability on its own, checked as a run's step is: input, outcome and output
-        against its contract. A failure is an error with the type a run would record."""
-        return await _guard(CallResult, {"ref": ref}, ops.call_capability, project, ref, input)
+            max_chars: MaxChars = DEFAULT,
+    ) -> Annotated[CallToolResult, CallResult]:
+        """Try one capability on its own, checked as a run's step is: input, outcome and output
+        against its contract. It really runs (side effects included)."""
+        return await _guard(CallResult, {"ref": ref}, max_chars, None, ops.call_capability, project, ref, input)
 
-    @app.tool(name="compile")
-    async def compile_() -> CompileResult:
-        """Validate, snapshot capability contracts (MCP servers are started) and write wfops.lock."""
-        return await _guard(CompileResult, {}, ops.compile_lock, project)
+    @app.tool(name="compile", title="Compile the lock", annotations=LOCK)
+    async def compile_(max_chars: MaxChars = DEFAULT) -> Annotated[CallToolResult, CompileResult]:
+        """After editing workflows or sources: validate, snapshot capability contracts (MCP servers
+        are started) and write wfops.lock. Runs refuse a stale lock."""
+        return await _guard(CompileResult, {}, max_chars, None, ops.compile_lock, project)
 
-    @app.tool()
+    @app.tool(title="Check the lock", annotations=READ_OPEN)
     async def check(
             live: Annotated[bool, Field(description="Also start MCP sources and compare their contracts.")] = False,
-    ) -> CheckResult:
+            max_chars: MaxChars = DEFAULT,
+    ) -> Annotated[CallToolResult, CheckResult]:
         """Compare the project with wfops.lock (stale lock, contract drift), as `wfops check`."""
-        return await _guard(CheckResult, {"live": live}, ops.check, project, live)
+        return await _guard(CheckResult, {"live": live}, max_chars, None, ops.check, project, live)
 
-    @app.tool()
+    @app.tool(title="Run the workflow tests", annotations=READ)
     async def run_tests(
             paths: Annotated[list[str] | None, Field(description="Test files or folders, relative to the project "
                                                                  "root (default: tests/).")] = None,
             pattern: Annotated[str | None, Field(description="Only cases whose `file::name` contains "
                                                              "this.")] = None,
-    ) -> TestsResult:
+            max_chars: MaxChars = DEFAULT,
+    ) -> Annotated[CallToolResult, TestsResult]:
         """Run the workflow tests (*.wftest.yaml) offline with mocked capabilities, as `wfops test`:
         each case passed, failed (with a diff) or error (the test itself is wrong)."""
-        return await _guard(TestsResult, {}, ops.run_tests, project, list(paths or []), pattern)
+        return await _guard(TestsResult, {}, max_chars, None, ops.run_tests, project, list(paths or []), pattern)
 
-    @app.tool()
+    @app.tool(title="Draw a workflow", annotations=READ)
+    async def draw_graph(
+            workflow: Annotated[str, Field(description="The workflow's name.")],
+            format: Annotated[Literal["mermaid", "dot"],  # noqa: A002
+                              Field(description="mermaid or dot.")] = "mermaid",
+            max_chars: MaxChars = DEFAULT,
+    ) -> Annotated[CallToolResult, GraphResult]:
+        """A workflow's steps and routes as mermaid or dot text."""
+        return await _guard(GraphResult, {"workflow": workflow, "format": format}, max_chars, None,
+                            ops.draw_graph, project, workflow, format)
+
+    # -- runs -----------------------------------------------------------------------------------
+
+    @app.tool(title="Start a run", annotations=ACT)
+    async def start_run(
+            deployment: Annotated[str, Field(description="The deployment's `name`.")],
+            input: Annotated[dict[str, Any] | None,  # noqa: A002 - the contract's word
+                             Field(description="Run input, merged over the deployment's defaults.")] = None,
+            max_chars: MaxChars = DEFAULT,
+    ) -> Annotated[CallToolResult, RunResult]:
+        """Start a deployment's run and return its run_id at once (once it passed its checks and is
+        stored); it goes on in the server while every other tool keeps answering. Follow it with
+        wait_run, show_run and read_trace."""
+        def begin() -> RunResult:
+            run_id = board.start(deployment, dict(input or {}))
+            run = run_out(project.get_run(run_id))
+            return RunResult(ok=True, run=run, exit_code=None, next_actions=advice.after_run(run))
+        return await _guard(RunResult, {}, max_chars, _run_locate(None), begin, exclusive=False, name="start_run")
+
+    @app.tool(title="Wait for a run", annotations=READ)
+    async def wait_run(
+            run_id: Annotated[str, Field(description="The run's id.")],
+            timeout: Annotated[float, Field(ge=0, le=3600, description="Seconds to wait at most.")] = 30,
+            max_chars: MaxChars = DEFAULT,
+    ) -> Annotated[CallToolResult, RunResult]:
+        """Wait until the run completes, fails or stops at an interrupt, or the timeout passes
+        (done: false). A run whose process died is reported at once (resume_run it)."""
+        def wait() -> RunResult:
+            got, done, crash = board.wait(run_id, timeout)
+            run = run_out(got)
+            if crash is not None and isinstance(crash, WfopsError) and run.status == "running":
+                raise crash
+            steps = advice.after_orphan(run) if done and run.status == "running" else advice.after_run(run)
+            return RunResult(ok=run.status != "failed", run=run, exit_code=for_run(run.status) if done else None,
+                             done=done, next_actions=steps)
+        return await _guard(RunResult, {}, max_chars, _run_locate(run_id), wait, exclusive=False, name="wait_run")
+
+    @app.tool(title="Run a deployment (blocking)", annotations=ACT)
     async def run_deployment(
             deployment: Annotated[str, Field(description="The deployment's `name`.")],
             input: Annotated[dict[str, Any] | None,  # noqa: A002 - the contract's word
                              Field(description="Run input, merged over the deployment's defaults.")] = None,
+            max_chars: MaxChars = DEFAULT,
             ctx: Context | None = None,
-    ) -> RunResult:
-        """Execute a deployment to completion, failure or its first interrupt.
-        Each committed step is reported as a progress notification."""
-        return await _guard(RunResult, {}, ops.run_deployment, project, deployment, dict(input or {}),
-                            _progress(ctx))
+    ) -> Annotated[CallToolResult, RunResult]:
+        """For short runs: execute a deployment to completion, failure or its first interrupt and
+        return the run. Each committed step is a progress notification. Long runs: start_run."""
+        return await _guard(RunResult, {}, max_chars, _run_locate(None), ops.run_deployment, project,
+                            deployment, dict(input or {}), _progress(ctx))
 
-    @app.tool()
+    @app.tool(title="Resume a run", annotations=ACT)
     async def resume_run(
-            run_id: str,
+            run_id: Annotated[str, Field(description="The run's id.")],
             outcome: Annotated[str | None, Field(description="The outcome that answers the open "
                                                              "interrupt (see run.interrupt.outcomes).")] = None,
             payload: Annotated[Any, Field(description="The interrupt's answer (its resume_schema).")] = None,
+            max_chars: MaxChars = DEFAULT,
             ctx: Context | None = None,
-    ) -> RunResult:
-        """Continue an interrupted run (answering it) or a crashed one (from its last committed step)."""
-        return await _guard(RunResult, {}, ops.resume_run, project, run_id, outcome, payload, _progress(ctx))
+    ) -> Annotated[CallToolResult, RunResult]:
+        """Continue an interrupted run (answering it) or one whose process died (from its last
+        committed step); blocks until it ends or stops again."""
+        return await _guard(RunResult, {}, max_chars, _run_locate(run_id), ops.resume_run, project, run_id,
+                            outcome, payload, _progress(ctx), refused=[
+                                advice.act("show_run", "see the run's status: a completed or failed run has "
+                                                       "nothing to resume", run_id=run_id)])
 
-    @app.tool()
-    async def show_run(run_id: str) -> RunResult:
-        """One run: status, outcome, output, error and the open interrupt."""
-        return await _guard(RunResult, {}, ops.show_run, project, run_id, exclusive=False)
+    @app.tool(title="Show a run", annotations=READ)
+    async def show_run(
+            run_id: Annotated[str, Field(description="The run's id.")],
+            value: Annotated[str | None, Field(description="Return one value whole, in pages: a JSON Pointer "
+                                                           "into the run (/output, /error, /interrupt/request) "
+                                                           "or a step (/trace/SEQ/output, /trace/SEQ/input).")] = None,
+            offset: Annotated[int, Field(ge=0, description="With value: where the page starts in its "
+                                                           "JSON text.")] = 0,
+            max_chars: MaxChars = DEFAULT,
+    ) -> Annotated[CallToolResult, RunResult]:
+        """One run: status, outcome, output, error and the open interrupt; or one of its values
+        (a cut one) page by page."""
+        return await _guard(RunResult, {}, max_chars, _run_locate(run_id), ops.show_run, project, run_id, value,
+                            offset, max_chars, exclusive=False)
 
-    @app.tool()
-    async def list_runs(deployment: str | None = None,
-                        status: Literal["running", "completed", "failed", "interrupted", "cancelled"] | None = None,
-                        limit: Annotated[int, Field(ge=1, le=200)] = 20) -> RunsResult:
-        """Run history, newest first."""
-        return await _guard(RunsResult, {}, ops.list_runs, project, deployment, status, limit, exclusive=False)
+    @app.tool(title="List runs", annotations=READ)
+    async def list_runs(
+            deployment: Annotated[str | None, Field(description="Only this deployment's runs.")] = None,
+            status: Annotated[Literal["running", "completed", "failed", "interrupted", "cancelled"] | None,
+                              Field(description="Only runs in this status.")] = None,
+            limit: Annotated[int, Field(ge=1, le=200, description="At most this many, newest first.")] = 20,
+            max_chars: MaxChars = DEFAULT,
+    ) -> Annotated[CallToolResult, RunsResult]:
+        """Run history, newest first: each run's id, status, outcome and output; filter by
+        deployment or status."""
+        return await _guard(RunsResult, {}, max_chars, _runs_locate, ops.list_runs, project, deployment, status,
+                            limit, exclusive=False)
 
-    @app.tool()
+    @app.tool(title="Read a run's trace", annotations=READ)
     async def read_trace(
-            run_id: str,
+            run_id: Annotated[str, Field(description="The run's id.")],
             from_seq: Annotated[int | None, Field(description="First seq to return (`--from`).")] = None,
-            limit: Annotated[int | None, Field(ge=1, le=ops.MAX_TRACE_PAGE)] = 100,
-    ) -> TraceResult:
+            limit: Annotated[int | None, Field(ge=1, le=ops.MAX_TRACE_PAGE, description="Entries per page.")] = 100,
+            max_chars: MaxChars = DEFAULT,
+    ) -> Annotated[CallToolResult, TraceResult]:
         """A run's step trace in order: each step's input, outcome, output, state writes and error."""
-        return await _guard(TraceResult, {"run_id": run_id}, ops.read_trace, project, run_id, from_seq, limit,
-                            exclusive=False)
+        return await _guard(TraceResult, {"run_id": run_id}, max_chars, _trace_locate(run_id), ops.read_trace,
+                            project, run_id, from_seq, limit, exclusive=False)
 
-    @app.tool()
-    async def draw_graph(workflow: str, format: Literal["mermaid", "dot"] = "mermaid") -> GraphResult:  # noqa: A002
-        """A workflow's steps and routes as mermaid or dot text."""
-        return await _guard(GraphResult, {"workflow": workflow, "format": format}, ops.draw_graph, project,
-                            workflow, format)
+    _resources(app)
+
+    @app.prompt(name="author_workflow", title="Author a workflow",
+                description="Guides an agent through writing, validating and running a workflow with these tools.")
+    def author_workflow(goal: str = "") -> str:
+        return AUTHORING_PROMPT.format(goal=f" that does this: {goal}" if goal else "")
 
     return app
 
 
-async def _guard(result: type[R], required: dict[str, Any], fn: Callable[..., R], *args: Any,
-                 exclusive: bool = True) -> R:
-    def work() -> R:
+# -- resources (the file schemas are package data; the docs exist in a source checkout) ----------------------------------------------------------------------------------
+
+def _resources(app: Any) -> None:
+    for kind in SCHEMA_KINDS:
+        app.resource(f"wfops://schemas/{kind}", name=f"{kind} schema", mime_type="application/schema+json",
+                     description=f"JSON Schema of a {kind} file.")(_schema_reader(schema, kind))
+    docs = Path(__file__).resolve().parent.parent.parent / "docs"
+    for doc in sorted(docs.glob("*.md")) if docs.is_dir() else []:
+        app.resource(f"wfops://docs/{doc.stem}", name=f"docs: {doc.stem}", mime_type="text/markdown",
+                     description=f"wfops documentation: {doc.stem}")(_doc_reader(doc))
+
+
+def _schema_reader(schema: Callable[[str], str], kind: str) -> Callable[[], str]:
+    def read() -> str:
+        return schema(kind)
+    read.__name__ = f"schema_{kind}"
+    return read
+
+
+def _doc_reader(path: Path) -> Callable[[], str]:
+    def read() -> str:
+        return path.read_text(encoding="utf-8")
+    read.__name__ = f"doc_{path.stem.replace('-', '_')}"
+    return read
+
+
+# -- where a cut value can be read whole ---------------------------------------------------------
+
+def _get(tool: str, reason: str, **arguments: Any) -> dict[str, Any]:
+    return advice.act(tool, reason, **arguments).model_dump()
+
+
+def _run_locate(run_id: str | None) -> bounded.Locate:
+    def locate(pointer: str, value: Any, result: dict[str, Any] | None = None) -> dict[str, Any] | None:
+        rid = run_id or ((result or {}).get("run") or {}).get("run_id")
+        if not pointer.startswith("/run/") or rid is None:
+            return None
+        return _get("show_run", "this value, page by page", run_id=rid, value=pointer[len("/run"):])
+    return locate
+
+
+def _runs_locate(pointer: str, value: Any, result: dict[str, Any] | None = None) -> dict[str, Any] | None:
+    parts = pointer.split("/")
+    if len(parts) < 4 or parts[1] != "runs" or result is None:
+        return None
+    rid = result["runs"][int(parts[2])]["run_id"]
+    return _get("show_run", "this value, page by page", run_id=rid, value="/" + "/".join(parts[3:]))
+
+
+def _trace_locate(run_id: str) -> bounded.Locate:
+    def locate(pointer: str, value: Any, result: dict[str, Any] | None = None) -> dict[str, Any] | None:
+        parts = pointer.split("/")
+        if len(parts) < 4 or parts[1] != "entries" or result is None:
+            return None
+        seq = result["entries"][int(parts[2])]["seq"]
+        return _get("show_run", "this step's value, page by page", run_id=run_id,
+                    value=f"/trace/{seq}/" + "/".join(parts[3:]))
+    return locate
+
+
+# -- the boundary -------------------------------------------------------------------------------
+
+async def _guard(result: type[Envelope], required: dict[str, Any], max_chars: int, locate: Any,
+                 fn: Callable[..., Envelope], *args: Any, exclusive: bool = True, name: str | None = None,
+                 refused: list[NextAction] | None = None) -> CallToolResult:
+    def work() -> Envelope:
         try:
             if not exclusive:
                 return fn(*args)
@@ -187,25 +485,65 @@ async def _guard(result: type[R], required: dict[str, Any], fn: Callable[..., R]
             _flush_stray_output()
 
     try:
-        return await anyio.to_thread.run_sync(work)
+        done = await anyio.to_thread.run_sync(work)
     except Exception as exc:  # noqa: BLE001 - the one boundary of the server
-        return _failure(result, required, exc, fn.__name__)
+        done = _failure(result, required, exc, name or fn.__name__, refused)
+    return _respond(done, max_chars, locate)
 
 
-def _failure(result: type[R], required: dict[str, Any], exc: Exception, tool: str) -> R:
-    if isinstance(exc, WfopsError) and "exit_code" in result.model_fields:
-        required = {**required, "exit_code": for_error(exc)}  # as the CLI twin would exit (2: refused)
+def _respond(done: Envelope, max_chars: int, locate: Any) -> CallToolResult:
+    """The one place a result is shaped for the wire: plain-text advice, the size limit, isError."""
+    if not done.next_steps:
+        done.next_steps = advice.as_text(done.next_actions)
+    data = done.model_dump(mode="json")
+    whole = json.loads(json.dumps(data))  # what locate reads (ids) stays uncut
+
+    def where(pointer: str, value: Any) -> Any:
+        return locate(pointer, value, whole) if locate is not None else None
+
+    try:
+        data, cuts = bounded.bound(data, max_chars - 256, where)  # room for the note added below
+    except bounded.TooLarge as exc:
+        data = Envelope(ok=False, error=ErrorOut(
+            type="ResultTooLarge", message=str(exc),
+            hint="ask for less: a smaller limit (list_runs, read_trace), line ranges (read_file), or a "
+                 "larger max_chars")).model_dump(mode="json")
+        cuts = []
+    data["cuts"] = cuts
+    if cuts and not any(c["get"] for c in cuts):
+        data["next_steps"] = [*data.get("next_steps", []), "some values were cut (see cuts): call again "
+                              "with a larger max_chars to see them whole"]
+    text = json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":"))  # as bounded measures it
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data,
+                          is_error=data.get("error") is not None)
+
+
+def _error_result(error: ErrorOut) -> CallToolResult:
+    data = Envelope(ok=False, error=error).model_dump(mode="json")
+    data["next_steps"] = [f"{error.message} ({error.hint})" if error.hint else error.message]
+    return CallToolResult(content=[TextContent(type="text", text=json.dumps(data, sort_keys=True))],
+                          structured_content=data, is_error=True)
+
+
+def _failure(result: type[Envelope], required: dict[str, Any], exc: Exception, tool: str,
+             refused: list[NextAction] | None = None) -> Envelope:
+    """A known error as the tool's result (`refused`: the advice when a refusal has no findings)."""
+    fields = result.model_fields
+    base = {k: v for k, v in required.items() if k in fields}
+    if isinstance(exc, WfopsError) and "exit_code" in fields:
+        base["exit_code"] = for_error(exc)  # as the CLI twin would exit (2: refused)
     if isinstance(exc, RefusedError):
         found = list(exc.diagnostics)
+        steps = refused if refused and not found else advice.after_refusal(found, tool)
         return result(ok=False, error=_error(exc), diagnostics=[DiagnosticOut.of(d) for d in found],
-                      next_steps=after_refusal(found, exc.hint, tool), **required)
+                      next_actions=steps, **base)
     if isinstance(exc, WfopsError):
-        return result(ok=False, error=_error(exc), next_steps=after_error(exc), **required)
+        return result(ok=False, error=_error(exc), next_actions=advice.after_error(exc), **base)
     if isinstance(exc, NotImplementedError) or (isinstance(exc, ImportError)
                                                  and (exc.name or "").startswith("wfops")):
         return result(ok=False, error=ErrorOut(
             type="Unavailable", message=f"this build of wfops cannot do that yet ({type(exc).__name__}: {exc})",
-            hint="upgrade wfops, or use the matching CLI verb"), **required)
+            hint="upgrade wfops, or use the matching CLI verb"), **base)
 
     report_crash(exc)  # the traceback goes to a crash log named on the server's stderr
     raise ToolError(f"internal error in wfops: {type(exc).__name__}: {exc} (a bug; the server's "
@@ -239,7 +577,8 @@ async def _quietly(notification: Any) -> None:
 
 
 def _error(exc: Any) -> ErrorOut:
-    return ErrorOut(type=type(exc).__name__, message=exc.message, hint=exc.hint)
+    return ErrorOut(type=type(exc).__name__, message=exc.message, hint=exc.hint,
+                    argument=exc.argument if isinstance(exc, InvalidArgument) else None)
 
 
 def serve(project: Project) -> None:
@@ -248,7 +587,8 @@ def serve(project: Project) -> None:
     While serving, the SDK points fd 1 at stderr, so what project code prints cannot
     corrupt the protocol; but Python buffers `sys.stdout`, and a buffer flushed after
     the SDK restored fd 1 would still land on the wire. So each tool call flushes it
-    (to stderr), and once serving ends fd 1 goes to stderr for good.
+    (to stderr), and once serving ends fd 1 goes to stderr for good. Runs still going
+    when the client leaves stay `running` in the store: resume_run continues them.
     """
     try:
         build_server(project).run()

@@ -32,16 +32,37 @@ class DiagnosticOut(BaseModel):
 
 
 class ErrorOut(BaseModel):
-    type: str = Field(description="e.g. RefusedError, UnknownRunError, Unavailable")
+    type: str = Field(description="e.g. RefusedError, UnknownRunError, InvalidArgument, Unavailable")
     message: str
     hint: str | None = None
+    argument: str | None = Field(None, description="The argument at fault (InvalidArgument).")
+
+
+class NextAction(BaseModel):
+    """A tool call an agent can make as given."""
+
+    tool: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    reason: str
+
+
+class CutOut(BaseModel):
+    """A value cut so the result fits `max_chars`."""
+
+    path: str = Field(description="JSON Pointer of the cut value in this result.")
+    chars: int = Field(description="Size of the whole value, as JSON text.")
+    get: NextAction | None = Field(None, description="The call that returns the whole value (in pages).")
 
 
 class Envelope(BaseModel):
     ok: bool
     error: ErrorOut | None = None
     diagnostics: list[DiagnosticOut] = Field(default_factory=list)
-    next_steps: list[str] = Field(default_factory=list, description="Suggested next tool calls.")
+    next_actions: list[NextAction] = Field(default_factory=list,
+                                           description="Tool calls that usually come next, callable as given.")
+    next_steps: list[str] = Field(default_factory=list, description="The same advice as plain text.")
+    cuts: list[CutOut] = Field(default_factory=list, description="Values cut to fit max_chars, and how to "
+                                                                 "get each whole.")
 
 
 class ValidateResult(Envelope):
@@ -70,6 +91,12 @@ class CapabilityOut(BaseModel):
     origin: str = Field(description="live, or lock (an MCP source's contract as wfops.lock holds it)")
     input_schema: dict[str, Any]
     output_schema: dict[str, Any]
+    annotations: dict[str, Any] = Field(default_factory=dict, description="Hints the source declares, e.g. "
+                                        "an MCP tool's readOnlyHint, destructiveHint, idempotentHint.")
+
+
+class CapabilityResult(Envelope):
+    capability: CapabilityOut | None = None
 
 
 class CapabilitiesResult(Envelope):
@@ -80,7 +107,7 @@ class CapabilitiesResult(Envelope):
 class CallResult(Envelope):
     ref: str
     outcome: str | None = None
-    output: dict[str, Any] | None = None
+    output: Any = None
 
 
 class InterruptOut(BaseModel):
@@ -106,9 +133,79 @@ class RunOut(BaseModel):
     interrupt: InterruptOut | None = None
 
 
+class ValueOut(BaseModel):
+    """One page of a run's value as JSON text (`show_run` with `value`)."""
+
+    pointer: str
+    text: str = Field(description="This page of the value's JSON text.")
+    offset: int
+    total_chars: int
+    next_offset: int | None = Field(None, description="Pass as offset for the next page; null at the end.")
+
+
 class RunResult(Envelope):
     run: RunOut | None = None
     exit_code: int | None = Field(None, description="What `wfops run`/`resume` would exit with.")
+    done: bool | None = Field(None, description="wait_run: false when the timeout came first.")
+    value: ValueOut | None = None
+
+
+class ProjectWorkflowOut(BaseModel):
+    name: str
+    file: str
+    description: str | None = None
+    input_schema: dict[str, Any] | None = None
+    deployments: list[str] = Field(default_factory=list, description="Deployments that run it.")
+
+
+class ProjectDeploymentOut(BaseModel):
+    name: str
+    file: str
+    workflow: str
+    bindings: dict[str, str] = Field(default_factory=dict)
+
+
+class ProjectSourceOut(BaseModel):
+    id: str
+    kind: str
+    file: str
+    detail: str = Field(description="The module, command or URL.")
+
+
+class ProjectResult(Envelope):
+    root: str = ""
+    workflows: list[ProjectWorkflowOut] = Field(default_factory=list)
+    deployments: list[ProjectDeploymentOut] = Field(default_factory=list)
+    sources: list[ProjectSourceOut] = Field(default_factory=list)
+    files: dict[str, list[str]] = Field(default_factory=dict, description="kind -> files read_file can read")
+    broken: list[str] = Field(default_factory=list, description="Files that do not load (validate says why).")
+
+
+class FileResult(Envelope):
+    path: str
+    kind: str | None = None
+    text: str = ""
+    start_line: int = 1
+    end_line: int = 0
+    total_lines: int = 0
+
+
+class WriteResult(Envelope):
+    path: str
+    written: bool = False
+    created: bool = False
+    forced: bool = False
+    unchanged: bool = False
+    added: list[DiagnosticOut] = Field(default_factory=list, description="Errors the text would add.")
+    text: str | None = Field(None, description="The text written or refused (patch_workflow, new_workflow).")
+
+
+class SkeletonResult(Envelope):
+    name: str
+    path: str | None = None
+    capability: str | None = None
+    text: str = ""
+    written: bool = False
 
 
 class RunsResult(Envelope):

@@ -6,26 +6,38 @@ run in worker threads: the API drives its own event loop for compile, checks and
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from wfops.cli.exits import for_run
-from wfops.mcpserver import advice
+from wfops.errors import InvalidArgument
+from wfops.mcpserver import advice, bounded
 from wfops.mcpserver.models import (
     CallResult,
     CapabilitiesResult,
     CapabilityOut,
+    CapabilityResult,
     CaseOut,
     CheckResult,
     CompileResult,
     DiagnosticOut,
+    ErrorOut,
+    FileResult,
     GraphResult,
+    ProjectDeploymentOut,
+    ProjectResult,
+    ProjectSourceOut,
+    ProjectWorkflowOut,
     RunResult,
     RunsResult,
+    SkeletonResult,
     TestsResult,
     TraceEntryOut,
     TraceResult,
     ValidateResult,
+    ValueOut,
+    WriteResult,
     run_out,
 )
 
@@ -45,7 +57,7 @@ def validate_files(project: Project, paths: list[str]) -> ValidateResult:
     """As `wfops validate PATHS`, with paths relative to the project root (and inside it)."""
     report = project.validate(paths)
     return ValidateResult(ok=report.ok, diagnostics=_diagnostics(report.diagnostics), checked=report.checked,
-                          next_steps=advice.after_validate(report.diagnostics, project.deployments()))
+                          next_actions=advice.after_validate(report.diagnostics, project.deployments()))
 
 
 def validate_text(project: Project, text: str, kind: str | None, path: str | None) -> ValidateResult:
@@ -53,21 +65,20 @@ def validate_text(project: Project, text: str, kind: str | None, path: str | Non
     steps = advice.after_validate(report.diagnostics, project.deployments())
     if report.ok:
         target = path or ("sources.yaml" if kind == "sources" else f"{kind}s/<name>.yaml")
-        steps.insert(0, f"save the text as {target}")
-    if not report.static_checks and report.ok:
-        steps.insert(0, "validate the project once the file is saved (only syntax and schema were checked)")
+        steps.insert(0, advice.act("write_file", f"save the text as {target} (pass the same text)",
+                                   path=target))
     return ValidateResult(ok=report.ok, diagnostics=_diagnostics(report.diagnostics), checked=report.checked,
-                          static_checks=report.static_checks, next_steps=steps)
+                          static_checks=report.static_checks, next_actions=steps)
 
 
 def compile_lock(project: Project) -> CompileResult:
     report = project.compile()
     if not report.written:
         return CompileResult(ok=False, diagnostics=_diagnostics(report.diagnostics),
-                             next_steps=advice.after_validate(report.diagnostics, report.deployments))
+                             next_actions=advice.after_validate(report.diagnostics, report.deployments))
     return CompileResult(ok=True, lock=report.lock, changed=report.changed, changes=report.changes,
                          workflows=report.workflows, diagnostics=_diagnostics(report.diagnostics),
-                         next_steps=advice.after_compile(report.deployments))
+                         next_actions=advice.after_compile(report.deployments))
 
 
 def run_tests(project: Project, paths: list[str], pattern: str | None) -> TestsResult:
@@ -76,33 +87,49 @@ def run_tests(project: Project, paths: list[str], pattern: str | None) -> TestsR
     cases = [CaseOut(name=c.name, file=c.file, line=c.line, workflow=c.workflow, status=c.status,
                      message=c.message, diff=c.diff) for c in report.cases]
     steps = ([] if report.ok else
-             ["fix the test files (diagnostics) and run_tests again"] if report.invalid else
-             ["read each failed case's diff; fix the workflow or the test, then run_tests again"])
+             [advice.act("run_tests", "fix the test files (see diagnostics), then run the tests again")]
+             if report.invalid else
+             [advice.act("run_tests", "read each failed case's diff; fix the workflow or the test, "
+                                      "then run the tests again")])
     return TestsResult(ok=report.ok, diagnostics=_diagnostics(report.diagnostics), passed=report.count("passed"),
-                       failed=report.count("failed"), errors=report.count("error"), cases=cases, next_steps=steps)
+                       failed=report.count("failed"), errors=report.count("error"), cases=cases, next_actions=steps)
 
 
 def check(project: Project, live: bool) -> CheckResult:
     report = project.check(live=live)
     return CheckResult(ok=report.ok, live=live, diagnostics=_diagnostics(report.diagnostics),
-                       next_steps=advice.after_check(report.diagnostics, project.deployments()))
+                       next_actions=advice.after_check(report.diagnostics, project.deployments()))
 
 
 def capabilities(project: Project, source: str | None) -> CapabilitiesResult:
     listing = project.capabilities(source)
-    steps = ["use a capability in a workflow step as `uses: <source>.<name>` and validate"]
-    if listing.notes:
-        steps.insert(0, "list_capabilities with source=<an MCP source id> to start it and list every "
-                        "tool (wfops.lock holds only the tools workflows use)")
-    return CapabilitiesResult(ok=listing.ok, capabilities=[CapabilityOut(**c.to_dict())
-                                                           for c in listing.capabilities],
-                              notes=listing.notes, diagnostics=_diagnostics(listing.diagnostics), next_steps=steps)
+    steps = [advice.act("describe_capability", "its schemas, outcomes and docs", ref=c.ref)
+             for c in listing.capabilities[:3]]
+    for note in listing.notes:
+        steps.insert(0, advice.act("list_capabilities", "start the MCP source and list every tool "
+                                   "(wfops.lock holds only the tools workflows use)", source=note.partition(":")[0]))
+    return CapabilitiesResult(ok=listing.ok, capabilities=[_capability(c) for c in listing.capabilities],
+                              notes=listing.notes, diagnostics=_diagnostics(listing.diagnostics),
+                              next_actions=steps)
+
+
+def _capability(info: Any) -> CapabilityOut:
+    return CapabilityOut(**info.to_dict(), annotations=dict(info.annotations))
+
+
+def describe_capability(project: Project, ref: str) -> CapabilityResult:
+    info = project.capability(ref)
+    example = {key: f"<{key}>" for key in (info.input_schema.get("required") or [])}
+    return CapabilityResult(ok=True, capability=_capability(info), next_actions=[
+        advice.act("call_capability", "try it on its own (fill in the input)", ref=ref, input=example),
+        advice.act("new_workflow", "a workflow that calls it", capability=ref, name=info.name.replace("_", "-"))])
 
 
 def call_capability(project: Project, ref: str, payload: Any) -> CallResult:
     done = project.call(ref, payload)
-    return CallResult(ok=True, ref=ref, outcome=done.outcome, output=done.output,
-                      next_steps=[f"use it in a workflow step as `uses: {ref}` (bound through a deployment)"])
+    return CallResult(ok=True, ref=ref, outcome=done.outcome, output=done.output, next_actions=[
+        advice.act("new_workflow", f"a workflow whose step `uses: {ref}`", capability=ref,
+                   name=ref.partition(".")[2].replace("_", "-") or "flow")])
 
 
 def run_deployment(project: Project, deployment: str, run_input: dict[str, Any],
@@ -118,19 +145,33 @@ def resume_run(project: Project, run_id: str, outcome: str | None, payload: Any,
 def _run_result(result: Run) -> RunResult:
     run = run_out(result)
     return RunResult(ok=run.status in ("completed", "interrupted"), run=run, exit_code=for_run(run.status),
-                     diagnostics=_diagnostics(result.warnings), next_steps=advice.after_run(run))
+                     diagnostics=_diagnostics(result.warnings), next_actions=advice.after_run(run))
 
 
-def show_run(project: Project, run_id: str) -> RunResult:
-    run = run_out(project.get_run(run_id))
-    return RunResult(ok=run.status != "failed", run=run, exit_code=for_run(run.status),
-                     next_steps=advice.after_run(run))
+def show_run(project: Project, run_id: str, value: str | None = None, offset: int = 0,
+             max_chars: int = bounded.DEFAULT_MAX_CHARS) -> RunResult:
+    got = project.get_run(run_id)
+    run = run_out(got)
+    steps = advice.after_orphan(run) if got.orphaned else advice.after_run(run)
+    if value is None:
+        return RunResult(ok=run.status != "failed", run=run, exit_code=for_run(run.status), next_actions=steps)
+    text = json.dumps(project.run_value(run_id, value), ensure_ascii=False, sort_keys=True)
+    if offset < 0 or offset > len(text):
+        raise InvalidArgument(f"offset {offset} is outside the value ({len(text)} characters)", argument="offset")
+    chunk, next_offset = bounded.page(text, offset, max_chars)
+    if next_offset is not None:
+        steps = [advice.act("show_run", "the next page of the value", run_id=run_id, value=value,
+                            offset=next_offset, max_chars=max_chars)]
+    return RunResult(ok=True, exit_code=for_run(run.status), next_actions=steps,
+                     value=ValueOut(pointer=value, text=chunk, offset=offset, total_chars=len(text),
+                                    next_offset=next_offset))
 
 
 def list_runs(project: Project, deployment: str | None, status: str | None, limit: int) -> RunsResult:
     runs = [run_out(r) for r in project.runs(deployment=deployment, status=status, limit=max(1, min(limit, 200)))]
-    steps = [f"show_run with run_id={runs[0].run_id!r}"] if runs else ["run_deployment to start a run"]
-    return RunsResult(ok=True, runs=runs, next_steps=steps)
+    steps = [advice.act("show_run", "the newest run", run_id=runs[0].run_id)] if runs else \
+        [advice.act("list_project", "find a deployment to start_run")]
+    return RunsResult(ok=True, runs=runs, next_actions=steps)
 
 
 def read_trace(project: Project, run_id: str, from_seq: int | None, limit: int | None) -> TraceResult:
@@ -138,12 +179,93 @@ def read_trace(project: Project, run_id: str, from_seq: int | None, limit: int |
     out = [TraceEntryOut(**e.to_dict()) for e in project.trace(run_id, from_seq=from_seq, limit=page)]
     more = len(out) == page
     next_from = out[-1].seq + 1 if more else None
-    steps = [f"read_trace with run_id={run_id!r} and from_seq={next_from}"] if more else \
-        [f"show_run with run_id={run_id!r} for the run's status and output"]
-    return TraceResult(ok=True, run_id=run_id, entries=out, next_from=next_from, next_steps=steps)
+    steps = [advice.act("read_trace", "the next page", run_id=run_id, from_seq=next_from, limit=page)] if more \
+        else [advice.act("show_run", "the run's status and output", run_id=run_id)]
+    return TraceResult(ok=True, run_id=run_id, entries=out, next_from=next_from, next_actions=steps)
 
 
 def draw_graph(project: Project, workflow: str, format: str) -> GraphResult:  # noqa: A002
     text = project.graph(workflow, format)
     return GraphResult(ok=True, workflow=workflow, format=format, text=text,
-                       next_steps=[f"validate the workflow's file (workflows/) after editing {workflow}"])
+                       next_actions=[advice.act("list_project", f"find {workflow}'s file to read or patch it")])
+
+
+# -- authoring -----------------------------------------------------------------------------------
+
+def list_project(project: Project) -> ProjectResult:
+    listing = project.list_project()
+    steps = [advice.act("read_file", "read the workflow", path=w.file) for w in listing.workflows[:2]]
+    steps += advice.runs_of([d.name for d in listing.deployments], 2)
+    if not listing.workflows:
+        steps.insert(0, advice.act("list_capabilities", "what a new workflow can call"))
+    if listing.broken:
+        steps.insert(0, advice.act("validate", "some files do not load: see why", paths=listing.broken))
+    return ProjectResult(
+        ok=True, root=listing.root,
+        workflows=[ProjectWorkflowOut(name=w.name, file=w.file, description=w.description,
+                                      input_schema=w.input_schema, deployments=w.deployments)
+                   for w in listing.workflows],
+        deployments=[ProjectDeploymentOut(name=d.name, file=d.file, workflow=d.workflow, bindings=d.bindings)
+                     for d in listing.deployments],
+        sources=[ProjectSourceOut(id=s.id, kind=s.kind, file=s.file, detail=s.detail) for s in listing.sources],
+        files=listing.files, broken=listing.broken, next_actions=steps)
+
+
+def read_file(project: Project, path: str, line_numbers: bool, start_line: int | None,
+              end_line: int | None) -> FileResult:
+    got = project.read_file(path, start_line, end_line)
+    text = got.text
+    if line_numbers:
+        width = len(str(max(got.end_line, 1)))
+        text = "".join(f"{n:>{width}}| {line}" for n, line in
+                       enumerate(got.text.splitlines(keepends=True), start=got.start_line))
+    steps = []
+    if got.kind in ("workflow", "deployment", "sources"):
+        steps = [advice.act("patch_workflow", "a focused edit (RFC 6902 JSON Patch; comments are kept)",
+                            path=got.path, patch=[]),
+                 advice.act("write_file", "replace the whole text (validated before it is written)",
+                            path=got.path, text="<the new text>")]
+    return FileResult(ok=True, path=got.path, kind=got.kind, text=text, start_line=got.start_line,
+                      end_line=got.end_line, total_lines=got.total_lines, next_actions=steps)
+
+
+def write_file(project: Project, path: str, text: str, force: bool) -> WriteResult:
+    return _write_result(project, project.write_file(path, text, force=force), echo=False)
+
+
+def patch_workflow(project: Project, path: str, patch: Any) -> WriteResult:
+    return _write_result(project, project.patch_file(path, patch), echo=True)
+
+
+def _write_result(project: Project, report: Any, *, echo: bool) -> WriteResult:
+    steps = advice.after_write(report.diagnostics, report.written or report.unchanged, report.path,
+                               project.deployments())
+    if not report.written and report.added:
+        steps.append(advice.act("write_file", "write it anyway, errors and all (force)", path=report.path,
+                                text="<the same text>", force=True))
+    refused = None
+    if not report.written and report.added:
+        count = len(report.added)
+        refused = ErrorOut(type="WriteRefused", message=f"{report.path} was not written: the text would add "
+                                                        f"{count} error{'s' if count > 1 else ''} to the project "
+                                                        "(see `added`); the file is untouched",
+                           hint="fix what each diagnostic's hint says and call again (or force: true to "
+                                "write it anyway)")
+    return WriteResult(ok=not report.added or report.written, error=refused, path=report.path,
+                       written=report.written,
+                       created=report.created, forced=report.forced, unchanged=report.unchanged,
+                       added=_diagnostics(report.added), diagnostics=_diagnostics(report.diagnostics),
+                       text=report.text if echo else None, next_actions=steps)
+
+
+def new_workflow(project: Project, capability: str, name: str, write: bool) -> SkeletonResult:
+    made = project.new_workflow(capability, name, write=write)
+    written = made.written is not None and made.written.written
+    steps = [advice.act("write_file", "save it (or call new_workflow with write=true)", path=made.path,
+                        text="<the text above>")] if not write else \
+        [advice.act("read_file", "see it", path=made.path),
+         advice.act("compile", "snapshot capability contracts and write wfops.lock")]
+    found = made.written.diagnostics if made.written is not None else made.diagnostics
+    return SkeletonResult(ok=not any(d.is_error for d in found), name=made.name, path=made.path,
+                          capability=made.capability, text=made.text, written=written,
+                          diagnostics=_diagnostics([d for d in found if d.file == made.path]), next_actions=steps)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import secrets as _random
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -15,6 +15,7 @@ from typing import Any
 
 from wfops.compiler.artifact import load_artifact
 from wfops.compiler.validate import validate_project
+from wfops.dburl import location_of
 from wfops.diagnostics import Diagnostic
 from wfops.engine.fork import fork_point
 from wfops.engine.types import RunSnapshot
@@ -22,11 +23,13 @@ from wfops.errors import ProjectNotFound, RefusedError, UsageError
 from wfops.loader.project import find_root, load_project, project_db_path
 from wfops.lock.gate import check_deployment
 from wfops.runner.inputs import merge, read_secrets
+from wfops.runner.placement import executor_for
 from wfops.runner.progress import OnStep, ProgressSink
 from wfops.runner.resume_drift import resumed_contract_drift
 from wfops.runner.sources import live_catalog, opened_sources, used_sources
 from wfops.runner.stop import StopSignal
 from wfops.schemacheck import first_error, with_defaults
+from wfops.sources.executor import Executor, ExecutorChoice, opened_executor
 from wfops.sources.registry import BoundResolver, build_sources
 from wfops.store import open_store
 
@@ -38,6 +41,8 @@ class RunOptions:
     project: str | Path | None = None
     db: str | Path | None = None
     on_step: OnStep | None = None
+    executor: str | None = None   # `local` or `dask://HOST:PORT`; overrides the deployment's
+    on_start: Callable[[str], None] | None = None  # told the run id once the run is in the store
 
 
 @dataclass(frozen=True)
@@ -48,6 +53,7 @@ class ResumeOptions:
     project: str | Path | None = None
     db: str | Path | None = None
     on_step: OnStep | None = None
+    executor: str | None = None   # default: the executor the run was started with
 
 
 @dataclass(frozen=True)
@@ -80,6 +86,7 @@ async def run_deployment(options: RunOptions) -> RunResult:
     from wfops.engine.engine import Engine
 
     root = find_root(explicit=options.project)
+    given_executor = ExecutorChoice.parse(options.executor) if options.executor else None
     validation = validate_project(root)
     gate = check_deployment(validation, options.deployment)
     _refuse_unless_ok(gate, options.deployment)
@@ -87,6 +94,7 @@ async def run_deployment(options: RunOptions) -> RunResult:
     secret_values = read_secrets(deployment.secrets)
     run_input = merge(deployment.input, options.input)
     root_name = deployment.workflow_name
+    choice = given_executor or ExecutorChoice.of_deployment(deployment.executor)
 
     db_path = project_db_path(root, options.db)
     store = open_store(db_path)
@@ -98,17 +106,19 @@ async def run_deployment(options: RunOptions) -> RunResult:
                 gate = check_deployment(validation, options.deployment,
                                         live_catalog=live_catalog({i: opened[i] for i in remote}))
                 _refuse_unless_ok(gate, options.deployment, live=True)
-            run_id = new_run_id()
-            with store.run_lock(run_id):
-                store.begin_run(run_id, artifacts=gate.artifacts, normalized=gate.normalized,
-                                meta={"bindings": dict(gate.bindings), "secrets": list(deployment.secrets),
-                                      "project": str(root)})
-                stop = StopSignal(store)
-                engine = Engine(gate.workflows, _resolver(opened, gate.bindings),
-                                ProgressSink(store, options.on_step), deployment=options.deployment,
-                                secrets=secret_values, artifacts=gate.artifacts, cancel=stop)
-                with stop.on_sigint():
-                    snapshot = await engine.start(root_name, run_input, run_id=run_id)
+            executor = executor_for(choice, root, options.deployment, opened, ids)
+            async with opened_executor(executor):
+                run_id = new_run_id()
+                with store.run_lock(run_id):
+                    store.begin_run(run_id, artifacts=gate.artifacts, normalized=gate.normalized,
+                                    meta={"bindings": dict(gate.bindings), "secrets": list(deployment.secrets),
+                                          "project": str(root), "executor": choice.name})
+                    stop = StopSignal(store)
+                    engine = Engine(gate.workflows, _resolver(opened, gate.bindings, executor),
+                                    ProgressSink(store, options.on_step, options.on_start), deployment=options.deployment,
+                                    secrets=secret_values, artifacts=gate.artifacts, cancel=stop)
+                    with stop.on_sigint():
+                        snapshot = await engine.start(root_name, run_input, run_id=run_id)
         return RunResult(snapshot, list(gate.warnings))
     finally:
         store.close()
@@ -120,13 +130,15 @@ async def resume_run(options: ResumeOptions) -> RunResult:
     next attempt number and the same idempotency key). The workflows come from the artifacts
     stored for the run, not the files."""
     root, db_path = _resume_paths(options)
+    given_executor = ExecutorChoice.parse(options.executor) if options.executor else None
     store = open_store(db_path)
     try:
         first = store.get_run(options.run_id)
         _refuse_finished(first.snapshot)
         if root is None:  # outside the project, with --db / WFOPS_DB: the run remembers its project
             root = _stored_root(first.meta, options.run_id)
-        return await _continue(store, root, options.run_id, options.outcome, options.payload, options.on_step)
+        return await _continue(store, root, options.run_id, options.outcome, options.payload, options.on_step,
+                               given_executor)
     finally:
         store.close()
 
@@ -169,7 +181,7 @@ def _fork_input(schema: dict[str, Any] | None, original: Any, changes: Mapping[s
 
 
 async def _continue(store: Any, root: Path, run_id: str, outcome: str | None, payload: Any,
-                    on_step: OnStep | None) -> RunResult:
+                    on_step: OnStep | None, given_executor: ExecutorChoice | None = None) -> RunResult:
     """Drive a stored run on from its trace, holding its lock."""
     # deferred: wfops.engine.engine imports asyncio (~33 ms) and pydantic (~30 ms), only for a run
     from wfops.engine.engine import Engine
@@ -195,12 +207,15 @@ async def _continue(store: Any, root: Path, run_id: str, outcome: str | None, pa
                 raise RefusedError(f"resume of {snapshot.run_id} refused: an MCP source drifted",
                                    diagnostics=refusals,
                                    hint="fix the findings above (`wfops check --live` shows them too)")
-            stop = StopSignal(store)
-            engine = Engine(workflows, _resolver(opened, bindings), ProgressSink(store, on_step),
-                            deployment=snapshot.deployment, secrets=secret_values, artifacts=artifacts,
-                            cancel=stop)
-            with stop.on_sigint():
-                final = await engine.resume(snapshot, trace, outcome=outcome, payload=payload)
+            choice = given_executor or ExecutorChoice.parse(str(record.meta.get("executor") or "local"))
+            executor = executor_for(choice, root, snapshot.deployment, opened, ids)
+            async with opened_executor(executor):
+                stop = StopSignal(store)
+                engine = Engine(workflows, _resolver(opened, bindings, executor), ProgressSink(store, on_step),
+                                deployment=snapshot.deployment, secrets=secret_values, artifacts=artifacts,
+                                cancel=stop)
+                with stop.on_sigint():
+                    final = await engine.resume(snapshot, trace, outcome=outcome, payload=payload)
     return RunResult(final, warnings)
 
 
@@ -220,14 +235,14 @@ def _project_sources(root: Path, ids: list[str], run_id: str) -> dict[str, Any]:
     return dict(sources)
 
 
-def _resume_paths(options: ResumeOptions) -> tuple[Path | None, Path]:
+def _resume_paths(options: ResumeOptions) -> tuple[Path | None, Path | str]:
     try:
         root = find_root(explicit=options.project)
     except ProjectNotFound:
         explicit = options.db or os.environ.get("WFOPS_DB")
         if not explicit:
             raise
-        return None, Path(explicit)
+        return None, location_of(explicit) if isinstance(explicit, str) else explicit
     return root, project_db_path(root, options.db)
 
 
@@ -239,8 +254,9 @@ def _stored_root(meta: Mapping[str, Any], run_id: str) -> Path:
     return Path(stored)
 
 
-def _resolver(opened: Mapping[str, Any], bindings: Mapping[str, str]) -> Any:
-    return BoundResolver(opened, bindings)
+def _resolver(opened: Mapping[str, Any], bindings: Mapping[str, str], executor: Executor) -> Any:
+    """Calls go to the sources as the executor placed them (python ones on a cluster, or here)."""
+    return BoundResolver({source_id: executor.place(source) for source_id, source in opened.items()}, bindings)
 
 
 def _refuse_unless_ok(gate: Any, name: str, *, live: bool = False) -> None:

@@ -43,6 +43,9 @@ class Capability:
     output_schema: dict[str, Any]
     outcomes: tuple[str, ...] = ("ok",)
     description: str = ""
+    # Hints a source declares about the capability (an MCP tool's readOnlyHint, destructiveHint, ...).
+    # Not part of the contract: they never change its hash or count as drift.
+    annotations: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     @property
     def ref(self) -> str:

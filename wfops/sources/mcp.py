@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from wfops.errors import CapabilityError, StepTimeout
+from wfops.errors import CapabilityError, SourceLost, StepTimeout
 from wfops.sources.base import CallResult, Capability, SourceKind, StepContext
 from wfops.sources.mcp_result import convert_result, tool_error_text
 
@@ -81,6 +81,7 @@ class McpClientSource:
         self._failure: str | None = None  # why the session ended on its own (crash, exit)
         self._stderr: IO[bytes] | None = None
         self._closed = False
+        self._restarting: asyncio.Lock | None = None
 
     # -- the Source protocol -------------------------------------------------------------
 
@@ -117,6 +118,8 @@ class McpClientSource:
         import asyncio  # deferred: asyncio (~33 ms), `wfops validate` builds sources but never opens one
         if self._capabilities is not None and name not in self._capabilities:
             raise CapabilityError(f"mcp source {self.id!r} has no tool {name!r}")
+        if self._ended():
+            await self._restart()
         request = self._submit(name, payload, context)
         try:
             # The SDK enforces spec.timeout per request; the margin only guards against a stuck SDK.
@@ -149,6 +152,24 @@ class McpClientSource:
         if self._stderr is not None:
             self._stderr.close()
             self._stderr = None
+
+    def _ended(self) -> bool:
+        """The session ended on its own (the server crashed, was killed or exited): not closed by us."""
+        owner = self._owner
+        return not self._closed and owner is not None and (self._failure is not None or owner.done())
+
+    async def _restart(self) -> None:
+        """Start the server again, so the call after a crash (a retry, the next step, a resume)
+        meets a live session; concurrent callers restart it once. A server that will not come
+        back fails this call like any other step failure."""
+        import asyncio  # deferred: asyncio (~33 ms), `wfops validate` builds sources but never opens one
+        if self._restarting is None:
+            self._restarting = asyncio.Lock()
+        async with self._restarting:
+            if not self._ended():
+                return  # another caller restarted it meanwhile
+            await self.close()
+            await self.open()
 
     # -- the owner task ------------------------------------------------------------------
 
@@ -225,7 +246,7 @@ class McpClientSource:
                 capabilities[tool.name] = Capability(
                     self.id, tool.name, dict(tool.input_schema or {"type": "object"}),
                     dict(tool.output_schema) if tool.output_schema else dict(ANY_RESULT_SCHEMA),
-                    ("ok",), tool.description or "")
+                    ("ok",), tool.description or "", _annotations(tool))
                 if tool.output_schema:
                     self._structured.add(tool.name)
             cursor = page.next_cursor
@@ -281,7 +302,7 @@ class McpClientSource:
             self._failure = (f"mcp source {self.id!r}: the server closed the connection "
                              f"(it exited or crashed) during tool {name!r}"
                              f"{self._stderr_tail(since=request.stderr_at)}")
-            return CapabilityError(self._failure, hint="see the server's stderr; the source must be reopened")
+            return SourceLost(self._failure, hint="see the server's stderr; the next call starts it again")
         if isinstance(exc, MCPError):
             return CapabilityError(f"mcp source {self.id!r}: tool {name!r}: {tool_error_text(exc)}")
         return CapabilityError(f"mcp source {self.id!r}: tool {name!r}: {type(exc).__name__}: {exc}")
@@ -430,6 +451,12 @@ _ENV_REF = re.compile(r"(?<!\$)\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 def _expand(match: re.Match[str]) -> str:
     name, default = match.group(1), match.group(2)
     return os.environ.get(name, default if default is not None else "")
+
+
+def _annotations(tool: Any) -> dict[str, Any]:
+    """The tool's declared hints (title, readOnlyHint, destructiveHint, idempotentHint, openWorldHint)."""
+    hints = getattr(tool, "annotations", None)
+    return hints.model_dump(by_alias=True, exclude_none=True) if hints is not None else {}
 
 
 def _context_meta(context: StepContext) -> dict[str, Any]:

@@ -24,6 +24,7 @@ import threading
 import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -31,9 +32,11 @@ from pydantic import BaseModel, ValidationError
 from wfops.errors import CapabilityError, WfopsError
 from wfops.sources.base import CallResult, Capability, SourceKind, StepContext
 from wfops.sources.modules import (  # re-exported: python sources are loaded through here
+    ImportTimedOut,
     ModuleOutsideProject,
     forget_project_modules,
     import_project_module,
+    in_project_dir,
     module_file,
     prints_to_stderr,
 )
@@ -122,8 +125,10 @@ def _spec_of(func: Callable[..., Any]) -> NodeSpec:
 class PythonSource:
     """A module of `@wfops.node` functions. Sync functions run in a worker thread."""
 
-    def __init__(self, source_id: str, module: Any) -> None:
+    def __init__(self, source_id: str, module: Any, root: Path | None = None) -> None:
+        """`root`: the project root, the working directory of its nodes (None: left as it is)."""
         self.id = source_id
+        self.root = root
         self.kind: SourceKind = "python"
         self.module = module
         self._nodes: dict[str, tuple[NodeSpec, Callable[..., Any]]] = {}
@@ -141,18 +146,32 @@ class PythonSource:
         return self._caps
 
     async def call(self, name: str, payload: dict[str, Any], context: StepContext) -> CallResult:
-        spec, func = self._nodes[name]
-        try:
-            model = spec.input_model.model_validate(payload)
-        except ValidationError as exc:
-            raise CapabilityError(f"input does not match {spec.input_model.__name__}: {_brief(exc)}") from None
-        kwargs = {spec.context_param: context} if spec.context_param else {}
-        with prints_to_stderr():
+        spec, func, model, kwargs = self._prepare(name, payload, context)
+        with prints_to_stderr(), in_project_dir(self.root):
             if spec.is_async:
                 returned = await func(model, **kwargs)
             else:
                 returned = await in_daemon_thread(func, model, f"wfops-node-{self.id}.{name}", **kwargs)
         return _to_result(spec, returned)
+
+    def call_here(self, name: str, payload: dict[str, Any], context: StepContext) -> CallResult:
+        """The same call, in the calling thread (a Dask worker's task thread, which has no
+        event loop): a sync node is called directly, an async one on a loop of its own."""
+        import asyncio  # deferred: asyncio (~33 ms), only async nodes on a worker need it
+
+        spec, func, model, kwargs = self._prepare(name, payload, context)
+        with prints_to_stderr(), in_project_dir(self.root):
+            returned = asyncio.run(func(model, **kwargs)) if spec.is_async else func(model, **kwargs)
+        return _to_result(spec, returned)
+
+    def _prepare(self, name: str, payload: dict[str, Any], context: StepContext
+                 ) -> tuple[NodeSpec, Callable[..., Any], BaseModel, dict[str, Any]]:
+        spec, func = self._nodes[name]
+        try:
+            model = spec.input_model.model_validate(payload)
+        except ValidationError as exc:
+            raise CapabilityError(f"input does not match {spec.input_model.__name__}: {_brief(exc)}") from None
+        return spec, func, model, ({spec.context_param: context} if spec.context_param else {})
 
     async def close(self) -> None:
         return None
@@ -236,8 +255,14 @@ def _to_result(spec: NodeSpec, returned: Any) -> CallResult:
 def _brief(exc: ValidationError) -> str:
     first = exc.errors()[0]
     where = ".".join(str(p) for p in first["loc"]) or "input"
-    return f"{where}: {first['msg']}" + (f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else "")
+    # Say so when the value was null: a workflow path that found nothing (a mistyped `$input.x`)
+    # gives null, and "should be a valid string" alone does not point there. Only null is named:
+    # other values may be secrets.
+    got = ", got null" if first["input"] is None and first["type"] != "missing" else ""
+    more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+    return f"{where}: {first['msg']}{got}{more}"
 
 
-__all__ = ["ModuleOutsideProject", "NodeDefinitionError", "PythonSource", "Result", "forget_project_modules",
-           "import_project_module", "module_file", "node", "prints_to_stderr"]
+__all__ = ["ImportTimedOut", "ModuleOutsideProject", "NodeDefinitionError", "PythonSource", "Result",
+           "forget_project_modules", "import_project_module", "in_project_dir", "module_file", "node",
+           "prints_to_stderr"]

@@ -1,4 +1,4 @@
-"""A small stateful MCP test server: counter, echo, an erroring, a hanging and a dying tool.
+"""A small stateful MCP test server: counter, echo, an erroring, a hanging and dying tools.
 
 Run as `python tests/mcp/servers/stateful.py [--pid-file F] [--http PORT]`. The pid
 file lets tests prove that no server process outlives its source.
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import time
 from pathlib import Path
 from typing import TypedDict
@@ -62,6 +63,17 @@ async def hang(seconds: float = 3600) -> str:
 def die() -> str:
     """Kill this server process mid-call."""
     os._exit(3)
+
+
+@app.tool()
+def die_once(marker: str) -> str:
+    """Kill this server process (SIGKILL) the first time, when the file `marker` does not exist
+    yet; answer 'alive' afterwards. A retry after a crash meets a restarted server."""
+    path = Path(marker)
+    if not path.exists():
+        path.write_text(str(os.getpid()))
+        os.kill(os.getpid(), signal.SIGKILL)
+    return "alive"
 
 
 @app.tool()

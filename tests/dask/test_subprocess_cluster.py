@@ -1,0 +1,107 @@
+"""A cluster as users start one: `dask scheduler` and two `dask worker` processes, each worker
+with its own copy of the project (WFOPS_PROJECT), as on machines that do not share the
+driver's filesystem (docs/distributed.md)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.dask.project import OPS, drifted, free_port, make_dask_project, read_log
+from tests.harness import process_env
+from tests.runner.helpers import as_json
+from tests.runner.helpers import wfops as cli
+
+pytestmark = pytest.mark.slow
+pytest.importorskip("distributed")
+
+DASK = [sys.executable, "-m", "dask"]
+
+
+def _stop(processes: list[subprocess.Popen[bytes]]) -> None:
+    """Workers first, then the scheduler: each is asked to stop, and killed if it dawdles."""
+    for process in reversed(processes):
+        if process.poll() is None:
+            process.terminate()
+        try:
+            process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+@pytest.fixture
+def cluster(tmp_path: Path) -> Iterator[dict[str, Any]]:
+    """`dask scheduler` on a free port and two `--no-nanny` workers (so the pid a node sees is
+    the worker process this test started), each pointed at the worker copy of the project."""
+    from distributed import Client
+
+    driver_root = make_dask_project(tmp_path / "driver")
+    worker_root = tmp_path / "worker-copy"
+    shutil.copytree(driver_root, worker_root, ignore=shutil.ignore_patterns(".wfops"))
+    port = free_port()
+    address = f"127.0.0.1:{port}"
+    # A lost task comes back to wfops at once (a failed attempt), as docs/distributed.md advises.
+    env = process_env({"DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES": "0", "WFOPS_PROJECT": str(worker_root)})
+    logs = tmp_path / "dask-logs"
+    logs.mkdir()
+    started: list[subprocess.Popen[bytes]] = []
+    try:
+        started.append(subprocess.Popen([*DASK, "scheduler", "--host", "127.0.0.1", "--port", str(port),
+                                         "--no-dashboard"], env=env, cwd=tmp_path,
+                                        stdout=subprocess.DEVNULL, stderr=(logs / "scheduler").open("wb")))
+        for n in (1, 2):
+            started.append(subprocess.Popen([*DASK, "worker", f"tcp://{address}", "--nthreads", "1",
+                                             "--no-nanny", "--no-dashboard", "--host", "127.0.0.1"],
+                                            env=env, cwd=tmp_path, stdout=subprocess.DEVNULL,
+                                            stderr=(logs / f"worker-{n}").open("wb")))
+        deadline = time.monotonic() + 60
+        while True:  # the scheduler takes a moment to listen
+            try:
+                with Client(f"tcp://{address}", timeout=5) as client:
+                    client.wait_for_workers(2, timeout=60)
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+        yield {"address": address, "driver_root": driver_root, "worker_root": worker_root,
+               "worker_pids": {p.pid for p in started[1:]}}
+    finally:
+        _stop(started)
+
+
+def test_a_foreach_runs_on_dask_worker_processes(cluster: dict[str, Any], tmp_path: Path) -> None:
+    root, log = cluster["driver_root"], tmp_path / "log.jsonl"
+    done = cli(root, "run", "fan.local", "--json", "--executor", f"dask://{cluster['address']}",
+               "-i", f"items={json.dumps(list(range(10)))}", "-i", f"log={log}", "-i", "sleep=0.05")
+    assert done.code == 0, done.stderr
+    out = as_json(done)["output"]["out"]
+    assert [o["n"] for o in out] == [i * 10 for i in range(10)]
+    pids = {e["pid"] for e in read_log(log)}
+    assert pids <= cluster["worker_pids"] and os.getpid() not in pids
+    assert len(pids) == 2  # both workers took items (one thread each, items sleep)
+
+
+def test_workers_whose_copy_of_the_project_changed_are_refused_as_drift(cluster: dict[str, Any],
+                                                                       tmp_path: Path) -> None:
+    # The workers' copy gets a node whose signature differs from the lock; they have not
+    # imported it yet, so they load the changed code and must refuse to run it.
+    (cluster["worker_root"] / "ops.py").write_text(drifted(OPS).lstrip("\n"), encoding="utf-8")
+    root, log = cluster["driver_root"], tmp_path / "log.jsonl"
+    done = cli(root, "run", "fan.local", "--json", "--executor", f"dask://{cluster['address']}",
+               "-i", "items=[1, 2]", "-i", f"log={log}")
+    assert done.code == 1
+    error = as_json(done)["error"]
+    assert error["type"] == "capability-drift"
+    assert "ops.work on worker tcp://127.0.0.1:" in error["message"]
+    assert not log.exists()  # the changed node never ran

@@ -1,0 +1,86 @@
+"""The worker side of the Dask executor: one capability call, as a Dask task.
+
+A worker loads the project's python source itself (from `WFOPS_PROJECT` when that is
+set in the worker's environment, else from the driver's project path, which a worker on
+the same machine or a shared filesystem sees), checks that the capability's contract,
+computed from the code the worker really has, is the one the run was locked with, and
+only then calls it. The answer is a plain record, never an exception: the driver turns
+an error record into the failure a local call would have given (same type, same
+message), and Dask keeps no failed task around to retry behind wfops's back.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+from wfops.errors import WfopsError
+from wfops.sources.base import Source, StepContext
+from wfops.sources.registry import load_python_source
+
+PROJECT_ENV = "WFOPS_PROJECT"
+DRIFT = "capability-drift"
+
+# (project root, module, source id) -> the loaded source. A worker imports a module once;
+# new code on a worker needs a worker restart (docs/distributed.md).
+_loaded: dict[tuple[str, str, str], tuple[Source, dict[str, str]]] = {}
+_loading = threading.Lock()  # a worker runs tasks in several threads: import once
+
+
+def call_on_worker(driver_root: str, module: str, source_id: str, name: str, expected: str,
+                   payload: dict[str, Any], context: dict[str, Any]) -> dict[str, Any]:
+    """Run capability `source_id.name` here; `{"outcome", "output"}`, `{"error": {type, message}}`,
+    or `{"exit": code}` for a node that called sys.exit."""
+    try:
+        source, hashes = _source(driver_root, module, source_id)
+        found = hashes.get(name)
+        if found is None:
+            return _error("CapabilityError", f"source {source_id!r} on this worker has no capability {name!r}")
+        if found != expected:
+            return _error(DRIFT, f"{source_id}.{name} on worker {_worker_name()} does not match the run's lock "
+                          f"(contract {found[:12]} on the worker, {expected[:12]} locked): "
+                          "the worker runs other code; deploy the locked code to the workers and restart them")
+        ctx = StepContext(context["run_id"], context["workflow"], context["deployment"], context["step"],
+                          context["attempt"], context["idempotency_key"], dict(context.get("extra") or {}))
+        result = source.call_here(name, payload, ctx)  # type: ignore[attr-defined]
+        return {"outcome": result.outcome, "output": result.output}
+    except SystemExit as exc:
+        return {"exit": exc.code if isinstance(exc.code, int | str) or exc.code is None else str(exc.code)}
+    except Exception as exc:  # any failure of user code is the step's, reported as a local run reports it
+        return _error(getattr(exc, "error_type", None) or type(exc).__name__,
+                      getattr(exc, "message", None) or str(exc) or type(exc).__name__)
+
+
+def _source(driver_root: str, module: str, source_id: str) -> tuple[Source, dict[str, str]]:
+    """The source as this worker loaded it, with each capability's contract hash."""
+    root = os.environ.get(PROJECT_ENV) or driver_root
+    key = (root, module, source_id)
+    found = _loaded.get(key)
+    if found is not None:
+        return found
+    with _loading:
+        found = _loaded.get(key)
+        if found is None:
+            if not Path(root).is_dir():
+                raise WfopsError(f"worker {_worker_name()} has no project at {root}: set {PROJECT_ENV} in "
+                                 "the worker's environment to the project's directory on that machine")
+            source = load_python_source(Path(root), source_id, module)
+            hashes = {name: cap.contract_hash for name, cap in source.capabilities().items()}
+            found = _loaded[key] = (source, hashes)
+    return found
+
+
+def _worker_name() -> str:
+    try:
+        # deferred: distributed (~300 ms), present on a worker, only for naming it in a message
+        from distributed import get_worker
+
+        return str(get_worker().address)
+    except (ImportError, ValueError):
+        return f"pid {os.getpid()}"
+
+
+def _error(type_: str, message: str) -> dict[str, Any]:
+    return {"error": {"type": type_, "message": message}}
