@@ -52,8 +52,9 @@ def test_a_killed_source_server_is_restarted_for_the_retry(tmp_path: Path) -> No
     assert run["status"] == "completed" and run["output"] == {"said": {"result": "alive"}}
     assert (root / "died").exists()  # the first attempt really killed its server
     trace = wfops("runs", "trace", run["run_id"], "--json", cwd=root).json()
-    [entry] = trace if isinstance(trace, list) else trace["entries"]
-    assert entry["attempt"] == 2
+    failed, entry = trace if isinstance(trace, list) else trace["entries"]
+    assert (failed["kind"], failed["attempt"]) == ("retry", 1) and failed["error"]  # the attempt the kill failed
+    assert entry["attempt"] == 2 and entry["error"] is None
 
 
 @pytest.mark.slow  # starts MCP server processes
