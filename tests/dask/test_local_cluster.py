@@ -110,8 +110,9 @@ def test_a_worker_killed_mid_task_costs_only_a_retry(cluster: Any, tmp_path: Pat
     assert driver.returncode == 0, stderr
     run = json.loads(stdout)
     assert [o["n"] for o in run["output"]["out"]] == [0, 10, 20, 30, 40, 50]
-    item = next(e for e in wfops.Project(root).trace(run["run_id"]) if e.step == "fan[2]")
-    assert item.attempt == 2 and item.error is None
+    failed, item = (e for e in wfops.Project(root).trace(run["run_id"]) if e.step == "fan[2]")
+    assert (failed.kind, failed.attempt) == ("retry", 1) and failed.error  # the attempt the kill cost
+    assert (item.kind, item.attempt, item.error) == ("item", 2, None)
     runs_of_2 = [e for e in read_log(log) if e["n"] == 2]
     assert [e["attempt"] for e in runs_of_2] == [1, 2]
     assert runs_of_2[1]["pid"] != pid
