@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 
 from wfops.canonical import canonical_json
 from wfops.engine.types import Interrupt, RunSnapshot, TraceEntry
-from wfops.errors import StoreError, UnknownRunError
+from wfops.errors import StoreError, UnknownRunError, UnstorableValue
 from wfops.statedir import make_state_dir
 from wfops.store import locks
 from wfops.store.migrations import current_version, migrate, refuse_newer
@@ -31,11 +31,20 @@ def now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
+# allow_nan=False: a stored `NaN` would make every later read of the run unparseable outside Python.
+_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str, allow_nan=False).encode
 
 
 def _dump(value: Any) -> str | None:
     return None if value is None else _encode(value)
+
+
+def _storable(rows: list[tuple[Any, ...]]) -> None:
+    """Every text column is Unicode SQLite can store (a lone surrogate fails only at INSERT)."""
+    for row in rows:
+        for column in row:
+            if isinstance(column, str):
+                column.encode("utf-8")
 
 
 def _load(text: str | None) -> Any:
@@ -140,18 +149,22 @@ class SqliteStore:
         self._pending[run_id] = _Pending(dict(artifacts), dict(normalized), dict(meta))
 
     def commit(self, run: RunSnapshot, entries: list[TraceEntry]) -> None:
-        head: _Head = (run.status, run.outcome, _dump(run.output), _dump(run.error),
-                       _dump(_interrupt_dict(run.interrupt)))
-        cursor = _dump(run.cursor) or "{}"
-        # A plain step (same status, nothing new to report) is ONE row insert: the cursor
-        # rides on the step's trace row and the run row is left alone. This halves the
-        # per-step cost; readers take the newest cursor from either place.
-        light = bool(entries) and self._heads.get(run.run_id) == head
-        last = max(e.seq for e in entries) if entries else None
-        rows = [(run.run_id, e.seq, e.step, e.kind, e.attempt, _dump(e.input), e.outcome,
-                 _dump(e.output), _dump(e.state_changes) or "[]", e.next, _dump(e.error),
-                 e.started_at, e.ended_at, cursor if light and e.seq == last else None)
-                for e in entries]
+        try:
+            head: _Head = (run.status, run.outcome, _dump(run.output), _dump(run.error),
+                           _dump(_interrupt_dict(run.interrupt)))
+            cursor = _dump(run.cursor) or "{}"
+            # A plain step (same status, nothing new to report) is ONE row insert: the cursor
+            # rides on the step's trace row and the run row is left alone. This halves the
+            # per-step cost; readers take the newest cursor from either place.
+            light = bool(entries) and self._heads.get(run.run_id) == head
+            last = max(e.seq for e in entries) if entries else None
+            rows = [(run.run_id, e.seq, e.step, e.kind, e.attempt, _dump(e.input), e.outcome,
+                     _dump(e.output), _dump(e.state_changes) or "[]", e.next, _dump(e.error),
+                     e.started_at, e.ended_at, cursor if light and e.seq == last else None)
+                    for e in entries]
+            _storable([*rows, head])
+        except (ValueError, RecursionError) as exc:  # UnicodeEncodeError is a ValueError
+            raise UnstorableValue(f"a value of run {run.run_id} cannot be stored as JSON: {_brief(exc)}") from None
         db = self.conn
         # Inlined `_write`: this is the hot path, once per step.
         try:
@@ -169,6 +182,8 @@ class SqliteStore:
                 raise
         except sqlite3.Error as exc:
             raise StoreError(self._describe(exc, "commit a step"), hint=self._hint(exc)) from None
+        except (ValueError, RecursionError) as exc:  # the run's input or meta, written with its first commit
+            raise UnstorableValue(f"a value of run {run.run_id} cannot be stored as JSON: {_brief(exc)}") from None
         self._heads[run.run_id] = head
         self._pending.pop(run.run_id, None)
 
@@ -318,6 +333,20 @@ class SqliteStore:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _brief(exc: BaseException) -> str:
+    # Never the value itself: it may be huge, or hold a secret the redactor did not know.
+    if isinstance(exc, UnicodeEncodeError):
+        return "the text is not valid Unicode (it holds a lone surrogate)"
+    if isinstance(exc, RecursionError):
+        return "the value is nested too deeply"
+    text = str(exc)
+    if "Out of range float" in text:
+        return "a number is not finite (NaN or infinity)"
+    if "integer string conversion" in text:
+        return "an integer has too many digits"
+    return text.splitlines()[0][:200] if text else type(exc).__name__
 
 
 def _interrupt_dict(interrupt: Interrupt | None) -> dict[str, Any] | None:
