@@ -93,6 +93,8 @@ def json_problem(value: Any, what: str) -> str | None:
     if problem is None:
         return None
     where, reason = problem
+    if len(where) > 120:  # deep nesting: the path alone could flood the message
+        where = f"{where[:60]}...{where[-40:]}"
     return f"{what}{' at ' + where if where else ''}: {reason}"
 
 
