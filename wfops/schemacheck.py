@@ -76,8 +76,7 @@ def _bounded_validator_class() -> Any:
         covered = {k for k in instance if k not in properties and any(_search(p, k) for p in patterns)}
         rest = {k: v for k, v in instance.items() if k not in covered}
         plain = {k: v for k, v in schema.items() if k != "patternProperties"}
-        for error in builtin(validator, ap, rest, plain):
-            yield error
+        yield from builtin(validator, ap, rest, plain)
 
     return validators.extend(Draft202012Validator, {"pattern": pattern, "patternProperties": pattern_properties,
                                                     "additionalProperties": additional_properties})

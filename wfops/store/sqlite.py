@@ -16,6 +16,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from wfops.atomic import disk_full, is_disk_full
 from wfops.canonical import canonical_json
 from wfops.engine.types import Interrupt, RunSnapshot, TraceEntry
 from wfops.errors import StoreError, UnknownRunError, UnstorableValue
@@ -101,6 +102,8 @@ class SqliteStore:
         except sqlite3.Error as exc:
             raise StoreError(self._describe(exc, doing), hint=self._hint(exc)) from None
         except OSError as exc:
+            if is_disk_full(exc):
+                raise disk_full(f"store {self.path}", doing) from None
             raise StoreError(f"store {self.path}: cannot {doing}: {exc.strerror or exc}") from None
 
     def _describe(self, exc: sqlite3.Error, doing: str) -> str:
@@ -111,7 +114,7 @@ class SqliteStore:
         if "not a database" in text or "malformed" in text:
             return f"{where} is not a valid wfops database (corrupt or another kind of file)"
         if "full" in text:
-            return f"{where}: disk full while trying to {doing}; nothing after the last committed step was lost"
+            return disk_full(where, doing).message
         if "readonly" in text or "read-only" in text:
             return f"{where} is read-only; cannot {doing}"
         if "unable to open" in text:
@@ -126,7 +129,7 @@ class SqliteStore:
         if "not a database" in text or "malformed" in text:
             return "move the file aside (wfops will create a fresh store) or point --db elsewhere"
         if "full" in text:
-            return "free disk space, then `wfops resume` the run"
+            return disk_full("", "").hint
         return None
 
     @contextmanager
@@ -319,7 +322,7 @@ class SqliteStore:
     # -- locks and lifetime -------------------------------------------------------------
 
     def run_lock(self, run_id: str) -> AbstractContextManager[None]:
-        return locks.run_lock(self.lock_dir, run_id)
+        return locks.run_lock(self.lock_dir, run_id, where=f"store {self.path}")
 
     def run_is_driven(self, run_id: str) -> bool:
         return locks.is_locked(self.lock_dir, run_id)
