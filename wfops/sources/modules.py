@@ -10,6 +10,7 @@ import importlib
 import sys
 import threading
 from collections.abc import Iterator
+from importlib.machinery import PathFinder
 from pathlib import Path
 from typing import Any
 
@@ -54,9 +55,6 @@ def module_file(root: Path, module: str) -> Path:
     every package and namespace directory on the way, must resolve inside `root` (a
     symlink out of the project is refused before any of its code could run).
     """
-    # deferred: importlib.machinery is loaded by the import system itself; named here for clarity
-    from importlib.machinery import PathFinder
-
     root = root.resolve()
     parts = module.split(".")
     search = [str(root)]
