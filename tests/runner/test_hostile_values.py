@@ -12,8 +12,14 @@ from pathlib import Path
 import pytest
 
 from tests.harness import finishes
-from tests.runner.hostile import EVIL_TEXT, PEM, assert_no_secret, assert_store_sound, make_hostile_project
 from tests.runner.helpers import env_for, wfops
+from tests.runner.hostile import (
+    EVIL_TEXT,
+    PEM,
+    assert_no_secret,
+    assert_store_sound,
+    make_hostile_project,
+)
 
 NO_CRASH = ("Traceback", "internal error")
 
