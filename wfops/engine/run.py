@@ -255,7 +255,7 @@ class RunContext:
             pending, frame.pending = frame.pending, []
             move = await EXECUTORS[sp.kind](self, frame, sp, pending)
             entry = move.entry
-            before = (frame.state, dict(frame.visits), frame.current)
+            before = (frame.state, frame.visits.get(sp.id), frame.current)
             if move.state is not None:
                 frame.state = move.state
             if move.failed is not None:
@@ -272,7 +272,11 @@ class RunContext:
                 self.commit([entry], self.final(frame) if top and frame.done else None)
             except UnstorableValue as exc:
                 entry = self.unstorable(entry, exc)
-                frame.state, frame.visits, frame.current = before
+                frame.state, visits, frame.current = before
+                if visits is None:
+                    frame.visits.pop(sp.id, None)
+                else:
+                    frame.visits[sp.id] = visits
                 frame.outcome, frame.error = None, entry.error
                 self.commit([entry], self.final(frame) if top else None)
 
