@@ -89,6 +89,8 @@ def json_problem(value: Any, what: str) -> str | None:
     `what` and where in it the first problem is. Every place a value enters (arguments,
     node and MCP outputs, reducer results) asks this, and turns the answer into its own
     kind of failure (a usage error, a step failure)."""
+    if _plain(value):  # the common case, without building a path for every key
+        return None
     problem = _first_problem(value, "")
     if problem is None:
         return None
@@ -168,6 +170,44 @@ def _first_problem(value: Any, where: str) -> tuple[str, str] | None:
         else:
             return at, f"{type(item).__name__} is not a JSON value"
     return None
+
+
+_SAFE_BITS = 13_287  # 2**13287 < 10**4000: an integer of this many bits has at most 4,000 digits
+
+
+def _plain(value: Any) -> bool:
+    """True when `value` is certainly fine; False sends it to `_first_problem` for the reason."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        kind = type(item)
+        if kind is str:
+            if not item.isascii() and not _is_unicode(item):
+                return False
+        elif kind is dict:
+            if depth >= MAX_DEPTH:
+                return False
+            for key, sub in item.items():
+                if type(key) is not str or (not key.isascii() and not _is_unicode(key)):
+                    return False
+                stack.append((sub, depth + 1))
+        elif kind is list:
+            if depth >= MAX_DEPTH:
+                return False
+            deeper = depth + 1
+            for sub in item:
+                stack.append((sub, deeper))
+        elif kind is int:
+            if item.bit_length() > _SAFE_BITS:
+                return False
+        elif kind is float:
+            if not math.isfinite(item):
+                return False
+        elif kind is bool or item is None:
+            continue
+        else:
+            return False  # tuples, subclasses, other objects: the full check decides
+    return True
 
 
 def _shown_key(key: str) -> str:
