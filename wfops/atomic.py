@@ -33,11 +33,12 @@ def disk_full(where: str, doing: str) -> StoreError:
                       hint="free disk space, then `wfops resume` the run")
 
 
-def write_atomic(path: Path, text: str, *, what: str | None = None) -> None:
+def write_atomic(path: Path, text: str, *, what: str | None = None, durable: bool = True) -> None:
     """Replace `path` with `text` (UTF-8, `\\n` newlines) atomically.
 
     A full disk raises `StoreError` (the store's own message); any other failure to
     write raises `WfopsError` naming the file. `what` names the file in messages.
+    `durable=False` skips the fsync, for caches that may be lost in a power cut.
     """
     path = Path(path)
     shown = what or str(path)
@@ -51,7 +52,8 @@ def write_atomic(path: Path, text: str, *, what: str | None = None) -> None:
             with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as out:
                 out.write(text)
                 out.flush()
-                os.fsync(out.fileno())
+                if durable:
+                    os.fsync(out.fileno())
             os.replace(tmp, path)
         except BaseException:
             with suppress(OSError):

@@ -24,4 +24,4 @@ def make_state_dir(directory: Path) -> None:
     ignore = directory / ".gitignore"
     if not ignore.exists():
         with contextlib.suppress(WfopsError):  # a read-only checkout: git may show it, nothing breaks
-            write_atomic(ignore, "# wfops local state (run store, caches): never committed\n*\n")
+            write_atomic(ignore, "# wfops local state (run store, caches): never committed\n*\n", durable=False)

@@ -112,6 +112,6 @@ def store(root: Path, key: str, diagnostics: list[Diagnostic]) -> None:
     try:
         make_state_dir(root / CACHE_FILE.parts[0])
         target.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(target, json.dumps(entry))
+        write_atomic(target, json.dumps(entry), durable=False)
     except (OSError, WfopsError):
         pass
