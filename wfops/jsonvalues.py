@@ -1,5 +1,7 @@
-"""JSON values: naming their type (the one way every message says it) and reading the JSON
-users and agents give (the one strict reader)."""
+"""JSON values: naming their type (the one way every message says it), reading the JSON
+users and agents give (the one strict reader), and the one rule for every value wfops
+keeps, wherever it enters (`json_problem`): finite numbers, integers of at most 4,000
+digits, Unicode text, string keys, at most 200 levels deep."""
 
 from __future__ import annotations
 
