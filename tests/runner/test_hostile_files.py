@@ -86,11 +86,20 @@ def test_a_package_beside_a_module_of_the_same_name_is_resolved_as_python_would(
     assert not marker.exists()  # refused before any of its code ran
 
 
+@pytest.mark.parametrize("cwd", ["../elsewhere", "/tmp", "servers/../../elsewhere"])
+def test_an_mcp_cwd_that_leaves_the_project_is_a_diagnostic(tmp_path: Path, cwd: str) -> None:
+    root = small_project(tmp_path / "p", **{
+        "sources.yaml": f"sources:\n  far: {{kind: mcp, command: [python, -c, 'pass'], cwd: '{cwd}'}}\n"})
+    done = wfops(root, "validate")
+    assert done.returncode == 1 and "error[invalid-source]" in done.stdout and "leaves the project" in done.stdout
+
+
 @pytest.mark.slow
-def test_an_mcp_cwd_outside_the_project_is_refused(tmp_path: Path) -> None:
+def test_an_mcp_cwd_linked_outside_the_project_is_refused_when_the_server_starts(tmp_path: Path) -> None:
     (tmp_path / "elsewhere").mkdir()
     root = small_project(tmp_path / "p", **{
-        "sources.yaml": "sources:\n  far: {kind: mcp, command: [python, -c, 'pass'], cwd: ../elsewhere}\n"})
+        "sources.yaml": "sources:\n  far: {kind: mcp, command: [python, -c, 'pass'], cwd: linked}\n"})
+    (root / "linked").symlink_to(tmp_path / "elsewhere")
     done = wfops(root, "caps", "list", "--source", "far")
     assert done.returncode != 0 and "is outside the project" in done.stdout + done.stderr, done.stdout + done.stderr
     assert "Traceback" not in done.stderr and "internal error" not in done.stderr
