@@ -23,15 +23,77 @@ class _Validator(Protocol):
 _CACHE: dict[int, tuple[dict[str, Any], _Validator]] = {}
 _MAX_CACHED = 1024
 
+#: The longest one regex match (`pattern`, `patternProperties`) may take, in seconds. A
+#: user's pattern may backtrack exponentially (`^(a+)+$` on "aaaa…!"); the value is then
+#: refused with a clear error instead of holding a run, a call or the MCP server for ever.
+PATTERN_SECONDS = 1.0
+
+
+class PatternTimeout(Exception):
+    def __init__(self, pattern: str) -> None:
+        shown = pattern if len(pattern) <= 80 else pattern[:77] + "..."
+        super().__init__(f"the pattern {shown!r} took longer than {PATTERN_SECONDS:g} s to match the value; "
+                         "use a pattern that does not backtrack (no nested repeats such as (a+)+)")
+
+
+def _search(pattern: str, text: str) -> bool:
+    # deferred: regex (~9 ms), only when a schema with a pattern checks a value
+    import regex
+
+    try:
+        return regex.search(pattern, text, timeout=PATTERN_SECONDS) is not None
+    except TimeoutError:
+        raise PatternTimeout(pattern) from None
+
+
+def _bounded_validator_class() -> Any:
+    """Draft 2020-12 with every regex keyword matched by `_search` (jsonschema's own call
+    `re.search`, which no time limit can stop)."""
+    # deferred: jsonschema (~60 ms), only when a run or a call checks a value
+    from jsonschema import Draft202012Validator, ValidationError, validators
+
+    def pattern(validator: Any, patrn: str, instance: Any, schema: Any) -> Iterator[Any]:
+        if validator.is_type(instance, "string") and not _search(patrn, instance):
+            yield ValidationError(f"{instance!r} does not match {patrn!r}")
+
+    def pattern_properties(validator: Any, patterns: dict[str, Any], instance: Any, schema: Any) -> Iterator[Any]:
+        if not validator.is_type(instance, "object"):
+            return
+        for patrn, subschema in patterns.items():
+            for key, value in instance.items():
+                if _search(patrn, key):
+                    yield from validator.descend(value, subschema, path=key, schema_path=patrn)
+
+    builtin = Draft202012Validator.VALIDATORS["additionalProperties"]
+
+    def additional_properties(validator: Any, ap: Any, instance: Any, schema: Any) -> Iterator[Any]:
+        patterns = schema.get("patternProperties") if isinstance(schema, dict) else None
+        if not patterns or not validator.is_type(instance, "object"):
+            yield from builtin(validator, ap, instance, schema)
+            return
+        # The builtin matches keys with re.search: decide which keys the patterns cover here,
+        # then let it judge the rest as if the patterns were absent.
+        properties = schema.get("properties", {})
+        covered = {k for k in instance if k not in properties and any(_search(p, k) for p in patterns)}
+        rest = {k: v for k, v in instance.items() if k not in covered}
+        plain = {k: v for k, v in schema.items() if k != "patternProperties"}
+        yield from builtin(validator, ap, rest, plain)
+
+    return validators.extend(Draft202012Validator, {"pattern": pattern, "patternProperties": pattern_properties,
+                                                    "additionalProperties": additional_properties})
+
+
+_VALIDATOR_CLASS: Any = None
+
 
 def _validator(schema: dict[str, Any]) -> _Validator:
+    global _VALIDATOR_CLASS
     hit = _CACHE.get(id(schema))
     if hit is not None and hit[0] is schema:
         return hit[1]
-    # deferred: jsonschema (~60 ms), only when a run or a call checks a value
-    from jsonschema import Draft202012Validator
-
-    validator: _Validator = Draft202012Validator(schema)
+    if _VALIDATOR_CLASS is None:
+        _VALIDATOR_CLASS = _bounded_validator_class()
+    validator: _Validator = _VALIDATOR_CLASS(schema)
     if len(_CACHE) >= _MAX_CACHED:  # long-lived processes (watch, mcp) compile new models
         _CACHE.clear()
     _CACHE[id(schema)] = (schema, validator)  # keep the schema alive so its id stays unique
@@ -50,6 +112,8 @@ def first_error(schema: dict[str, Any] | None, value: Any) -> str | None:
         from jsonschema.exceptions import best_match
 
         err = best_match(validator.iter_errors(value))
+    except PatternTimeout as exc:
+        return f"$: {exc}"
     except Exception as exc:  # an invalid schema is reported, never a traceback
         return f"schema cannot be used: {exc}"
     if err is None:

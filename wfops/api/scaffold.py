@@ -16,6 +16,7 @@ from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
 
+from wfops.atomic import write_atomic
 from wfops.errors import UsageError, WfopsError
 from wfops.model.json_schema import KINDS, committed_path, schema_text
 
@@ -56,7 +57,7 @@ def init(directory: str | Path = ".", *, force: bool = False) -> Scaffold:
         for rel, text in files.items():
             path = target / rel
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8", newline="\n")
+            write_atomic(path, text)
         _merge_gitignore(target / ".gitignore", gitignore)
     except OSError as exc:  # a read-only place, a file where a folder should be, a full disk
         where = exc.filename or target
@@ -92,11 +93,11 @@ def _walk(node: Traversable, parts: tuple[str, ...]) -> Iterator[tuple[str, str]
 def _merge_gitignore(path: Path, template: str) -> None:
     """Add what wfops needs ignored to an existing .gitignore instead of refusing or replacing it."""
     if not path.exists():
-        path.write_text(template, encoding="utf-8", newline="\n")
+        write_atomic(path, template)
         return
     current = path.read_text(encoding="utf-8")
     wanted = [line for line in template.splitlines() if line and not line.startswith("#")]
     missing = [line for line in wanted if line not in current.splitlines()]
     if missing:
         sep = "" if current.endswith("\n") or not current else "\n"
-        path.write_text(current + sep + "\n".join(missing) + "\n", encoding="utf-8", newline="\n")
+        write_atomic(path, current + sep + "\n".join(missing) + "\n")

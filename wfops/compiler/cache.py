@@ -19,7 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import wfops
+from wfops.atomic import write_atomic
 from wfops.diagnostics import Diagnostic
+from wfops.errors import WfopsError
 from wfops.loader.wftests import find_test_files
 
 CACHE_FILE = Path(".wfops") / "cache" / "validate.json"
@@ -113,8 +115,6 @@ def store(root: Path, key: str, diagnostics: list[Diagnostic], deployments: dict
     try:
         make_state_dir(root / CACHE_FILE.parts[0])
         target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(entry), encoding="utf-8")
-        tmp.replace(target)
-    except OSError:
+        write_atomic(target, json.dumps(entry), durable=False)
+    except (OSError, WfopsError):
         pass

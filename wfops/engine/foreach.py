@@ -12,6 +12,7 @@ from wfops.engine.frame import Frame
 from wfops.engine.plan import StepPlan
 from wfops.engine.run import RunContext, Transition, now
 from wfops.engine.types import TraceEntry
+from wfops.errors import UnstorableValue
 from wfops.jsonvalues import described
 
 
@@ -63,7 +64,12 @@ async def run_foreach(run: RunContext, frame: Frame, sp: StepPlan, pending: list
             attempt = max(attempt, failure.attempt)
             error = failure.as_error(failure.inner_step or item_path)
         entry = run.entry(item_path, "item", attempt, payload, outcome, output, [], None, error, item_started)
-        run.commit([entry])
+        try:
+            run.commit([entry])
+        except UnstorableValue as exc:
+            entry = run.unstorable(entry, exc)
+            run.commit([entry])
+            error = entry.error
         if error is None:
             results[index] = output
         else:

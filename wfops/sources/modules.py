@@ -11,6 +11,7 @@ import os
 import sys
 import threading
 from collections.abc import Iterator
+from importlib.machinery import PathFinder
 from pathlib import Path
 from typing import Any
 
@@ -122,16 +123,35 @@ class ModuleOutsideProject(WfopsError):
 
 
 def module_file(root: Path, module: str) -> Path:
-    """The file a dotted module name points at inside `root`; refuses escapes and missing files."""
+    """The file Python will import for a dotted module name with `root` first on sys.path.
+
+    Found by Python's own path finder, so the answer is the one the import will take (a
+    package directory `ops/` wins over `ops.py` beside it), yet nothing is executed: each
+    package on the way is looked up inside the one before, not imported. The module, and
+    every package and namespace directory on the way, must resolve inside `root` (a
+    symlink out of the project is refused before any of its code could run).
+    """
     root = root.resolve()
-    base = root.joinpath(*module.split("."))
-    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
-        if candidate.exists():
-            resolved = candidate.resolve()
+    parts = module.split(".")
+    search = [str(root)]
+    origin: str | None = None
+    for depth in range(1, len(parts) + 1):
+        name = ".".join(parts[:depth])
+        spec = PathFinder.find_spec(name, search) if search else None
+        if spec is None:
+            looked = root.joinpath(*parts).relative_to(root)
+            raise ModuleNotFoundError(f"no module {module!r} in the project (looked for {looked}.py)")
+        origin = spec.origin if spec.has_location else None
+        for place in [*([origin] if origin else []), *(spec.submodule_search_locations or [])]:
+            resolved = Path(place).resolve()
             if not resolved.is_relative_to(root):
-                raise ModuleOutsideProject(f"module {module!r} resolves to {resolved}, outside the project")
-            return resolved
-    raise ModuleNotFoundError(f"no module {module!r} in the project (looked for {base.relative_to(root)}.py)")
+                what = "module" if depth == len(parts) else "package"
+                raise ModuleOutsideProject(f"{what} {name!r} resolves to {resolved}, outside the project")
+        search = list(spec.submodule_search_locations or [])
+    if origin is None:  # a directory without __init__.py: nothing to import nodes from
+        raise ModuleNotFoundError(f"no module {module!r} in the project ({module.replace('.', '/')}/ is a "
+                                  "directory without __init__.py)")
+    return Path(origin).resolve()
 
 
 def import_project_module(root: Path, module: str) -> Any:

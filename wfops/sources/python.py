@@ -69,6 +69,19 @@ class NodeDefinitionError(WfopsError):
     pass
 
 
+class NodeExit(CapabilityError):
+    """A node raised `SystemExit` or `KeyboardInterrupt`: a failed step, named after it."""
+
+    def __init__(self, exc: BaseException) -> None:
+        kind = type(exc).__name__
+        if isinstance(exc, SystemExit):
+            message = f"the capability called sys.exit({exc.code!r}); return or raise instead"
+        else:
+            message = f"the capability raised {kind}; return or raise an ordinary exception instead"
+        super().__init__(message)
+        self.error_type = kind
+
+
 def node(fn: Callable[..., Any] | None = None, *, outcomes: list[str] | tuple[str, ...] = ("ok",),
          name: str | None = None) -> Any:
     """Mark a function as a capability. Input and output models come from its annotations."""
@@ -147,11 +160,16 @@ class PythonSource:
 
     async def call(self, name: str, payload: dict[str, Any], context: StepContext) -> CallResult:
         spec, func, model, kwargs = self._prepare(name, payload, context)
-        with prints_to_stderr(), in_project_dir(self.root):
-            if spec.is_async:
-                returned = await func(model, **kwargs)
-            else:
-                returned = await in_daemon_thread(func, model, f"wfops-node-{self.id}.{name}", **kwargs)
+        try:
+            with prints_to_stderr(), in_project_dir(self.root):
+                if spec.is_async:
+                    returned = await func(model, **kwargs)
+                else:
+                    returned = await in_daemon_thread(func, model, f"wfops-node-{self.id}.{name}", **kwargs)
+        except (KeyboardInterrupt, SystemExit) as exc:
+            # Raised by the node's own code (a real Ctrl-C reaches wfops as a cancellation,
+            # never through a node): it fails the step, never the process or the MCP server.
+            raise NodeExit(exc) from None
         return _to_result(spec, returned)
 
     def call_here(self, name: str, payload: dict[str, Any], context: StepContext) -> CallResult:
@@ -160,8 +178,11 @@ class PythonSource:
         import asyncio  # deferred: asyncio (~33 ms), only async nodes on a worker need it
 
         spec, func, model, kwargs = self._prepare(name, payload, context)
-        with prints_to_stderr(), in_project_dir(self.root):
-            returned = asyncio.run(func(model, **kwargs)) if spec.is_async else func(model, **kwargs)
+        try:
+            with prints_to_stderr(), in_project_dir(self.root):
+                returned = asyncio.run(func(model, **kwargs)) if spec.is_async else func(model, **kwargs)
+        except (KeyboardInterrupt, SystemExit) as exc:  # as in `call`: the node's own, never the worker's end
+            raise NodeExit(exc) from None
         return _to_result(spec, returned)
 
     def _prepare(self, name: str, payload: dict[str, Any], context: StepContext
