@@ -141,9 +141,9 @@ def test_a_payload_the_save_would_reject_is_refused_and_the_run_still_waits(proj
     started = run(project, db, "run", "ask.local", "--json")
     assert started.returncode == 3
     run_id = started.json()["run_id"]
-    for payload, why in (('{"by": 5}', "5 is not of type 'string'"),
+    for payload, why in (('{"by": 5}', '5 is not of type "string"'),
                          ('{"by": "Not Lower"}', "does not match"),
-                         ('{"who": "x"}', "'by' is a required property")):
+                         ('{"who": "x"}', '"by" is a required property')):
         done = run(project, db, "resume", run_id, "--outcome", "approved", "--payload", payload)
         assert done.returncode == 2, done.stderr
         assert "payload cannot be saved by the interrupt at ask: state.decision" in done.stderr and why in done.stderr
