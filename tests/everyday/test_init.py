@@ -112,3 +112,45 @@ def test_scaffold_schemas_are_what_wfops_schema_prints(capsys) -> None:
     for kind in ("workflow", "deployment", "sources", "wftest"):
         assert cli("schema", "--kind", kind) == 0
         assert json.loads(capsys.readouterr().out) == json.loads(files[f"{SCHEMA_DIR}/{kind}.schema.json"])
+
+
+def test_scaffolded_ci_installs_wfops_from_git_not_the_package_index() -> None:
+    from ruamel.yaml import YAML
+
+    from wfops import REPOSITORY, __version__
+
+    job = YAML(typ="safe").load(scaffold_files()[".github/workflows/wfops.yml"])["jobs"]["check"]
+    spec = job["env"]["WFOPS_PIP"]
+    assert spec == f"wfops @ git+{REPOSITORY}@v{__version__}"  # pinned: a release tag of wfops's repository
+    assert 'python -m pip install "$WFOPS_PIP"' in [step.get("run") for step in job["steps"]]
+    assert job["defaults"]["run"]["working-directory"] == "."
+    sub = YAML(typ="safe").load(scaffold_files("flows/ops")[".github/workflows/wfops.yml"])
+    assert sub["jobs"]["check"]["defaults"]["run"]["working-directory"] == "flows/ops"
+
+
+def test_init_is_all_or_nothing_and_names_what_is_in_the_way(tmp_path: Path) -> None:
+    target = tmp_path / "proj"
+    target.mkdir()
+    (target / "workflows").write_text("a file where the scaffold needs a folder\n")
+    failed = run_cli("init", str(target))
+    assert failed.code == 2
+    assert f"{target}/workflows is a file where the project needs a folder" in failed.stderr
+    assert "nothing was written" in failed.stderr and "hint: move or rename that file" in failed.stderr
+    assert sorted(p.name for p in target.iterdir()) == ["workflows"]  # nothing else appeared
+    (target / "workflows").unlink()
+    retried = run_cli("init", str(target))
+    assert retried.code == 0, retried.stderr  # no half scaffold blocks the retry
+
+
+def test_a_failed_write_undoes_everything_written_before_it(tmp_path: Path) -> None:
+    from wfops.api.file_plan import write_all
+    from wfops.errors import WfopsError
+
+    (tmp_path / "kept.txt").write_text("before\n")
+    plan = [(tmp_path / "new/dir/a.txt", "a\n"), (tmp_path / "kept.txt", "after\n"),
+            (tmp_path / "new/b" / ("x" * 300), "too long a name for any file system\n")]
+    with pytest.raises(WfopsError) as failed:
+        write_all(plan, tmp_path)
+    assert "File name too long; nothing was written" in failed.value.message
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["kept.txt"]
+    assert (tmp_path / "kept.txt").read_text() == "before\n"
