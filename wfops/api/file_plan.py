@@ -8,6 +8,7 @@ disk, a read-only folder) undoes what was written and created so far.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -61,10 +62,8 @@ def _undo(previous: list[tuple[Path, bytes | None]], created: list[Path]) -> Non
         except OSError:
             pass  # best effort: the error that stopped us is the one to report
     for folder in reversed(created):
-        try:
+        with contextlib.suppress(OSError):
             folder.rmdir()
-        except OSError:
-            pass
 
 
 def _show(path: Path, base: Path) -> str:

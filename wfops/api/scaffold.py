@@ -17,7 +17,14 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 
 from wfops.api.file_plan import write_all
-from wfops.api.scaffold_repo import PRECOMMIT, ci_path, ci_workflow, git_root, hooks_config, merge_hooks
+from wfops.api.scaffold_repo import (
+    PRECOMMIT,
+    ci_path,
+    ci_workflow,
+    git_root,
+    hooks_config,
+    merge_hooks,
+)
 from wfops.errors import UsageError
 from wfops.model.json_schema import KINDS, committed_path, schema_text
 
