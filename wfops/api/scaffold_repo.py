@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import json
 import re
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -57,9 +58,6 @@ def install_spec() -> str:
     """What CI passes to `pip install` to get this wfops: the git URL and commit it was
     installed from, when it was installed from git; else the release tag of this version
     in wfops's repository (wfops is not on the package index)."""
-    # deferred: importlib.metadata reads installed metadata, only `init` needs it
-    from importlib import metadata
-
     try:
         direct = metadata.distribution("wfops").read_text("direct_url.json")
     except metadata.PackageNotFoundError:
