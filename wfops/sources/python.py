@@ -23,7 +23,8 @@ import re
 import threading
 import typing
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -119,11 +120,20 @@ def _spec_of(func: Callable[..., Any]) -> NodeSpec:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class NodeContext(StepContext):
+    """What a python node's `context` parameter receives: the step's context, plus the
+    project root (absolute), the documented place for a node's own files."""
+
+    project_root: Path | None = None
+
+
 class PythonSource:
     """A module of `@wfops.node` functions. Sync functions run in a worker thread."""
 
-    def __init__(self, source_id: str, module: Any) -> None:
+    def __init__(self, source_id: str, module: Any, root: Path | None = None) -> None:
         self.id = source_id
+        self.root = root.resolve() if root is not None else None
         self.kind: SourceKind = "python"
         self.module = module
         self._nodes: dict[str, tuple[NodeSpec, Callable[..., Any]]] = {}
@@ -146,13 +156,17 @@ class PythonSource:
             model = spec.input_model.model_validate(payload)
         except ValidationError as exc:
             raise CapabilityError(f"input does not match {spec.input_model.__name__}: {_brief(exc)}") from None
-        kwargs = {spec.context_param: context} if spec.context_param else {}
+        kwargs = {spec.context_param: self._node_context(context)} if spec.context_param else {}
         with prints_to_stderr():
             if spec.is_async:
                 returned = await func(model, **kwargs)
             else:
                 returned = await in_daemon_thread(func, model, f"wfops-node-{self.id}.{name}", **kwargs)
         return _to_result(spec, returned)
+
+    def _node_context(self, context: StepContext) -> NodeContext:
+        known = {f.name: getattr(context, f.name) for f in fields(StepContext)}
+        return NodeContext(**known, project_root=self.root)
 
     async def close(self) -> None:
         return None

@@ -65,7 +65,7 @@ def load_python_source(root: Path, source_id: str, module: str) -> Source:
     except ModuleNotFoundError as exc:
         raise WfopsError(str(exc), hint="check `module:` (dotted, relative to the project root)") from None
     try:
-        return PythonSource(source_id, loaded)
+        return PythonSource(source_id, loaded, root)
     except NodeDefinitionError as exc:
         raise WfopsError(exc.message, hint=exc.hint or "a node is `def f(payload: InModel) -> OutModel`") from None
 
