@@ -60,7 +60,9 @@ def test_project_in_a_subdirectory_commits_through_the_printed_pre_commit_instal
     workflow.write_text(workflow.read_text().replace("next: nowhere", "next: decorate"))
     (repo / "notes.yaml").write_text("a: 1\n")
     sh(repo, tmp_path, "git", "add", "-A")
-    assert sh(repo, tmp_path, "git", "commit", "-qm", "fixed").returncode == 0
+    outside = sh(repo, tmp_path, "git", "commit", "-qm", "a file outside the project")
+    assert outside.returncode == 0, outside.stdout + outside.stderr
+    assert outside.stderr.count("(no files to check)Skipped") == 3
 
 
 EXISTING = """\
