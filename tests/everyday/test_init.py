@@ -154,3 +154,31 @@ def test_a_failed_write_undoes_everything_written_before_it(tmp_path: Path) -> N
     assert "File name too long; nothing was written" in failed.value.message
     assert sorted(p.name for p in tmp_path.iterdir()) == ["kept.txt"]
     assert (tmp_path / "kept.txt").read_text() == "before\n"
+
+
+@pytest.mark.parametrize("style", ["  - repo", "- repo", "-   repo"])
+def test_hooks_are_added_in_the_configs_own_style(style: str) -> None:
+    from ruamel.yaml import YAML
+
+    from wfops.api.scaffold_repo import merge_hooks
+
+    pad = " " * (len(style) - len("repo"))
+    existing = (f"# top\nrepos:\n{style}: https://github.com/pre-commit/pre-commit-hooks\n"
+                f"{pad}rev: v4.6.0   # pinned\n{pad}hooks: [{{id: trailing-whitespace}}]\n")
+    merged = merge_hooks(existing, scaffold_files()[".pre-commit-config.yaml"], "x")
+    assert merged is not None and merged.startswith(existing)
+    assert f"\n{style}: local\n" in merged
+    repos = YAML(typ="safe").load(merged)["repos"]
+    assert [h["id"] for h in repos[1]["hooks"]] == ["wfops-validate", "wfops-check", "wfops-test"]
+    assert merge_hooks(merged, scaffold_files()[".pre-commit-config.yaml"], "x") is None  # already there
+
+
+def test_hooks_go_at_the_end_of_repos_before_the_next_key() -> None:
+    from wfops.api.scaffold_repo import merge_hooks
+
+    head = "default_stages: [pre-commit]\nrepos:\n- repo: local\n  hooks: [{id: x, name: x, entry: 'true', language: system}]\n  # - id: disabled\n"
+    tail = "\n# about ci\nci:\n  autofix_prs: false\n"
+    merged = merge_hooks(head + tail, scaffold_files("sub")[".pre-commit-config.yaml"], "x")
+    assert merged is not None and merged.startswith(head + "- repo: local\n  hooks:\n  - id: wfops-validate\n")
+    assert merged.endswith("    require_serial: true\n" + tail)
+    assert "    args: [--project, \"sub\"]\n" in merged

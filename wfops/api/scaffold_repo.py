@@ -74,7 +74,11 @@ def merge_hooks(existing: str, fresh: str, shown: str) -> str | None:
     """`existing` with the hooks of `fresh` it lacks added (None: it has them all already).
 
     A hook counts as present when one with the same id and the same `args` is configured,
-    from any repository (the published wfops hooks included)."""
+    from any repository (the published wfops hooks included). The missing ones go into a
+    new `repo: local` entry, inserted as text at the end of the `repos:` list in the file's
+    own list style, so every byte of the user's file stays as it was; only a layout that
+    leaves no such place (a flow-style `repos: [...]`) is rewritten by a YAML round trip,
+    which still keeps the comments."""
     # deferred: ruamel (~20 ms), only `init` in a repository with a pre-commit config
     from ruamel.yaml import YAML
     from ruamel.yaml.comments import CommentedMap, CommentedSeq
@@ -82,7 +86,7 @@ def merge_hooks(existing: str, fresh: str, shown: str) -> str | None:
 
     yaml = YAML()
     yaml.preserve_quotes = True
-    yaml.indent(mapping=2, sequence=4, offset=2)
+    yaml.indent(**_indentation(existing))
     yaml.width = 4096
     ours = yaml.load(fresh)["repos"][0]
     try:
@@ -101,17 +105,63 @@ def merge_hooks(existing: str, fresh: str, shown: str) -> str | None:
     missing = [h for h in ours["hooks"] if (h["id"], tuple(h.get("args") or ())) not in present]
     if not missing:
         return None
-    local = next((r for r in repos if isinstance(r, dict) and r.get("repo") == "local"
-                  and isinstance(r.get("hooks"), list)), None)
-    if local is not None:
-        local["hooks"].extend(missing)
-    else:
-        ours["hooks"] = CommentedSeq(missing)
-        repos.append(ours)
-        doc["repos"] = repos
+    ours["hooks"] = CommentedSeq(missing)
+    entry = io.StringIO()
+    yaml.dump({"repos": [ours]}, entry)
+    inserted = _insert_entry(existing, doc, entry.getvalue().split("\n", 1)[1])
+    if inserted is not None and _holds(inserted, missing):
+        return inserted
+    repos.append(ours)
+    doc["repos"] = repos
     out = io.StringIO()
     yaml.dump(doc, out)
     return out.getvalue()
+
+
+def _insert_entry(existing: str, doc: Any, entry: str) -> str | None:
+    """`entry` (lines of one `repos:` item) placed after the last item of a block-style
+    `repos:` list; None when the file has no such list to extend."""
+    lines = existing.splitlines(keepends=True)
+    if lines and not lines[-1].endswith("\n"):
+        lines[-1] += "\n"
+    if "repos" not in doc:
+        return "".join(lines) + "repos:\n" + entry
+    repos = doc["repos"]
+    if not repos or getattr(repos.fa, "flow_style", lambda: False)() or doc.lc.key("repos")[1] != 0:
+        return None
+    start = doc.lc.key("repos")[0]
+    later = [doc.lc.key(key)[0] for key in doc if doc.lc.key(key)[0] > start]
+    end = min(later) if later else len(lines)
+    # Blank lines, and comments at the margin (they introduce the next key), stay after it.
+    while end > start + 1 and (not lines[end - 1].strip() or (later and lines[end - 1].startswith("#"))):
+        end -= 1
+    return "".join(lines[:end]) + entry + "".join(lines[end:])
+
+
+def _holds(text: str, hooks: list[Any]) -> bool:
+    """The text parses and its `repos` hold every hook of `hooks` (a guard on the insertion)."""
+    # deferred: ruamel, as in merge_hooks
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError
+
+    try:
+        doc = YAML(typ="safe").load(text)
+    except YAMLError:
+        return False
+    found = [(h.get("id"), h.get("args")) for r in doc.get("repos") or [] if isinstance(r, dict)
+             for h in r.get("hooks") or [] if isinstance(h, dict)]
+    return all((h["id"], list(h["args"]) if "args" in h else None) in found for h in hooks)
+
+
+def _indentation(text: str) -> dict[str, int]:
+    """The file's own list style, read off its first `- repo:` line, so the round trip
+    keeps it: `  - repo:` (the default), `- repo:`, `-   repo:` (pre-commit's own)."""
+    found = re.search(r"^( *)-( +)repo:", text, re.M)
+    if not found:
+        return {"mapping": 2, "sequence": 4, "offset": 2}
+    offset = len(found.group(1))
+    sequence = offset + 1 + len(found.group(2))
+    return {"mapping": sequence - offset, "sequence": sequence, "offset": offset}
 
 
 def _snippet(fresh: str) -> str:
