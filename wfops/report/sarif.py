@@ -21,8 +21,9 @@ DOCS = f"{REPOSITORY}/blob/v{__version__}/docs/diagnostics.md"
 
 
 def rule(code: str, level: str) -> dict[str, Any]:
-    """A reportingDescriptor as GitHub code scanning ingests it: `fullDescription` and `help`
-    present, no `name` (it would only repeat the id), the explanation one link away."""
+    """A reportingDescriptor as GitHub code scanning ingests it (the SARIF Multitool's GitHub
+    rules): `fullDescription` and `help` present, a `name` that is a friendly PascalCase
+    name rather than the id repeated, the explanation one link away."""
     what = summary(code) or f"wfops check `{code}`"
     return {
         "id": code,
