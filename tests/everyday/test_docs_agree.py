@@ -46,13 +46,14 @@ def test_compile_starts_only_the_servers_workflows_call_everywhere_it_is_said() 
     assert "some workflow calls" in trust
 
 
-def test_readme_says_what_runs_trace_prints_and_with_json(examples_project: Path) -> None:
+def test_readme_says_what_runs_trace_prints_and_with_json(examples_project: Path, tmp_path: Path) -> None:
     readme = doc("README.md")
     assert "$ wfops runs trace RUN_ID --json  # ... plus each step's input and output" in readme
-    run = run_cli("run", "approval.local", "--json", cwd=examples_project).json()
-    text = run_cli("runs", "trace", run["run_id"], cwd=examples_project).stdout
+    db = str(tmp_path / "runs.db")  # not the shared project's store
+    run = run_cli("run", "approval.local", "--json", "--db", db, cwd=examples_project).json()
+    text = run_cli("runs", "trace", run["run_id"], "--db", db, cwd=examples_project).stdout
     assert "deploy" not in text.lower()  # text does not show the step's input (the request)...
-    entries = run_cli("runs", "trace", run["run_id"], "--json", cwd=examples_project).json()
+    entries = run_cli("runs", "trace", run["run_id"], "--json", "--db", db, cwd=examples_project).json()
     assert any("input" in e for e in (entries if isinstance(entries, list) else entries["entries"]))
 
 
