@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.pgserver import pg_cluster, pg_url  # noqa: F401 - fixtures for every test module
+
 REPO = Path(__file__).resolve().parent.parent
 
 

@@ -58,6 +58,7 @@ HEAVY = {
     "concurrent.futures": "~9 ms (most of it logging)",
     "logging": "~8 ms",
     "sqlite3": "~3 ms and a shared library; tests/cli/test_startup.py keeps it out of the CLI",
+    "psycopg": "~100 ms (with libpq, on a loaded machine); only a PostgreSQL store loads it",
 }
 
 # (importing module, imported module): why the import stays inside a function.

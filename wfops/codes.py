@@ -56,6 +56,7 @@ _CODES = {
     "unrouted-outcome": "a step can end in an outcome no route handles",
     "undeclared-outcome": "a route for an outcome the step never produces",
     "unreachable-step": "no route from `start` leads to the step",
+    "interrupt-in-foreach": "a foreach step runs a workflow that waits at an interrupt",
     # -- references -----------------------------------------------------------------------
     "unknown-source": "a `uses:` or a binding names a source sources.yaml does not declare",
     "unknown-capability": "the (bound) source has no such capability",
@@ -81,6 +82,7 @@ _CODES = {
     # -- sources ----------------------------------------------------------------------------
     "source-error": "a python source that cannot be loaded (module not found, malformed nodes)",
     "source-import-error": "importing a python source's module raised",
+    "source-import-timeout": "importing a python source's module did not finish within the time limit",
     "source-unavailable": "an MCP server that could not be started or listed (live checks only)",
     # -- the lock -----------------------------------------------------------------------------
     "corrupt-lock": "wfops.lock is not valid lock JSON",

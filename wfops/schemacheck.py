@@ -7,6 +7,7 @@ compiled once per process: validating a small object is then a few microseconds.
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Iterator
 from typing import Any, Protocol
 
@@ -54,7 +55,40 @@ def first_error(schema: dict[str, Any] | None, value: Any) -> str | None:
     if err is None:
         return None
     where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err.absolute_path)
-    return f"${where}: {err.message}"
+    return f"${where}: {json_message(err)}"
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def json_message(err: Any) -> str:
+    """A jsonschema error's message with values written as JSON, as the user wrote them:
+    `null is not of type "object"`, not Python's `None is not of type 'object'`."""
+    kind, expected, value = err.validator, err.validator_value, err.instance
+    if kind == "type":
+        types = expected if isinstance(expected, list) else [expected]
+        return f"{_json(value)} is not of type {' or '.join(_json(t) for t in types)}"
+    if kind == "required" and isinstance(expected, list) and isinstance(value, dict):
+        missing = [name for name in expected if name not in value]
+        if missing:
+            return f"{_json(missing[0])} is a required property"
+    if kind == "additionalProperties" and isinstance(value, dict):
+        listed = set((err.schema or {}).get("properties") or {})
+        extra = [name for name in value if name not in listed]
+        if extra:
+            verb = "was" if len(extra) == 1 else "were"
+            return f"additional properties are not allowed ({', '.join(_json(e) for e in extra)} {verb} unexpected)"
+    if kind == "enum":
+        return f"{_json(value)} is not one of {_json(expected)}"
+    if kind == "const":
+        return f"{_json(expected)} was expected"
+    message = str(err.message)
+    for shown in (value, expected):  # other validators quote the value or the keyword's operand
+        text = repr(shown)
+        if text in message and text != _json(shown):
+            message = message.replace(text, _json(shown))
+    return message
 
 
 def with_defaults(schema: Any, value: Any) -> Any:

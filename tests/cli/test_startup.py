@@ -16,7 +16,7 @@ from tests.harness import WFOPS, process_env
 pytestmark = pytest.mark.slow
 
 HEAVY = ("pydantic", "pydantic_core", "ruamel", "jsonschema", "sqlite3", "_sqlite3", "mcp", "watchfiles",
-         "rich")
+         "rich", "psycopg")
 
 PROBE = """
 import json, sys

@@ -37,7 +37,7 @@ def warmed(project):
     root = project({"sources.yaml": HELPER_SOURCES, "helped.py": HELPED, "helper.py": HELPER,
                     "workflows/w.yaml": WF, "deployments/d.yaml": "name: d\nworkflow: w\n",
                     "wfops.lock": '{"version": 1, "workflows": {}, "deployments": {}, "sources": {}}\n'})
-    assert project_diagnostics(root) == []
+    assert project_diagnostics(root)[0] == []
     assert hit(root)
     return root
 
@@ -59,7 +59,7 @@ EDITS = {
 def test_every_input_change_misses(warmed: Path, edit: str) -> None:
     EDITS[edit](warmed)
     assert not hit(warmed)
-    assert project_diagnostics(warmed) == validate_project(warmed).diagnostics
+    assert project_diagnostics(warmed)[0] == validate_project(warmed).diagnostics
     assert hit(warmed)
 
 
@@ -68,9 +68,9 @@ def test_python_edit_changes_the_result(warmed: Path) -> None:
     from wfops.sources.python import forget_project_modules
 
     forget_project_modules(warmed)
-    found = project_diagnostics(warmed)
+    found = project_diagnostics(warmed)[0]
     assert [(d.code, d.line, d.column) for d in found] == [("type-mismatch", 8, 15)]
-    assert [(d.code, d.line) for d in project_diagnostics(warmed)] == [("type-mismatch", 8)]  # replayed
+    assert [(d.code, d.line) for d in project_diagnostics(warmed)[0]] == [("type-mismatch", 8)]  # replayed
 
 
 def test_wfops_code_change_misses(warmed: Path, monkeypatch) -> None:
@@ -80,14 +80,14 @@ def test_wfops_code_change_misses(warmed: Path, monkeypatch) -> None:
 
 def test_unchanged_comment_free_run_hits_and_replays_exactly(project) -> None:
     root = project({"workflows/b.yaml": "name: b\nsteps:\n  - id: a\n    end: x\n  - id: z\n    end: y\n"})
-    first = project_diagnostics(root)
-    assert first and project_diagnostics(root) == first
+    first = project_diagnostics(root)[0]
+    assert first and project_diagnostics(root)[0] == first
 
 
 def test_corrupt_cache_is_a_miss(warmed: Path) -> None:
     (warmed / cache.CACHE_FILE).write_text("{oops", encoding="utf-8")
     assert not hit(warmed)
-    assert project_diagnostics(warmed) == []
+    assert project_diagnostics(warmed)[0] == []
 
 
 @pytest.mark.slow

@@ -63,12 +63,13 @@ def test_finding_under_some_deployments_names_them(project) -> None:
     assert d.deployment == "d2, d3"
 
 
-def test_finding_under_every_deployment_names_none(project) -> None:
+def test_finding_under_every_deployment_names_them_all_with_a_plain_message(project) -> None:
     broken = USES_NOTES.replace("with: {text: hi}", "with: {text: 3}")
     d = only(project({"workflows/counter.yaml": broken,
                       "deployments/d1.yaml": "name: d1\nworkflow: counter\nbindings: {notes: nodes}\n"}),
              "type-mismatch")
-    assert d.subject() == {"workflow": "counter", "step": "a"}
+    assert d.subject() == {"workflow": "counter", "step": "a", "deployment": "d1"}
+    assert "under deployment" not in d.message
 
 
 def test_deployment_file_findings_name_the_deployment(project) -> None:
@@ -135,8 +136,8 @@ def test_cache_round_trips_the_subject(tmp_path: Path) -> None:
 
     found = [error("unknown-capability", "m", "workflows/a.yaml", (2, 3), "h", workflow="a", step="s",
                    source="x", deployment="d")]
-    cache.store(tmp_path, "key", found)
-    assert cache.lookup(tmp_path, "key") == found
-    assert cache.lookup(tmp_path, "key")[0].subject() == found[0].subject()  # type: ignore[index]
+    cache.store(tmp_path, "key", found, {"deployments/d.yaml": "d"})
+    assert cache.lookup(tmp_path, "key") == (found, {"deployments/d.yaml": "d"})
+    assert cache.lookup(tmp_path, "key")[0][0].subject() == found[0].subject()  # type: ignore[index]
     stored = json.loads((tmp_path / cache.CACHE_FILE).read_text())["diagnostics"][0]
     assert stored["source"] == "x"

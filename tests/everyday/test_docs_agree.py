@@ -60,7 +60,8 @@ def test_readme_says_what_runs_trace_prints_and_with_json(examples_project: Path
 def test_readme_runs_rows_and_init_exit_codes_match_the_commands(tmp_path: Path) -> None:
     table = doc("README.md").split("## The CLI", 1)[1].split("\n## ", 1)[0]
     assert "delete finished runs | 0, 1 |" not in table
-    assert "| `wfops runs rm RUN_ID` | delete one run and its trace |" in table
+    assert "| `wfops runs rm RUN_ID [--force]` | delete one finished run and its trace (`--force`: an " \
+           "interrupted or crashed one too) | 0, 1 unknown id, 2 unfinished run, 5 a live driver |" in table
     init_row = next(line for line in table.splitlines() if line.startswith("| `wfops init"))
     assert "2 (would overwrite; a file where a folder goes; DIR is a file)" in init_row
     (tmp_path / "f").write_text("")

@@ -52,7 +52,8 @@ def test_additional_dependencies_let_a_source_import_a_third_party_package(tmp_p
     git(root, "add", "-A")
     bare = pre_commit(root, tmp_path / "home")
     assert bare.returncode == 1, bare.stdout + bare.stderr
-    assert "source-error" in bare.stdout and "six" in bare.stdout
+    assert "source-error" in bare.stdout and "imports `six`, which is not installed" in bare.stdout
+    assert "under pre-commit, list it in the hook's `additional_dependencies`" in bare.stdout
 
     (root / ".pre-commit-config.yaml").write_text(config(rev, "        additional_dependencies: [six]\n"))
     git(root, "add", "-A")

@@ -49,7 +49,7 @@ CASES = {
         "missing-key", 3, 5, "`id` is required in step 1"),
     "bad-step-id": (
         WF + "  - id: 9a\n    end: ok\n",
-        "invalid-value", 3, 9, "`id` of step `9a`: '9a' is not a valid step id"),
+        "invalid-value", 3, 9, "`id` of step `9a`: \"9a\" is not a valid step id"),
     "missing-else": (
         WF + "  - id: a\n    if: {eq: [1, 2]}\n    then: b\n  - id: b\n    end: ok\n",
         "missing-key", 3, 5, "`else` is required in step `a`"),
@@ -67,20 +67,20 @@ CASES = {
         "invalid-value", 5, 23, "`retry.attempts` of step `a` must be >= 1, got 0"),
     "bad-save-target": (
         WF + "  - id: a\n    uses: std.echo\n    save: {value: text}\n",
-        "invalid-value", 5, 19, "`save.value` of step `a`: 'text' is not a valid save target"),
+        "invalid-value", 5, 19, "`save.value` of step `a`: \"text\" is not a valid save target"),
     "bare-save-not-state": (
         WF + "  - id: a\n    uses: std.echo\n    save: text\n",
-        "invalid-value", 5, 11, "`save` of step `a`: 'text' is not a valid save target"),
+        "invalid-value", 5, 11, "`save` of step `a`: \"text\" is not a valid save target"),
     "save-wrong-type": (
         WF + "  - id: a\n    uses: std.echo\n    save: 5\n",
         "wrong-type", 5, 11,
         "`save` of step `a` must be a `state.<field>` path or a mapping of output fields to paths, got an integer"),
     "bad-route-target": (
         WF + "  - id: a\n    uses: std.echo\n    on: {ok: 'no such'}\n",
-        "invalid-value", 5, 14, "`on.ok` of step `a`: 'no such' is not a valid step id"),
+        "invalid-value", 5, 14, "`on.ok` of step `a`: \"no such\" is not a valid step id"),
     "bad-mode": (
         WF + "  - id: a\n    foreach: $state.x\n    uses: std.echo\n    mode: fast\n",
-        "invalid-value", 6, 11, "`mode` of step `a`: 'fast' is not allowed; expected 'serial' or 'parallel'"),
+        "invalid-value", 6, 11, "`mode` of step `a`: \"fast\" is not allowed; expected \"serial\" or \"parallel\""),
     "union-type-merged": (
         "name: w\nversion: [1]\nsteps:\n  - id: a\n    end: ok\n",
         "wrong-type", 2, 10, "`version` must be an integer or a string, got a list"),
@@ -89,8 +89,8 @@ CASES = {
         "invalid-value", 2, 8, "`steps` needs at least 1 item, got 0"),
     "bad-reducer": (
         WF + "  - id: a\n    end: ok\nstate:\n  x: {type: string, reducer: concat}\n",
-        "invalid-value", 6, 30, "`state.x.reducer`: 'concat' is not allowed; expected 'replace', 'append', "
-        "'extend', 'union', 'merge', 'add', 'min' or 'max'"),
+        "invalid-value", 6, 30, "`state.x.reducer`: \"concat\" is not allowed; expected \"replace\", \"append\", "
+        "\"extend\", \"union\", \"merge\", \"add\", \"min\" or \"max\""),
 }
 
 
@@ -130,9 +130,9 @@ def test_sources_errors(make_project) -> None:
         "  v: {kind: mcp, command: [a], url: 'http://x'}\n")})
     got = [(d.code, d.line, d.column, d.message) for d in found]
     assert got == [
-        ("invalid-value", 2, 13, "source `x`: unknown kind 'ftp'; expected 'python', 'mcp'"),
+        ("invalid-value", 2, 13, "source `x`: unknown kind \"ftp\"; expected \"python\", \"mcp\""),
         ("missing-key", 3, 6, "`kind` is required in source `y`"),
-        ("invalid-value", 4, 3, "'Bad id' is not a valid source id"),
+        ("invalid-value", 4, 3, "\"Bad id\" is not a valid source id"),
         ("shell-command", 7, 14, "source `z`: `command` must be an argv list; a shell string is not allowed"),
         ("unknown-key", 8, 32, "unknown key `bogus` in source `w`"),
         ("invalid-source", 9, 6, "source `v`: an mcp source needs exactly one of `command` or `url`"),
@@ -154,7 +154,7 @@ def test_deployment_errors(make_project) -> None:
         ("wrong-type", 3, 10, "`secrets` must be a list, got a string"),
         ("wrong-type", 4, 15, "`bindings.a` must be a string, got an integer"),
         ("wrong-type", 5, 8, "`input` must be a mapping, got a list"),
-        ("invalid-value", 6, 8, "`drift`: 'never' is not allowed; expected 'fail' or 'warn'"),
+        ("invalid-value", 6, 8, "`drift`: \"never\" is not allowed; expected \"fail\" or \"warn\""),
         ("unknown-key", 7, 1, "unknown key `wrkflow` in the file"),
     ]
     assert found[-1].hint.startswith("did you mean `workflow`?")

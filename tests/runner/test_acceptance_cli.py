@@ -50,7 +50,7 @@ def test_bad_input_files_refuse_without_traceback(proj: Path, tmp_path: Path, co
     path = tmp_path / name
     path.write_text(content)
     done = wfops(proj, "run", "calls", "--input-file", str(path), "--json")
-    assert done.returncode == 2 and done.stdout == ""
+    assert done.returncode == 2 and json.loads(done.stdout)["status"] == "refused"  # --json: always one object
     assert str(path) in done.stderr and "Traceback" not in done.stderr
 
 
@@ -142,8 +142,9 @@ def test_drift_policy_fail_refuses_and_warn_runs(proj: Path, tmp_path: Path) -> 
         path = copy / module
         path.write_text(path.read_text().replace("    text: str\n", "    text: str\n    extra: int = 0\n"))
     refused = wfops(copy, "run", "hi.a", "--json")
-    assert refused.returncode == 2 and refused.stdout == ""
+    assert refused.returncode == 2 and json.loads(refused.stdout)["status"] == "refused"
     assert "capability-drift" in refused.stderr
+    assert "capability-drift" in {d["code"] for d in json.loads(refused.stdout)["diagnostics"]}
     warned = wfops(copy, "run", "hi.b", "--json")
     assert warned.returncode == 0, warned.stderr
     assert "capability-drift" in warned.stderr and as_json(warned)["status"] == "completed"
@@ -177,7 +178,8 @@ def test_input_file_dash_reads_stdin(proj: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["output"]["n"] == 18
     done = run_cli(*cmd, stdin="[1", env=env_for())
-    assert done.returncode == 2 and done.stdout == "" and "--input-file -" in done.stderr
+    assert done.returncode == 2 and json.loads(done.stdout)["status"] == "refused"
+    assert "--input-file -" in done.stderr
 
 
 @pytest.mark.slow

@@ -199,7 +199,7 @@ def test_secrets_are_masked_everywhere(proj: Path) -> None:
 
 def test_missing_secret_refuses_the_run(proj: Path) -> None:
     done = wfops(proj, "run", "sec", "--json")
-    assert done.returncode == 2 and done.stdout == ""
+    assert done.returncode == 2 and json.loads(done.stdout)["status"] == "refused"
     assert "TOK" in done.stderr and "Traceback" not in done.stderr
 
 

@@ -67,6 +67,9 @@ def test_sigkill_mid_step_then_resume(project: Path, tmp_path: Path, pause_at: i
         proc.wait()
     committed = [r[0] for r in db_rows(project, "SELECT step FROM trace WHERE run_id=? ORDER BY seq", run_id)]
     assert committed == [f"s{i}" for i in range(1, pause_at)]  # every step before the kill, no more
+    if pause_at == 3:  # crashed, not finished: `runs rm` refuses it without --force
+        crashed = wfops(project, "runs", "rm", run_id)
+        assert crashed.returncode == 2 and "running" in crashed.stderr and "--force" in crashed.stderr
 
     done = wfops(project, "resume", run_id, "--json", env=env_for(WFOPS_TEST_LOG=str(log)))
     assert done.returncode == 0, done.stderr

@@ -1,4 +1,4 @@
-"""Backends the store contract suite runs against (today: a real SQLite file)."""
+"""Backends the store contract suite runs against: a real SQLite file, a real PostgreSQL database."""
 
 from __future__ import annotations
 
@@ -9,21 +9,30 @@ import pytest
 
 from wfops.store import open_store
 
-
-def _sqlite(tmp_path: Path) -> Callable[[], object]:
-    return lambda: open_store(tmp_path / ".wfops" / "wfops.db")
+BACKENDS = ("postgres", "sqlite-file")
 
 
-BACKENDS = {"sqlite-file": _sqlite}
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
 
 
-@pytest.fixture(params=sorted(BACKENDS))
-def store_factory(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Callable[[], object]]:
+@pytest.fixture
+def store_location(request: pytest.FixtureRequest, backend: str, tmp_path: Path) -> Path | str:
+    """Where the store under test lives: a file path or a database URL."""
+    if backend == "postgres":
+        url: str = request.getfixturevalue("pg_url")  # a fresh database per test
+        return url
+    return tmp_path / ".wfops" / "wfops.db"
+
+
+@pytest.fixture
+def store_factory(store_location: Path | str) -> Iterator[Callable[[], object]]:
     """A callable opening a new connection to the same store each time it is called."""
     opened: list = []
 
     def make():
-        store = BACKENDS[request.param](tmp_path)()
+        store = open_store(store_location)
         opened.append(store)
         return store
 

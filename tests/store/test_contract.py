@@ -153,3 +153,32 @@ def test_a_new_run_never_takes_over_an_existing_id(store) -> None:
     with pytest.raises(StoreError):  # the old run must stay as it was
         store.commit(snap(), [])
     assert store.get_run("r1").snapshot.status == "completed"
+
+
+def test_import_run_copies_whole_runs_once(store, tmp_path) -> None:
+    from wfops.store import open_store
+    from wfops.store.copy import copy_runs
+
+    source = open_store(tmp_path / "source" / "wfops.db")
+    try:
+        start(source, "done")
+        source.commit(snap("done", at="s1"), [entry(1)])
+        source.commit(snap("done", status="completed", outcome="ok", at="end"), [entry(2)])
+        start(source, "asks")
+        interrupt = Interrupt(id="i1", step="ask", kind="approval", request={"q": "ok?"},
+                              outcomes=["yes"], resume_schema=None)
+        source.commit(snap("asks", status="interrupted", interrupt=interrupt), [entry(1)])
+        with source.run_lock("live"):  # driven right now: not copied
+            start(source, "live")
+            first = copy_runs(source, store)
+        assert (first.copied, first.present, first.busy) == (["done", "asks"], [], ["live"])
+        for run_id in ("done", "asks"):
+            want, got = source.get_run(run_id), store.get_run(run_id)
+            assert got == want
+            assert store.trace(run_id) == source.trace(run_id)
+            assert store.run_workflows(run_id) == source.run_workflows(run_id)
+        again = copy_runs(source, store)
+        assert (again.copied, again.present, again.busy) == (["live"], ["done", "asks"], [])
+        assert len(store.list_runs()) == 3
+    finally:
+        source.close()

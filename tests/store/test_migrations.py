@@ -9,13 +9,13 @@ import pytest
 
 from wfops.errors import StoreError
 from wfops.store import open_store
-from wfops.store.migrations import LATEST, MIGRATIONS, _statements
+from wfops.store.migrations import LATEST, MIGRATIONS
 
 
 def make_v1(path: Path) -> None:
     conn = sqlite3.connect(path)
     conn.execute("CREATE TABLE schema_version (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)")
-    for statement in _statements(MIGRATIONS[0][1]):
+    for statement in MIGRATIONS[0].statements("sqlite"):
         conn.execute(statement)
     conn.execute("INSERT INTO schema_version VALUES (1, 'then')")
     conn.execute("INSERT INTO runs VALUES ('old', 'd', 'wf', 'h', 'completed', 'ok', '{\"a\":1}', NULL, NULL,"

@@ -14,13 +14,14 @@ _LAZY = {
     "Project": "wfops.api.project", "validate_files": "wfops.api.project",
     "CallOutcome": "wfops.api.results", "Capabilities": "wfops.api.results",
     "CapabilityInfo": "wfops.api.results", "CompileReport": "wfops.api.results",
+    "CopyReport": "wfops.api.results",
     "Report": "wfops.api.results", "Run": "wfops.api.results",
     "CaseResult": "wfops.testing.results", "TestReport": "wfops.testing.results",
     "Interrupt": "wfops.engine.types", "TraceEntry": "wfops.engine.types",
     "Scaffold": "wfops.api.scaffold", "init": "wfops.api.scaffold", "schema": "wfops.api.scaffold",
 }
 
-__all__ = ["CallOutcome", "Capabilities", "CapabilityInfo", "CaseResult", "CompileReport", "Interrupt", "Project",
+__all__ = ["CallOutcome", "Capabilities", "CapabilityInfo", "CaseResult", "CompileReport", "CopyReport", "Interrupt", "Project",
            "Report", "Run", "Scaffold", "TestReport", "TraceEntry", "init", "schema", "validate_files"]
 
 if TYPE_CHECKING:
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
         Capabilities,
         CapabilityInfo,
         CompileReport,
+        CopyReport,
         Report,
         Run,
     )

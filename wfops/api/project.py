@@ -21,8 +21,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from wfops.api import validate as checks
-from wfops.api.results import CallOutcome, Capabilities, CapabilityInfo, CompileReport, Report, Run
+from wfops.api.results import (
+    CallOutcome,
+    Capabilities,
+    CapabilityInfo,
+    CompileReport,
+    CopyReport,
+    Report,
+    Run,
+)
 from wfops.api.validate import validate_standalone
+from wfops.dburl import display, is_url, location_of
 from wfops.errors import ProjectNotFound, UnknownRunError, UsageError, WfopsError
 from wfops.jsonvalues import check_json_value
 from wfops.loader.project import find_root, load_project, project_db_path
@@ -32,7 +41,7 @@ from wfops.sources.modules import forget_project_modules
 if TYPE_CHECKING:  # types only: `validate` must not load the engine or the store
     from wfops.api.catalog import Catalog
     from wfops.engine.types import TraceEntry
-    from wfops.store.sqlite import SqliteStore
+    from wfops.store.protocol import Store
     from wfops.testing.results import TestReport
 
 STATUSES = ("running", "completed", "failed", "interrupted")
@@ -44,8 +53,9 @@ class Project:
     """A wfops project on disk and its run store.
 
     `root`: the project directory (default: the nearest one upward from the current
-    directory that holds sources.yaml or wfops.lock). `db`: the run store (default
-    `$WFOPS_DB`, else `.wfops/wfops.db` under the root). With `db` (or `WFOPS_DB`) and
+    directory that holds sources.yaml or wfops.lock). `db`: the run store, a SQLite file
+    path or a `postgresql://` URL (default `$WFOPS_DB`, else `.wfops/wfops.db` under the
+    root). With `db` (or `WFOPS_DB`) and
     no project around, the run history can still be read and runs resumed (a run
     remembers its project); everything else raises `ProjectNotFound`.
     """
@@ -74,9 +84,11 @@ class Project:
         return self._root
 
     @property
-    def db_path(self) -> Path:
+    def db_path(self) -> Path | str:
+        """The store: a SQLite file path, or a PostgreSQL URL (text)."""
         if self._root is None:
-            return Path(self._db or os.environ["WFOPS_DB"])
+            given = self._db or os.environ["WFOPS_DB"]
+            return location_of(given) if isinstance(given, str) else given
         return project_db_path(self._root, self._db)
 
     # -- files: validate, compile, check -------------------------------------------------
@@ -169,10 +181,18 @@ class Project:
         """Run history, newest first."""
         if status is not None and status not in STATUSES:
             raise UsageError(f"status {status!r}: use one of {', '.join(STATUSES)}")
-        if not self.db_path.exists():  # reading never creates a store: an empty history is empty
-            return []
-        with self._store() as store:
-            records = store.list_runs(deployment=deployment, status=status, limit=max(1, limit))
+        records = []
+        if not self._no_store_yet():  # reading never creates a store: an empty history is empty
+            with self._store() as store:
+                records = store.list_runs(deployment=deployment, status=status, limit=max(1, limit))
+                ever = bool(records) or deployment is None or bool(store.list_runs(deployment=deployment, limit=1))
+        else:
+            ever = deployment is None
+        if not ever and deployment not in self.deployments():
+            # A typo would otherwise read as "no runs": name it, and what exists.
+            raise UsageError(f"unknown deployment {deployment!r}: the project has no such deployment and the "
+                             "store holds no run of it",
+                             hint="deployments: " + (", ".join(self.deployments()) or "none"))
         return [Run.of(r.snapshot, steps=r.steps, created_at=r.created_at, updated_at=r.updated_at)
                 for r in records]
 
@@ -192,15 +212,50 @@ class Project:
 
     def prune(self, older_than_days: float) -> int:
         """Delete finished runs last updated more than `older_than_days` ago; how many."""
-        if not self.db_path.exists():
+        if self._no_store_yet():
             return 0
         with self._store() as store:
             return store.prune(older_than_days)
 
-    def remove_run(self, run_id: str) -> None:
+    def copy_runs(self, to: str | Path) -> CopyReport:
+        """Copy this project's run history into the store `to` (typically the shared
+        PostgreSQL one), whole runs with their traces and artifacts. Idempotent: runs
+        the target holds already are left alone; runs being driven now are skipped."""
+        # deferred: wfops.store is not needed on the validate cache-hit path (pre-commit)
+        from wfops.store import open_store
+        from wfops.store.copy import copy_runs
+
+        target_location = location_of(to) if isinstance(to, str) else to
+        if str(target_location) == str(self.db_path):
+            raise UsageError(f"the runs are already in {display(target_location)}",
+                             hint="pass --to another store (e.g. postgresql://...)")
+        target = open_store(target_location)  # first: a wrong URL is an error even with nothing to copy
+        try:
+            if self._no_store_yet():
+                return CopyReport(target.name, [], [], [])
+            with self._store() as source:
+                done = copy_runs(source, target)
+        finally:
+            target.close()
+        return CopyReport(target.name, done.copied, done.present, done.busy)
+
+    def remove_run(self, run_id: str, *, force: bool = False) -> None:
+        """Delete a finished run. An unfinished one (interrupted, or running: crashed) is refused
+        unless `force`; a run a live process drives is never deleted (RunBusyError)."""
+        # deferred: wfops.store is not needed on the validate cache-hit path (pre-commit)
+        from wfops.store.protocol import FINISHED
+
         with self._store(run_id) as store:
             store.get_run(run_id)  # an unknown id is UnknownRunError, whatever the lock file name
-            with store.run_lock(run_id):  # never delete a run under a live driver
+            with store.run_lock(run_id):  # never delete a run under a live driver, even forced
+                status = store.get_run(run_id).snapshot.status
+                if status not in FINISHED and not force:
+                    what = {"interrupted": "waits at an interrupt",
+                            "running": "has not finished: it crashed, and `wfops resume` continues it",
+                            }.get(status, "has not finished")
+                    raise UsageError(f"run {run_id} is {status}: it {what}; only finished runs "
+                                     f"({', '.join(FINISHED)}) are removed",
+                                     hint=f"`wfops runs rm {run_id} --force` deletes it anyway")
                 store.delete_run(run_id)
 
     def step_summary(self, run_id: str) -> str:
@@ -269,11 +324,16 @@ class Project:
         self._fresh()
         return load_catalog(self.root)
 
+    def _no_store_yet(self) -> bool:
+        """A SQLite file that does not exist yet (a database server is asked, not guessed)."""
+        path = self.db_path
+        return not is_url(path) and not Path(path).exists()
+
     @contextmanager
-    def _store(self, run_id: str | None = None) -> Iterator[SqliteStore]:
+    def _store(self, run_id: str | None = None) -> Iterator[Store]:
         """The store, for reading; one that does not exist yet knows no run (and is not created)."""
         path = self.db_path
-        if run_id is not None and not path.exists():
+        if run_id is not None and self._no_store_yet():
             raise UnknownRunError(f"no run {run_id!r}: there is no store at {path} yet")
         # deferred: wfops.store is not needed on the validate cache-hit path (pre-commit)
         from wfops.store import open_store

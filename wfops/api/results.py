@@ -10,7 +10,7 @@ from wfops.diagnostics import Diagnostic
 if TYPE_CHECKING:  # `validate` (pre-commit) returns a Report and never loads the engine's types
     from wfops.engine.types import Interrupt, RunSnapshot
 
-__all__ = ["CallOutcome", "CapabilityInfo", "Capabilities", "CompileReport", "Report", "Run"]
+__all__ = ["CallOutcome", "CapabilityInfo", "Capabilities", "CompileReport", "CopyReport", "Report", "Run"]
 
 
 def _no_errors(diagnostics: list[Diagnostic]) -> bool:
@@ -131,3 +131,16 @@ class CallOutcome:
 
     def to_dict(self) -> dict[str, Any]:
         return {"outcome": self.outcome, "output": self.output}
+
+
+@dataclass(frozen=True)
+class CopyReport:
+    """What `Project.copy_runs` did: run ids by fate. `to` names the target without its password."""
+
+    to: str
+    copied: list[str]
+    present: list[str]   # the target held them already: untouched
+    busy: list[str]      # a live process drives them: not copied (copy again once it stops)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"to": self.to, "copied": self.copied, "already_present": self.present, "busy": self.busy}

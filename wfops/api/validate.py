@@ -39,8 +39,16 @@ class Selection:
     other_yaml: list[tuple[Path, str]] = field(default_factory=list)  # checked only if they are wfops files
     missing: list[Diagnostic] = field(default_factory=list)
 
-    def wants(self, d: Diagnostic) -> bool:
-        return self.everything or d.file in self.files or any(d.file.startswith(f) for f in self.folders)
+    def wants(self, d: Diagnostic, deployments: dict[str, str]) -> bool:
+        """`deployments`: file -> name. A deployment's file also selects what its bindings
+        break in the workflows it runs (findings that name it as their deployment)."""
+        if self.everything or d.file in self.files or any(d.file.startswith(f) for f in self.folders):
+            return True
+        if d.deployment is None:
+            return False
+        chosen = {name for file, name in deployments.items()
+                  if file in self.files or any(file.startswith(f) for f in self.folders)}
+        return bool(chosen & set(d.deployment.split(", ")))
 
     @property
     def reads_project(self) -> bool:
@@ -78,8 +86,9 @@ def _is_project_file(rel: str) -> bool:
     return folder in (WORKFLOWS_DIR, DEPLOYMENTS_DIR) and "/" not in name and name.endswith((".yaml", ".yml"))
 
 
-def project_diagnostics(root: Path) -> list[Diagnostic]:
-    """The whole project's findings, replayed from the cache when no input changed."""
+def project_diagnostics(root: Path) -> tuple[list[Diagnostic], dict[str, str]]:
+    """The whole project's findings and its deployment file -> name table, replayed from the
+    cache when no input changed."""
     key = cache.cache_key(root)
     cached = cache.lookup(root, key)
     if cached is not None:
@@ -91,15 +100,17 @@ def project_diagnostics(root: Path) -> list[Diagnostic]:
 
     validation = validate_project(root)
     diagnostics = sorted([*validation.diagnostics, *test_file_findings(validation.project)], key=sort_key)
-    cache.store(root, key, diagnostics)
-    return diagnostics
+    deployments = {loaded.file: name for name, loaded in validation.project.deployments.items()}
+    cache.store(root, key, diagnostics, deployments)
+    return diagnostics, deployments
 
 
 def validate_paths(root: Path, paths: list[str], base: Path | None) -> list[Diagnostic]:
     selection = select(root, paths, base)
     found = list(selection.missing)
     if selection.reads_project:
-        found += [d for d in project_diagnostics(root) if selection.wants(d)]
+        diagnostics, deployments = project_diagnostics(root)
+        found += [d for d in diagnostics if selection.wants(d, deployments)]
     if selection.other_yaml:
         # deferred: wfops.compiler.standalone is not needed on the validate cache-hit path (pre-commit)
         from wfops.compiler.standalone import validate_file

@@ -26,13 +26,13 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-runs_app = typer.Typer(help="Run history: list, show, trace, prune, rm.", no_args_is_help=True)
+runs_app = typer.Typer(help="Run history: list, show, trace, prune, rm, copy.", no_args_is_help=True)
 caps_app = typer.Typer(help="The capability catalog: list, show, call.", no_args_is_help=True)
 app.add_typer(runs_app, name="runs")
 app.add_typer(caps_app, name="caps")
 
 Project = Annotated[str | None, typer.Option("--project", help="Project root (default: nearest with sources.yaml or wfops.lock).")]
-Db = Annotated[str | None, typer.Option("--db", help="SQLite store (default: $WFOPS_DB or .wfops/wfops.db).")]
+Db = Annotated[str | None, typer.Option("--db", help="Run store: a SQLite file or a postgresql:// URL (default: $WFOPS_DB or .wfops/wfops.db).")]
 Format = Annotated[str, typer.Option("--format", "-f", help="text, json, github or sarif.")]
 Json = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
 
@@ -146,9 +146,19 @@ def runs_prune(older_than: Annotated[float, typer.Option("--older-than", help="D
 
 
 @runs_app.command("rm")
-def runs_rm(run_id: str, project: Project = None, db: Db = None) -> None:
-    """Delete one run and its trace."""
-    _call("runs_cmd", action="rm", run_id=run_id, project=project, db=db)
+def runs_rm(run_id: str,
+            force: Annotated[bool, typer.Option("--force", help="Also delete an unfinished run "
+                                                "(interrupted, or crashed).")] = False,
+            project: Project = None, db: Db = None) -> None:
+    """Delete one finished run and its trace."""
+    _call("runs_cmd", action="rm", run_id=run_id, force=force, project=project, db=db)
+
+
+@runs_app.command("copy")
+def runs_copy(to: Annotated[str, typer.Option("--to", help="Target store: a postgresql:// URL (or a SQLite file).")],
+              json: Json = False, project: Project = None, db: Db = None) -> None:
+    """Copy the run history (default: the local store) into another store; copying twice adds nothing."""
+    _call("runs_cmd", action="copy", to=to, json_out=json, project=project, db=db)
 
 
 @app.command()

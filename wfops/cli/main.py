@@ -14,7 +14,10 @@ from typing import Any
 from wfops.cli import exits
 from wfops.cli.crash import report_crash
 from wfops.cli.exits import INTERRUPTED
+from wfops.cli.output import print_json
 from wfops.cli.validate_fast import fast_validate
+from wfops.dburl import redact
+from wfops.errors import UsageError as WfopsUsageError
 from wfops.errors import WfopsError
 
 
@@ -32,9 +35,9 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(0)
     except BaseException as exc:  # noqa: BLE001 - the boundary: never a raw traceback
         if isinstance(exc, WfopsError):
-            sys.stderr.write(f"wfops: error: {exc.message}\n")
+            sys.stderr.write(f"wfops: error: {redact(exc.message)}\n")
             if exc.hint:
-                sys.stderr.write(f"  hint: {exc.hint}\n")
+                sys.stderr.write(f"  hint: {redact(exc.hint)}\n")
             sys.exit(exits.for_error(exc))
         sys.exit(report_crash(exc))
 
@@ -77,7 +80,9 @@ def _run_typer(args: list[str]) -> int:
         sys.stdout.write(exc.ctx.get_help() + "\n" if exc.ctx else "")
         return 0 if args == [] else 2
     except UsageError as exc:
-        sys.stderr.write(f"wfops: error: {exc.format_message().splitlines()[0]}\n")
+        message = exc.format_message().splitlines()[0]
+        _json_refusal(args, message)
+        sys.stderr.write(f"wfops: error: {message}\n")
         return 2
     except ClickException as exc:
         sys.stderr.write(f"wfops: error: {exc.format_message()}\n")
@@ -85,6 +90,16 @@ def _run_typer(args: list[str]) -> int:
     except Abort:
         sys.stderr.write("wfops: interrupted\n")
         return INTERRUPTED
+
+
+def _json_refusal(args: list[str], message: str) -> None:
+    """`run`/`resume --json` print one JSON object even when the command line does not parse."""
+    if len(args) < 1 or args[0] not in ("run", "resume") or "--json" not in args:
+        return
+    # deferred: the run command (and the API behind it) is not needed on the validate cache-hit path
+    from wfops.cli.run_cmd import refusal
+
+    print_json(refusal(WfopsUsageError(message), run_id=None, deployment=None))
 
 
 def __getattr__(name: str) -> Any:

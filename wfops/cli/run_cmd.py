@@ -7,10 +7,11 @@ GitHub Actions the run is appended to the job summary.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from wfops.api import Project
@@ -18,7 +19,7 @@ from wfops.cli import exits
 from wfops.cli.inputs import parse_payload, run_input
 from wfops.cli.output import print_json, say, warn
 from wfops.cli.progress import ProgressPrinter
-from wfops.errors import RefusedError
+from wfops.errors import RefusedError, WfopsError
 from wfops.report import render
 from wfops.report.summary import append_step_summary
 
@@ -29,17 +30,42 @@ if TYPE_CHECKING:
 def run(*, deployment: str, inputs: list[str], input_file: str | None, json_out: bool,
         project: str | None, db: str | None) -> int:
 
-    given = run_input(inputs, input_file)
-    found = Project(project, db=db)
-    return drive(found, lambda on_step: found.run(deployment, given, on_step=on_step), json_out=json_out)
+    with _json_on_error(json_out, deployment=deployment):
+        given = run_input(inputs, input_file)
+        found = Project(project, db=db)
+        return drive(found, lambda on_step: found.run(deployment, given, on_step=on_step), json_out=json_out)
 
 
 def resume(*, run_id: str, outcome: str | None, payload: str | None, json_out: bool,
            project: str | None, db: str | None) -> int:
 
-    value = parse_payload(payload)
-    found = Project(project, db=db)
-    return drive(found, lambda on_step: found.resume(run_id, outcome, value, on_step=on_step), json_out=json_out)
+    with _json_on_error(json_out, run_id=run_id):
+        value = parse_payload(payload)
+        found = Project(project, db=db)
+        return drive(found, lambda on_step: found.resume(run_id, outcome, value, on_step=on_step),
+                     json_out=json_out)
+
+
+@contextlib.contextmanager
+def _json_on_error(json_out: bool, *, run_id: str | None = None, deployment: str | None = None) -> Iterator[None]:
+    """With `--json`, stdout holds one JSON object whatever happens: a run that is refused or
+    cannot be driven prints the run object with `status` `refused` (exit 2) or `error` (any
+    other exit), the error and the diagnostics, before the error reaches the CLI boundary
+    (which still prints its line on stderr and picks the exit code)."""
+    try:
+        yield
+    except WfopsError as exc:
+        if json_out:
+            print_json(refusal(exc, run_id=run_id, deployment=deployment))
+        raise
+
+
+def refusal(exc: WfopsError, *, run_id: str | None, deployment: str | None) -> dict[str, Any]:
+    diagnostics = exc.diagnostics if isinstance(exc, RefusedError) else []
+    return {"run_id": run_id, "deployment": deployment, "workflow": None, "artifact": None,
+            "status": "refused" if exits.for_error(exc) == 2 else "error", "outcome": None, "output": None,
+            "error": {"type": type(exc).__name__, "message": exc.message, "hint": exc.hint},
+            "interrupt": None, "diagnostics": [d.to_dict() for d in diagnostics]}
 
 
 def drive(project: Project, start: Callable[[Any], Run], *, json_out: bool) -> int:

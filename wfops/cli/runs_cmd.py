@@ -1,4 +1,4 @@
-"""`wfops runs list|show|trace|prune|rm`: the run history in the store."""
+"""`wfops runs list|show|trace|prune|rm|copy`: the run history in the store."""
 
 from __future__ import annotations
 
@@ -9,16 +9,18 @@ from wfops.cli.output import compact, print_json, say
 from wfops.report.trace import describe
 
 if TYPE_CHECKING:
-    from wfops.api import Run, TraceEntry
+    from wfops.api import CopyReport, Run, TraceEntry
 
 
 def run(*, action: str, project: str | None, db: str | None, json_out: bool = False,
         run_id: str | None = None, deployment: str | None = None, status: str | None = None,
-        limit: int | None = None, from_seq: int | None = None, older_than: float | None = None) -> int:
+        limit: int | None = None, from_seq: int | None = None, older_than: float | None = None,
+        to: str | None = None, force: bool = False) -> int:
 
     found = Project(project, db=db)
     if action == "list":
-        return _list(found.runs(deployment=deployment, status=status, limit=limit or 20), json_out)
+        return _list(found.runs(deployment=deployment, status=status, limit=limit or 20), json_out,
+                     _filters(deployment, status))
     if action == "show":
         return _show(found.get_run(str(run_id)), json_out)
     if action == "trace":
@@ -28,18 +30,39 @@ def run(*, action: str, project: str | None, db: str | None, json_out: bool = Fa
         say(f"pruned {count} finished run{'s' if count != 1 else ''} older than {older_than or 0:g} days")
         return 0
     if action == "rm":
-        found.remove_run(str(run_id))
+        found.remove_run(str(run_id), force=force)
         say(f"removed run {run_id}")
         return 0
+    if action == "copy":
+        return _copy(found.copy_runs(str(to)), json_out)
     raise ValueError(f"unknown runs action {action!r}")
 
 
-def _list(runs: list[Run], json_out: bool) -> int:
+def _copy(report: CopyReport, json_out: bool) -> int:
+    if json_out:
+        print_json(report.to_dict())
+        return 0
+    count = len(report.copied)
+    say(f"copied {count} run{'s' if count != 1 else ''} to {report.to}"
+        + (f" ({len(report.present)} already there)" if report.present else ""))
+    if report.busy:
+        say(f"skipped {len(report.busy)} run(s) a live process is driving: {', '.join(report.busy)}; "
+            "copy again once they stop")
+    return 0
+
+
+def _filters(deployment: str | None, status: str | None) -> str:
+    """`` `failed` runs of deployment `d` ``, or "" without filters."""
+    runs = f"`{status}` runs" if status else "runs"
+    return runs + (f" of deployment `{deployment}`" if deployment else "") if status or deployment else ""
+
+
+def _list(runs: list[Run], json_out: bool, filters: str) -> int:
     if json_out:
         print_json([r.to_dict() for r in runs])
         return 0
     if not runs:
-        say("no runs yet")
+        say(f"no {filters}" if filters else "no runs yet")
         return 0
     rows = [("RUN", "DEPLOYMENT", "STATUS", "OUTCOME", "STEPS", "STARTED (UTC)")]
     for r in runs:

@@ -23,7 +23,7 @@ from wfops.diagnostics import Diagnostic
 from wfops.loader.wftests import find_test_files
 
 CACHE_FILE = Path(".wfops") / "cache" / "validate.json"
-FORMAT = 2  # 2: diagnostics carry their subject (workflow, deployment, source, step)
+FORMAT = 3  # 2: diagnostics carry their subject (workflow, deployment, source, step); 3: deployment files
 
 
 def input_files(root: Path) -> list[Path]:
@@ -66,8 +66,9 @@ def cache_key(root: Path) -> str:
     return digest.hexdigest()
 
 
-def lookup(root: Path, key: str) -> list[Diagnostic] | None:
-    """The cached diagnostics for `key`, or None on any miss (or an unreadable cache)."""
+def lookup(root: Path, key: str) -> tuple[list[Diagnostic], dict[str, str]] | None:
+    """The cached diagnostics for `key` and the deployment file -> name table, or None on any
+    miss (or an unreadable cache)."""
     try:
         entry = json.loads((root / CACHE_FILE).read_text(encoding="utf-8"))
         if entry.get("key") != key:
@@ -75,7 +76,8 @@ def lookup(root: Path, key: str) -> list[Diagnostic] | None:
         for rel, digest in entry["python"].items():
             if _file_hash(root / rel) != digest:
                 return None
-        return [Diagnostic(**d) for d in entry["diagnostics"]]
+        names = {str(file): str(name) for file, name in entry["deployments"].items()}
+        return [Diagnostic(**d) for d in entry["diagnostics"]], names
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
 
@@ -96,7 +98,7 @@ def imported_project_files(root: Path) -> list[str]:
     return sorted(found)
 
 
-def store(root: Path, key: str, diagnostics: list[Diagnostic]) -> None:
+def store(root: Path, key: str, diagnostics: list[Diagnostic], deployments: dict[str, str]) -> None:
     """Best effort: a read-only checkout simply runs uncached."""
     # deferred: wfops.statedir is not needed on the validate cache-hit path (pre-commit)
     from wfops.statedir import make_state_dir
@@ -105,6 +107,7 @@ def store(root: Path, key: str, diagnostics: list[Diagnostic]) -> None:
         "key": key,
         "python": {rel: _file_hash(root / rel) for rel in imported_project_files(root)},
         "diagnostics": [d.to_dict(subject=True) for d in diagnostics],
+        "deployments": deployments,
     }
     target = root / CACHE_FILE
     try:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from wfops.dburl import location_of
 from wfops.diagnostics import Diagnostic, error
 from wfops.errors import ProjectNotFound
 from wfops.loader.schema_errors import schema_diagnostics
@@ -172,11 +173,12 @@ def validate_document(doc: Document, model: type[BaseModel]) -> tuple[Any, list[
         return None, schema_diagnostics(doc, exc)
 
 
-def project_db_path(root: Path, explicit: str | Path | None = None) -> Path:
-    """--db wins, then WFOPS_DB, then .wfops/wfops.db under the root."""
+def project_db_path(root: Path, explicit: str | Path | None = None) -> Path | str:
+    """--db wins, then WFOPS_DB, then .wfops/wfops.db under the root. A PostgreSQL URL
+    stays text (a `Path` would fold its `//`); anything else is a SQLite file path."""
     if explicit:
-        return Path(explicit)
+        return location_of(explicit) if isinstance(explicit, str) else explicit
     env = os.environ.get("WFOPS_DB")
     if env:
-        return Path(env)
+        return location_of(env)
     return root / STATE_DIR / "wfops.db"

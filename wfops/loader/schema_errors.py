@@ -9,6 +9,7 @@ checked, and several type errors on one value become one message.
 from __future__ import annotations
 
 import difflib
+import json
 import re
 from typing import Any
 
@@ -179,15 +180,17 @@ def _describe(root: str, data: Any, path: tuple[Any, ...], err: dict[str, Any]) 
                 "use letters, digits, `_` and `-` only", True)
     if kind == "string_pattern_mismatch":
         role = _role(path)
+        if role == "workflow" and path[:1] == ("steps",):
+            role = "child"  # a step names a workflow of the project; only a deployment pins one
         return ("invalid-value", f"{where}: {_short(err['input'])} is not a valid {_ROLE_NAMES.get(role, 'value')}",
                 _pattern_hint(role, ctx.get("pattern", "")), False)
     if kind in ("literal_error", "enum"):
-        expected = ctx.get("expected", "")
+        expected = _quoted_as_json(str(ctx.get("expected", "")))
         return "invalid-value", f"{where}: {_short(err['input'])} is not allowed; expected {expected}", \
             f"use one of {expected}", False
     if kind == "union_tag_invalid":
         return ("invalid-value", f"{where}: unknown kind {_short(ctx.get('tag', ''))}; expected "
-                f"{ctx.get('expected_tags', '')}", "use `kind: python` or `kind: mcp`", False)
+                f"{_quoted_as_json(str(ctx.get('expected_tags', '')))}", "use `kind: python` or `kind: mcp`", False)
     if kind == "union_tag_not_found":
         return "missing-key", f"`kind` is required in {where}", _MISSING_HINTS["kind"], False
     bound = _BOUNDS.get(kind)
@@ -303,7 +306,7 @@ def describe_path(data: Any, path: tuple[Any, ...]) -> str:
 
 _ROLE_NAMES = {
     "name": "name", "id": "step id", "uses": "capability reference (`<source>.<capability>`)",
-    "workflow": "workflow reference", "end": "outcome name", "save": "save target", "errors": "save target",
+    "workflow": "workflow reference", "child": "workflow name", "end": "outcome name", "save": "save target", "errors": "save target",
     "route": "step id", "module": "module name", "url": "URL", "foreach": "path", "interrupt": "interrupt kind",
 }
 
@@ -324,6 +327,8 @@ def _pattern_hint(role: str, pattern: str) -> str:
         "route": "name a step id of this workflow, or `end`",
         "uses": "write `<source>.<capability>`, e.g. `std.echo`",
         "workflow": "write a workflow name, or `name@sha256:<hex prefix>` to pin",
+        "child": "write the `name:` of a workflow of this project (pinning with `@sha256:` is for "
+                 "deployments: a step runs the child's current version, which `wfops.lock` records)",
         "foreach": "iterate a path such as `$state.items`",
         "save": "write `state.<field>` or `state.<field>.<key>`",
         "errors": "write `state.<field>`",
@@ -352,5 +357,11 @@ def _node(data: Any, path: tuple[Any, ...]) -> Any:
 
 
 def _short(value: Any, limit: int = 40) -> str:
-    text = repr(value)
+    """A value as JSON (as the user wrote it: `"9a"`, `null`, not Python's `'9a'`, `None`), cut."""
+    text = json.dumps(value, ensure_ascii=False, default=str)
     return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _quoted_as_json(listing: str) -> str:
+    """pydantic lists allowed literals as Python reprs (`'fail' or 'warn'`): quote them as JSON."""
+    return re.sub(r"'([^'\\\"]*)'", r'"\1"', listing)

@@ -14,7 +14,7 @@ from wfops.model.workflow import NAME_PATTERN
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
 class MockError(_Strict):

@@ -33,7 +33,7 @@ SaveTarget = Annotated[str, Field(pattern=r"^state\.[^.\s]+(\.[^.\s]+)*$", descr
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True, strict=True)
 
 
 _CONDITION_HINT = "write one operator, e.g. `if: {eq: [$state.x, 1]}` or `if: {and: [{exists: $state.x}, ...]}`"
@@ -242,7 +242,7 @@ Step = Annotated[
 class StateField(BaseModel):
     """A JSON Schema for one state field, plus the reducer that merges writes into it."""
 
-    model_config = ConfigDict(extra="allow", frozen=True)
+    model_config = ConfigDict(extra="allow", frozen=True, strict=True)
     reducer: Reducer = Field("replace", description="How writes merge: " + ", ".join(REDUCERS))
 
     def json_schema(self) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from typing import Any
 
 from wfops.compiler.artifact import load_artifact
 from wfops.compiler.validate import validate_project
+from wfops.dburl import location_of
 from wfops.diagnostics import Diagnostic
 from wfops.engine.types import RunSnapshot
 from wfops.errors import ProjectNotFound, RefusedError, UsageError
@@ -156,14 +157,14 @@ def _project_sources(root: Path, ids: list[str], run_id: str) -> dict[str, Any]:
     return dict(sources)
 
 
-def _resume_paths(options: ResumeOptions) -> tuple[Path | None, Path]:
+def _resume_paths(options: ResumeOptions) -> tuple[Path | None, Path | str]:
     try:
         root = find_root(explicit=options.project)
     except ProjectNotFound:
         explicit = options.db or os.environ.get("WFOPS_DB")
         if not explicit:
             raise
-        return None, Path(explicit)
+        return None, location_of(explicit) if isinstance(explicit, str) else explicit
     return root, project_db_path(root, options.db)
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import os
 import sys
 import threading
 from collections.abc import Iterator
@@ -18,18 +19,23 @@ from wfops.errors import WfopsError
 _stdout_lock = threading.Lock()
 _stdout_users = 0
 _stdout_saved: Any = None
+_fd1_saved: int | None = None
 
 
 @contextlib.contextmanager
 def prints_to_stderr() -> Iterator[None]:
-    """While user code runs, its `print`s go to stderr: wfops's stdout carries `--json` output.
+    """While user code runs, what it writes to stdout goes to stderr: wfops's stdout carries
+    `--json`, `--format json` and `sarif` output, which machines read.
 
-    Calls overlap (parallel foreach, threads), so the swap is counted: the first
-    caller in swaps sys.stdout, the last one out restores it.
+    Both levels are moved: `sys.stdout` (a `print`) and file descriptor 1 itself, which a
+    child process the node starts inherits, and C code or `os.write(1, ...)` write to.
+    Calls overlap (parallel foreach, threads), so the swap is counted: the first caller in
+    moves both, the last one out restores them.
     """
-    global _stdout_users, _stdout_saved
+    global _stdout_users, _stdout_saved, _fd1_saved
     with _stdout_lock:
         if _stdout_users == 0:
+            _fd1_saved = _point_fd1_at_stderr()
             _stdout_saved, sys.stdout = sys.stdout, sys.stderr
         _stdout_users += 1
     try:
@@ -39,6 +45,76 @@ def prints_to_stderr() -> Iterator[None]:
             _stdout_users -= 1
             if _stdout_users == 0:
                 sys.stdout, _stdout_saved = _stdout_saved, None
+                _restore_fd1(_fd1_saved)
+                _fd1_saved = None
+
+
+def _point_fd1_at_stderr() -> int | None:
+    """A copy of fd 1 to restore later, after pointing fd 1 at fd 2; None when either is closed
+    (nothing to protect, or nowhere to send it)."""
+    with contextlib.suppress(Exception):  # wfops's own buffered output belongs on the real stdout
+        sys.stdout.flush()
+    try:
+        saved = os.dup(1)
+    except OSError:
+        return None
+    try:
+        os.dup2(2, 1)
+    except OSError:
+        os.close(saved)
+        return None
+    return saved
+
+
+def _restore_fd1(saved: int | None) -> None:
+    if saved is None:
+        return
+    with contextlib.suppress(Exception):  # what user code left buffered belongs on stderr
+        sys.stderr.flush()
+    try:
+        os.dup2(saved, 1)
+    finally:
+        os.close(saved)
+
+
+_cwd_lock = threading.Lock()
+_cwd_users = 0
+_cwd_saved: str | None = None
+
+
+@contextlib.contextmanager
+def in_project_dir(root: Path | None) -> Iterator[None]:
+    """While project code runs (a module's import, a node), the working directory is the
+    project root: `open("data/x.csv")` in a node means the same file whether wfops was
+    started in the root or in `data/`.
+
+    Counted like `prints_to_stderr` (calls overlap); the first caller in changes directory,
+    the last one out goes back. A call while another project's code runs keeps the
+    directory it finds (one process, one working directory).
+    """
+    global _cwd_users, _cwd_saved
+    if root is None:
+        yield
+        return
+    with _cwd_lock:
+        if _cwd_users == 0:
+            try:
+                _cwd_saved = os.getcwd()
+            except OSError:  # the directory wfops started in was removed
+                _cwd_saved = None
+            with contextlib.suppress(OSError):
+                os.chdir(root)
+        _cwd_users += 1
+    try:
+        yield
+    finally:
+        with _cwd_lock:
+            _cwd_users -= 1
+            if _cwd_users == 0:
+                if _cwd_saved is not None:
+                    with contextlib.suppress(OSError):
+                        os.chdir(_cwd_saved)
+                _cwd_saved = None
 
 
 class ModuleOutsideProject(WfopsError):
@@ -75,8 +151,8 @@ def import_project_module(root: Path, module: str) -> Any:
     # and `--json` output there is read by machines.
     before = set(sys.modules)
     try:
-        with prints_to_stderr():
-            loaded = importlib.import_module(module)
+        with prints_to_stderr(), in_project_dir(root):
+            loaded = _import_within_limit(root, module)
     finally:
         # What this import brought in from the project (the module, its packages, what it
         # imports from the project) is what a later `forget_project_modules` drops.
@@ -88,6 +164,65 @@ def import_project_module(root: Path, module: str) -> Any:
             f"module {module!r} was imported from {origin}, not from the project; rename it to avoid the clash")
     _PROJECT_OF[parts[0]] = root
     return loaded
+
+
+class ImportTimedOut(WfopsError):
+    pass
+
+
+#: Seconds a python source may take to import; WFOPS_IMPORT_TIMEOUT overrides.
+IMPORT_TIMEOUT = 30.0
+# (project root, module) -> the thread still stuck importing it. Python's import lock for
+# that module stays taken, so a second attempt would hang too: it is refused at once.
+_STUCK: dict[tuple[Path, str], threading.Thread] = {}
+
+
+def import_timeout() -> float:
+    value = os.environ.get("WFOPS_IMPORT_TIMEOUT")
+    if not value:
+        return IMPORT_TIMEOUT
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise WfopsError(f"WFOPS_IMPORT_TIMEOUT={value!r} is not a number of seconds",
+                         hint="set it to the seconds a python source may take to import, e.g. 30") from None
+    if not seconds > 0 or seconds == float("inf"):
+        raise WfopsError(f"WFOPS_IMPORT_TIMEOUT={value!r} must be a positive number of seconds",
+                         hint="set it to the seconds a python source may take to import, e.g. 30")
+    return seconds
+
+
+def _import_within_limit(root: Path, module: str) -> Any:
+    """Import in a daemon thread and stop waiting after the time limit. A module that blocks
+    at import (a network call, a lock, `input()`) becomes a finding instead of a `validate`
+    (or pre-commit hook) that hangs without a word. The thread cannot be stopped; being a
+    daemon, it does not keep the process alive."""
+    limit = import_timeout()
+    stuck = _STUCK.get((root, module))
+    if stuck is not None and stuck.is_alive():
+        raise ImportTimedOut(f"importing {module} did not finish: an earlier import of it is still blocked "
+                             "in this process", hint=_BLOCKED_HINT + "; restart wfops (watch, mcp) once it is fixed")
+    box: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            box["module"] = importlib.import_module(module)
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller, which reports it
+            box["error"] = exc
+
+    thread = threading.Thread(target=work, name=f"wfops-import-{module}", daemon=True)
+    thread.start()
+    thread.join(limit)
+    if thread.is_alive():
+        _STUCK[(root, module)] = thread
+        raise ImportTimedOut(f"importing {module} did not finish within {limit:g} s", hint=_BLOCKED_HINT)
+    if "error" in box:
+        raise box["error"]
+    return box["module"]
+
+
+_BLOCKED_HINT = ("a module must not block at import (network calls, waiting for input or a lock): do that "
+                 "work inside the node function; a slow import may take longer with WFOPS_IMPORT_TIMEOUT=SECONDS")
 
 
 # Top-level module name -> the project root wfops imported it from. One process may load

@@ -32,9 +32,11 @@ from pydantic import BaseModel, ValidationError
 from wfops.errors import CapabilityError, WfopsError
 from wfops.sources.base import CallResult, Capability, SourceKind, StepContext
 from wfops.sources.modules import (  # re-exported: python sources are loaded through here
+    ImportTimedOut,
     ModuleOutsideProject,
     forget_project_modules,
     import_project_module,
+    in_project_dir,
     module_file,
     prints_to_stderr,
 )
@@ -132,8 +134,10 @@ class PythonSource:
     """A module of `@wfops.node` functions. Sync functions run in a worker thread."""
 
     def __init__(self, source_id: str, module: Any, root: Path | None = None) -> None:
+        """`root`: the project root, the working directory of its nodes and their
+        `context.project_root` (None: left as it is)."""
         self.id = source_id
-        self.root = root.resolve() if root is not None else None
+        self.root = root
         self.kind: SourceKind = "python"
         self.module = module
         self._nodes: dict[str, tuple[NodeSpec, Callable[..., Any]]] = {}
@@ -157,7 +161,7 @@ class PythonSource:
         except ValidationError as exc:
             raise CapabilityError(f"input does not match {spec.input_model.__name__}: {_brief(exc)}") from None
         kwargs = {spec.context_param: self._node_context(context)} if spec.context_param else {}
-        with prints_to_stderr():
+        with prints_to_stderr(), in_project_dir(self.root):
             if spec.is_async:
                 returned = await func(model, **kwargs)
             else:
@@ -250,8 +254,14 @@ def _to_result(spec: NodeSpec, returned: Any) -> CallResult:
 def _brief(exc: ValidationError) -> str:
     first = exc.errors()[0]
     where = ".".join(str(p) for p in first["loc"]) or "input"
-    return f"{where}: {first['msg']}" + (f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else "")
+    # Say so when the value was null: a workflow path that found nothing (a mistyped `$input.x`)
+    # gives null, and "should be a valid string" alone does not point there. Only null is named:
+    # other values may be secrets.
+    got = ", got null" if first["input"] is None and first["type"] != "missing" else ""
+    more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+    return f"{where}: {first['msg']}{got}{more}"
 
 
-__all__ = ["ModuleOutsideProject", "NodeDefinitionError", "PythonSource", "Result", "forget_project_modules",
-           "import_project_module", "module_file", "node", "prints_to_stderr"]
+__all__ = ["ImportTimedOut", "ModuleOutsideProject", "NodeDefinitionError", "PythonSource", "Result",
+           "forget_project_modules", "import_project_module", "in_project_dir", "module_file", "node",
+           "prints_to_stderr"]

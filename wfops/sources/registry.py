@@ -14,6 +14,10 @@ from wfops.sources.contract import call_checked
 from wfops.sources.std import StdSource
 
 
+class ImportBlocked(WfopsError):
+    """A python source's module did not finish importing within the time limit."""
+
+
 def build_sources(project: Project) -> tuple[dict[str, Source], list[Diagnostic]]:
     """Instantiate every declared source. Python modules are imported (the only user code
     validation runs); MCP sources are created but not started."""
@@ -30,6 +34,9 @@ def build_sources(project: Project) -> tuple[dict[str, Source], list[Diagnostic]
         if isinstance(spec, PythonSource):
             try:
                 sources[source_id] = load_python_source(project.root, source_id, spec.module)
+            except ImportBlocked as exc:
+                diagnostics.append(error("source-import-timeout", f"source {source_id!r}: {exc.message}",
+                                         project.sources.file, where, source=source_id, hint=exc.hint))
             except WfopsError as exc:
                 diagnostics.append(error("source-error", f"source {source_id!r}: {exc.message}",
                                          project.sources.file, where, source=source_id,
@@ -52,6 +59,7 @@ def build_sources(project: Project) -> tuple[dict[str, Source], list[Diagnostic]
 def load_python_source(root: Path, source_id: str, module: str) -> Source:
     # deferred: wfops.sources.python imports pydantic (~30 ms), only for python sources
     from wfops.sources.python import (
+        ImportTimedOut,
         ModuleOutsideProject,
         NodeDefinitionError,
         PythonSource,
@@ -62,12 +70,36 @@ def load_python_source(root: Path, source_id: str, module: str) -> Source:
         loaded = import_project_module(root, module)
     except ModuleOutsideProject as exc:
         raise WfopsError(exc.message, hint="keep python sources inside the project directory") from None
+    except ImportTimedOut as exc:
+        raise ImportBlocked(exc.message, hint=exc.hint) from None
     except ModuleNotFoundError as exc:
+        missing = _missing_package(root, module, exc)
+        if missing is not None:
+            top = missing.split(".", 1)[0]
+            raise WfopsError(f"{module} imports `{missing}`, which is not installed (nor a module of the project)",
+                             hint=f"install the package that provides `{top}` in the Python environment that "
+                             f"runs wfops (e.g. `python -m pip install {top}`); under pre-commit, list it in "
+                             "the hook's `additional_dependencies`") from None
         raise WfopsError(str(exc), hint="check `module:` (dotted, relative to the project root)") from None
     try:
-        return PythonSource(source_id, loaded, root)
+        return PythonSource(source_id, loaded, root.resolve())
     except NodeDefinitionError as exc:
         raise WfopsError(exc.message, hint=exc.hint or "a node is `def f(payload: InModel) -> OutModel`") from None
+
+
+def _missing_package(root: Path, module: str, exc: ModuleNotFoundError) -> str | None:
+    """The module a python source's own code failed to import, when that is neither the source
+    module itself nor a project module (those are a wrong `module:` or a missing project file)."""
+    name = exc.name
+    if not name:
+        return None
+    parts = module.split(".")
+    if name in {".".join(parts[:depth]) for depth in range(1, len(parts) + 1)}:
+        return None
+    top = root.resolve() / name.split(".", 1)[0]
+    if top.with_suffix(".py").exists() or top.is_dir():
+        return None
+    return name
 
 
 class BoundResolver:

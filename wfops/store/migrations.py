@@ -1,16 +1,31 @@
-"""Versioned schema for the SQLite store.
+"""Versioned schema, one description for every backend, and its SQLite runner.
 
-Each migration runs in one `BEGIN IMMEDIATE` transaction together with the row
-that records its version, so a crash leaves the store at the old or the new
-version, never between. A store whose version is newer than `LATEST` was made by
-a newer wfops and is never touched.
+`MIGRATIONS` is the one ordered list of schema versions. Each has one SQL text
+shared by SQLite and PostgreSQL; a word the dialects spell differently is an
+`@WORD@` placeholder (`DIALECT_WORDS`), and a step whose whole text differs gives
+it per dialect in `Migration.only`. A new version is one more entry here; both
+backends then apply it (SQLite below, PostgreSQL in `wfops.store.postgres`).
+
+Each migration runs in one transaction together with the row that records its
+version, so a crash leaves the store at the old or the new version, never
+between. A store whose version is newer than `LATEST` was made by a newer wfops
+and is never touched.
 """
 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from wfops.errors import StoreError
+
+DIALECTS = ("sqlite", "postgres")
+DIALECT_WORDS: dict[str, dict[str, str]] = {
+    # SQLite's clustered table; PostgreSQL tables are heaps with a primary-key index anyway.
+    "sqlite": {"@WITHOUT_ROWID@": "WITHOUT ROWID"},
+    "postgres": {"@WITHOUT_ROWID@": ""},
+}
 
 # Run rows stay small: they are rewritten on every step, so the (possibly large)
 # input lives apart, and no full state is ever stored (trace rows hold the writes).
@@ -62,7 +77,7 @@ CREATE TABLE trace (
     started_at    TEXT NOT NULL,
     ended_at      TEXT NOT NULL,
     PRIMARY KEY (run_id, seq)
-) WITHOUT ROWID;
+) @WITHOUT_ROWID@;
 """
 
 # v2: a plain step becomes one trace insert; its cursor rides on the trace row, and
@@ -74,8 +89,24 @@ DROP INDEX runs_by_status;
 CREATE INDEX runs_by_status ON runs (status);
 """
 
-MIGRATIONS: list[tuple[int, str]] = [(1, _V1), (2, _V2)]
-LATEST = MIGRATIONS[-1][0]
+
+
+@dataclass(frozen=True)
+class Migration:
+    version: int
+    script: str                                       # shared by every dialect
+    only: Mapping[str, str] = field(default_factory=dict)  # dialect -> its own text, where it differs
+
+    def statements(self, dialect: str) -> list[str]:
+        """The statements of this step in `dialect`, in order."""
+        text = self.only.get(dialect, self.script)
+        for word, spelled in DIALECT_WORDS[dialect].items():
+            text = text.replace(word, spelled)
+        return _statements(text)
+
+
+MIGRATIONS: list[Migration] = [Migration(1, _V1), Migration(2, _V2)]
+LATEST = MIGRATIONS[-1].version
 
 
 def current_version(conn: sqlite3.Connection) -> int:
@@ -91,7 +122,7 @@ def refuse_newer(version: int, path: str) -> None:
     if version > LATEST:
         raise StoreError(
             f"store {path} was created by a newer wfops (schema {version}, this wfops knows {LATEST})",
-            hint="upgrade wfops, or point --db / WFOPS_DB at another file")
+            hint="upgrade wfops, or point --db / WFOPS_DB at another store")
 
 
 def migrate(conn: sqlite3.Connection, path: str) -> None:
@@ -106,13 +137,13 @@ def migrate(conn: sqlite3.Connection, path: str) -> None:
                      "version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)")
         version = current_version(conn)  # another process may have migrated while we waited
         refuse_newer(version, path)
-        for target, script in MIGRATIONS:
-            if target <= version:
+        for migration in MIGRATIONS:
+            if migration.version <= version:
                 continue
-            for statement in _statements(script):
+            for statement in migration.statements("sqlite"):
                 conn.execute(statement)
             conn.execute("INSERT INTO schema_version VALUES (?, strftime('%Y-%m-%dT%H:%M:%fZ','now'))",
-                         (target,))
+                         (migration.version,))
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")
@@ -121,4 +152,5 @@ def migrate(conn: sqlite3.Connection, path: str) -> None:
 
 def _statements(script: str) -> list[str]:
     # executescript() would COMMIT our transaction first; run statements one by one instead.
+    # (No statement of the schema holds a `;` inside a literal.)
     return [s.strip() for s in script.split(";") if s.strip()]

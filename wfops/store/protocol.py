@@ -1,7 +1,8 @@
 """The `Store` protocol: everything the runner and the CLI need from a run store.
 
-SQLite (`wfops.store.sqlite`) is the only backend today; the contract test suite in
-`tests/store/` is parametrized over backends so a PostgreSQL one can follow.
+Two backends: SQLite (`wfops.store.sqlite`, a local file) and PostgreSQL
+(`wfops.store.postgres`, shared by many machines). One contract test suite in
+`tests/store/` runs against both.
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ class Store(Protocol):
     step's trace entries are written in ONE transaction, or not at all.
     """
 
+    name: str  # how messages name the store: a path, or a URL without its password
+
     def commit(self, run: RunSnapshot, entries: list[TraceEntry]) -> None: ...
 
     def begin_run(self, run_id: str, *, artifacts: Mapping[str, str],
@@ -54,6 +57,11 @@ class Store(Protocol):
 
     def run_workflows(self, run_id: str) -> dict[str, tuple[str, dict[str, Any]]]:
         """Workflow name -> (artifact hash, normalized artifact) for everything the run uses."""
+
+    def import_run(self, run: RunRecord, entries: list[TraceEntry],
+                   workflows: Mapping[str, tuple[str, Mapping[str, Any]]]) -> bool:
+        """Write a run read from another store (its record, whole trace and artifacts) in
+        one transaction; False, writing nothing, when a run of that id is already here."""
 
     def delete_run(self, run_id: str) -> None:
         """Raise `UnknownRunError` for an unknown id."""

@@ -17,29 +17,19 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from wfops.canonical import canonical_json
-from wfops.engine.types import Interrupt, RunSnapshot, TraceEntry
+from wfops.engine.types import RunSnapshot, TraceEntry
 from wfops.errors import StoreError, UnknownRunError
 from wfops.statedir import make_state_dir
 from wfops.store import locks
 from wfops.store.migrations import current_version, migrate, refuse_newer
 from wfops.store.protocol import FINISHED, RunRecord
+from wfops.store.rows import dump as _dump
+from wfops.store.rows import interrupt_dict as _interrupt_dict
+from wfops.store.rows import load as _load
+from wfops.store.rows import now, stamp
+from wfops.store.rows import record as _record
 
 DEFAULT_TIMEOUT = 10.0  # seconds a writer waits for another writer's transaction
-
-
-def now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
-
-
-def _dump(value: Any) -> str | None:
-    return None if value is None else _encode(value)
-
-
-def _load(text: str | None) -> Any:
-    return None if text is None else json.loads(text)
 
 
 _INSERT_TRACE = ("INSERT INTO trace (run_id, seq, step, kind, attempt, input, outcome, output, "
@@ -62,6 +52,7 @@ _Head = tuple[str, str | None, str | None, str | None, str | None]
 class SqliteStore:
     def __init__(self, path: Path, *, timeout: float | None = None) -> None:
         self.path = Path(path)
+        self.name = str(self.path)
         self.timeout = DEFAULT_TIMEOUT if timeout is None else timeout
         self.lock_dir = self.path.parent / "locks"
         # Artifacts and inputs are written with a run's first commit, so a run the
@@ -212,6 +203,32 @@ class SqliteStore:
              _dump(run.output), _dump(run.error), _dump(_interrupt_dict(run.interrupt)),
              _dump(run.cursor) or "{}", stamp, stamp))
 
+    def import_run(self, run: RunRecord, entries: list[TraceEntry],
+                   workflows: Mapping[str, tuple[str, Mapping[str, Any]]]) -> bool:
+        snap = run.snapshot
+        with self._write("copy a run") as db:
+            cur = db.execute(
+                "INSERT OR IGNORE INTO runs (id, deployment, workflow, artifact, status, outcome, output, "
+                "error, interrupt, cursor, steps, cursor_seq, created_at, updated_at) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (snap.run_id, snap.deployment, snap.workflow, snap.artifact, snap.status, snap.outcome,
+                 _dump(snap.output), _dump(snap.error), _dump(_interrupt_dict(snap.interrupt)),
+                 _dump(snap.cursor) or "{}", len(entries), max((e.seq for e in entries), default=0),
+                 run.created_at, run.updated_at))
+            if cur.rowcount == 0:
+                return False  # already there: copying twice adds nothing
+            db.executemany("INSERT OR IGNORE INTO artifacts VALUES (?, ?)",
+                           [(h, canonical_json(a)) for h, a in workflows.values()])
+            db.executemany("INSERT OR IGNORE INTO run_artifacts VALUES (?, ?, ?)",
+                           [(snap.run_id, name, h) for name, (h, _a) in workflows.items()])
+            db.execute("INSERT OR IGNORE INTO run_inputs VALUES (?, ?, ?)",
+                       (snap.run_id, _dump(snap.input) or "null", _dump(dict(run.meta)) or "{}"))
+            db.executemany(_INSERT_TRACE, [
+                (snap.run_id, e.seq, e.step, e.kind, e.attempt, _dump(e.input), e.outcome, _dump(e.output),
+                 _dump(e.state_changes) or "[]", e.next, _dump(e.error), e.started_at, e.ended_at, None)
+                for e in entries])
+        return True
+
     def delete_run(self, run_id: str) -> None:
         with self._write("delete a run") as db:
             if not db.execute("SELECT 1 FROM runs WHERE id=?", (run_id,)).fetchone():
@@ -219,7 +236,7 @@ class SqliteStore:
             self._delete(db, [run_id])
 
     def prune(self, older_than_days: float) -> int:
-        cutoff = (datetime.now(UTC) - timedelta(days=older_than_days)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        cutoff = stamp(datetime.now(UTC) - timedelta(days=older_than_days))
         with self._write("prune runs") as db:
             ids = [r[0] for r in db.execute(
                 "SELECT id FROM runs WHERE status IN (?, ?) AND updated_at < ?", (*FINISHED, cutoff))]
@@ -318,26 +335,6 @@ class SqliteStore:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _interrupt_dict(interrupt: Interrupt | None) -> dict[str, Any] | None:
-    if interrupt is None:
-        return None
-    return {"id": interrupt.id, "step": interrupt.step, "kind": interrupt.kind,
-            "request": interrupt.request, "outcomes": list(interrupt.outcomes),
-            "resume_schema": interrupt.resume_schema}
-
-
-def _record(row: tuple[Any, ...]) -> RunRecord:
-    (run_id, deployment, workflow, artifact, status, outcome, output, error, interrupt, cursor,
-     steps, created_at, updated_at, input_text, meta) = row
-    data = _load(interrupt)
-    snapshot = RunSnapshot(
-        run_id=run_id, workflow=workflow, artifact=artifact, deployment=deployment, status=status,
-        input=_load(input_text), outcome=outcome, output=_load(output), error=_load(error),
-        interrupt=Interrupt(**data) if data else None, cursor=_load(cursor) or {})
-    return RunRecord(snapshot=snapshot, created_at=created_at, updated_at=updated_at, steps=steps,
-                     meta=_load(meta) or {})
 
 
 def env_timeout() -> float | None:

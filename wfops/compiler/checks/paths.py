@@ -80,12 +80,18 @@ def _check_path(loaded: Loaded, at: tuple[Any, ...], text: str, scope: Scope, si
 
 
 def _check_input_path(loaded: Loaded, at: tuple[Any, ...], text: str, parts: tuple[Any, ...], sink: Sink) -> None:
-    """A typo in `$input.x` is likely; JSON Schema allows undeclared properties, so it only warns."""
+    """A typo in `$input.x` is likely. Under a closed schema (`additionalProperties: false`) no
+    run can pass `x`, so it is an error; otherwise a run may pass it, and it only warns."""
     schema = sch(loaded.model.input)
     props = properties(schema)
     if parts and isinstance(parts[0], str) and props is not None and parts[0] not in props:
-        sink.warning("undeclared-input", f"`{text}` reads input `{parts[0]}`, which the `input` schema does not "
-                     "declare", loaded, at, hint=suggest(parts[0], props, "declare it under `input.properties`"))
+        message = f"`{text}` reads input `{parts[0]}`, which the `input` schema does not declare"
+        hint = suggest(parts[0], props, "declare it under `input.properties`")
+        if not closed(schema):
+            sink.warning("undeclared-input", message + " (it is null unless a run passes it)", loaded, at,
+                         hint=hint)
+        else:
+            sink.error("undeclared-input", message + " (so it is always null)", loaded, at, hint=hint)
         return
     problem = _nested_problem(schema, "$input", parts, reading=True)
     if problem is not None and problem[0] == "invalid-path":

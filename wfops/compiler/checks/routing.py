@@ -43,11 +43,17 @@ def check_reachable(loaded: Loaded, sink: Sink) -> None:
     if start not in steps:
         return  # invalid-start already said so
     reached, pending = {start}, [start]
+    broken = False  # a reached step routes to a step that does not exist
     while pending:
         for _, target, _ in route_entries(steps[pending.pop()]):
+            broken = broken or (target != "end" and target not in steps)
             if target in steps and target not in reached:
                 reached.add(target)
                 pending.append(target)
+    if broken:
+        # One mistyped route cuts off every step after it: `unknown-target` names that cause
+        # (with the closest step id); a warning for each step it cut off would bury it.
+        return
     for index, step in enumerate(loaded.model.steps):
         if step.id not in reached:
             sink.warning("unreachable-step", f"step `{step.id}` is never reached from `{start}`", loaded,

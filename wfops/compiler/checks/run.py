@@ -14,6 +14,7 @@ from wfops.compiler.checks.context import CheckContext, Env, Sink, fields
 from wfops.compiler.checks.cycles import check_cycles
 from wfops.compiler.checks.dataflow import Flow
 from wfops.compiler.checks.envs import environments
+from wfops.compiler.checks.foreach_body import check_foreach_bodies
 from wfops.compiler.checks.paths import check_paths
 from wfops.compiler.checks.refs import check_deployment, check_workflow_refs, resolve_uses
 from wfops.compiler.checks.routing import (
@@ -57,6 +58,7 @@ def file_checks(loaded: Loaded, sink: Sink, workflows: dict[str, Loaded]) -> Non
     check_conditions(loaded, sink)
     check_schemas(loaded, sink)
     check_reducers(loaded, sink)
+    check_foreach_bodies(loaded, sink, workflows)
     flow = Flow(loaded, sink)
     for index, step in enumerate(loaded.model.steps):
         flow.static_step(index, step, workflows)
@@ -94,10 +96,14 @@ def _under_environments(ctx: CheckContext, loaded: Loaded, envs: list[Env]) -> l
             hits.setdefault(diagnostic, []).append(env)
     found = []
     for diagnostic, under in hits.items():
+        deployments = [str(env.deployment) for env in under if env.deployment is not None]
         if len(under) < len(envs):
-            names = ", ".join(f"`{env.deployment}`" for env in under)
+            names = ", ".join(f"`{name}`" for name in deployments)
             plural = "s" if len(under) > 1 else ""
-            diagnostic = replace(diagnostic, message=f"{diagnostic.message} (under deployment{plural} {names})",
-                                 deployment=", ".join(str(env.deployment) for env in under))
+            diagnostic = replace(diagnostic, message=f"{diagnostic.message} (under deployment{plural} {names})")
+        if deployments and diagnostic.deployment is None:
+            # Named even when every deployment of the workflow produces it, so that
+            # `validate deployments/x.yaml` reports what x's bindings break in its workflow.
+            diagnostic = replace(diagnostic, deployment=", ".join(deployments))
         found.append(diagnostic)
     return found

@@ -1,0 +1,51 @@
+"""Rows as every backend stores them: JSON text columns, UTC stamps, run records."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+from wfops.engine.types import Interrupt, RunSnapshot
+from wfops.store.protocol import RunRecord
+
+
+def now() -> str:
+    return stamp(datetime.now(UTC))
+
+
+def stamp(moment: datetime) -> str:
+    """Fixed-width UTC text, so stamps compare as strings in every backend."""
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
+
+
+def dump(value: Any) -> str | None:
+    return None if value is None else _encode(value)
+
+
+def load(text: str | None) -> Any:
+    return None if text is None else json.loads(text)
+
+
+def interrupt_dict(interrupt: Interrupt | None) -> dict[str, Any] | None:
+    if interrupt is None:
+        return None
+    return {"id": interrupt.id, "step": interrupt.step, "kind": interrupt.kind,
+            "request": interrupt.request, "outcomes": list(interrupt.outcomes),
+            "resume_schema": interrupt.resume_schema}
+
+
+def record(row: tuple[Any, ...] | list[Any]) -> RunRecord:
+    """A run record from the columns `RUN_COLUMNS`-style queries select, in their order."""
+    (run_id, deployment, workflow, artifact, status, outcome, output, error, interrupt, cursor,
+     steps, created_at, updated_at, input_text, meta) = row
+    data = load(interrupt)
+    snapshot = RunSnapshot(
+        run_id=run_id, workflow=workflow, artifact=artifact, deployment=deployment, status=status,
+        input=load(input_text), outcome=outcome, output=load(output), error=load(error),
+        interrupt=Interrupt(**data) if data else None, cursor=load(cursor) or {})
+    return RunRecord(snapshot=snapshot, created_at=created_at, updated_at=updated_at, steps=steps,
+                     meta=load(meta) or {})
