@@ -36,8 +36,10 @@ def multitool() -> Path:
 def broken_project(tmp_path: Path) -> Path:
     assert run_cli("init", str(tmp_path / "p")).code == 0
     workflow = tmp_path / "p/workflows/hello.yaml"
-    # An error and a warning (the step no route reaches), with a rule for each.
+    # Two findings of two rules: a route to no step, a key the deployment format does not have.
     workflow.write_text(workflow.read_text().replace("next: decorate", "next: nowhere"))
+    deployment = tmp_path / "p/deployments/hello.local.yaml"
+    deployment.write_text(deployment.read_text() + "colour: red\n")
     return tmp_path / "p"
 
 
@@ -48,7 +50,7 @@ def test_sarif_passes_the_multitool_github_rules_and_the_official_schema(tmp_pat
     out = run_cli("validate", "--format", "sarif", cwd=broken_project(tmp_path))
     assert out.code == 1
     log = json.loads(out.stdout)
-    assert {r["id"] for r in log["runs"][0]["tool"]["driver"]["rules"]} == {"unknown-target", "unreachable-step"}
+    assert {r["id"] for r in log["runs"][0]["tool"]["driver"]["rules"]} == {"unknown-target", "unknown-key"}
     sarif = tmp_path / "wfops.sarif"
     sarif.write_text(out.stdout, encoding="utf-8")
 
