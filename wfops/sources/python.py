@@ -23,7 +23,7 @@ import re
 import threading
 import typing
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
@@ -135,11 +135,20 @@ def _spec_of(func: Callable[..., Any]) -> NodeSpec:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class NodeContext(StepContext):
+    """What a python node's `context` parameter receives: the step's context, plus the
+    project root (absolute), the documented place for a node's own files."""
+
+    project_root: Path | None = None
+
+
 class PythonSource:
     """A module of `@wfops.node` functions. Sync functions run in a worker thread."""
 
     def __init__(self, source_id: str, module: Any, root: Path | None = None) -> None:
-        """`root`: the project root, the working directory of its nodes (None: left as it is)."""
+        """`root`: the project root, the working directory of its nodes and their
+        `context.project_root` (None: left as it is)."""
         self.id = source_id
         self.root = root
         self.kind: SourceKind = "python"
@@ -192,7 +201,11 @@ class PythonSource:
             model = spec.input_model.model_validate(payload)
         except ValidationError as exc:
             raise CapabilityError(f"input does not match {spec.input_model.__name__}: {_brief(exc)}") from None
-        return spec, func, model, ({spec.context_param: context} if spec.context_param else {})
+        return spec, func, model, ({spec.context_param: self._node_context(context)} if spec.context_param else {})
+
+    def _node_context(self, context: StepContext) -> NodeContext:
+        known = {f.name: getattr(context, f.name) for f in fields(StepContext)}
+        return NodeContext(**known, project_root=self.root)
 
     async def close(self) -> None:
         return None
