@@ -4,8 +4,11 @@
 alone. The key is the sha256 of every input: the wfops files (sources.yaml,
 workflows/, deployments/, wfops.lock, by content and by name so added and
 removed files count), the wfops code itself and the Python version. The entry
-also records every project Python file validation imported (python sources and
-whatever they import from the project), with its hash: any edit there misses too.
+also records every place under the project where importing the python sources
+looked for a module, with its hash: the files that were imported (python sources
+and whatever they import from the project), the ones that failed to import, and
+the ones that did not exist yet (hash null). Any of them edited, created or
+removed misses too, so a fixed import error is never replayed.
 A hit replays the diagnostics without importing pydantic, ruamel or user code.
 """
 
@@ -23,7 +26,7 @@ from wfops.diagnostics import Diagnostic
 from wfops.loader.wftests import find_test_files
 
 CACHE_FILE = Path(".wfops") / "cache" / "validate.json"
-FORMAT = 2  # 2: diagnostics carry their subject (workflow, deployment, source, step)
+FORMAT = 3  # 3: python inputs include failed and missing imports (2: diagnostics carry their subject)
 
 
 def input_files(root: Path) -> list[Path]:
@@ -73,11 +76,28 @@ def lookup(root: Path, key: str) -> list[Diagnostic] | None:
         if entry.get("key") != key:
             return None
         for rel, digest in entry["python"].items():
-            if _file_hash(root / rel) != digest:
+            if _place_hash(root, rel) != digest:
                 return None
         return [Diagnostic(**d) for d in entry["diagnostics"]]
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
+
+
+def _place_hash(root: Path, rel: str) -> str | None:
+    """`rel` as recorded: a file's content hash, or for a folder (`name/`) whether it exists."""
+    if rel.endswith("/"):
+        return "dir" if (root / rel).is_dir() else None
+    return _file_hash(root / rel)
+
+
+def python_inputs(root: Path) -> dict[str, str | None]:
+    """Every place under `root` whose content decided what importing the python sources gave:
+    modules loaded now, and every place an import looked (found or not), with their hashes."""
+    # deferred: wfops.sources.modules is not needed on the validate cache-hit path (pre-commit)
+    from wfops.sources.modules import consulted_files
+
+    places = set(imported_project_files(root)) | consulted_files(root)
+    return {rel: _place_hash(root, rel) for rel in sorted(places)}
 
 
 def imported_project_files(root: Path) -> list[str]:
@@ -103,7 +123,7 @@ def store(root: Path, key: str, diagnostics: list[Diagnostic]) -> None:
 
     entry: dict[str, Any] = {
         "key": key,
-        "python": {rel: _file_hash(root / rel) for rel in imported_project_files(root)},
+        "python": python_inputs(root),
         "diagnostics": [d.to_dict(subject=True) for d in diagnostics],
     }
     target = root / CACHE_FILE
