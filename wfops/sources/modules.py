@@ -169,8 +169,10 @@ def forget_project_modules(root: Path) -> None:
     """Drop the project modules wfops imported from `root`, so the next import reads the files
     again (watch mode, the MCP server, an embedding program). Only those: wfops itself, or a
     test suite, may live under the same root and must stay loaded."""
-    _CONSULTED.pop(root.resolve(), None)
+    looked = _CONSULTED.pop(root.resolve(), None)
     names = _IMPORTED.pop(root.resolve(), set())
     dropped = [name for name in names if sys.modules.pop(name, None) is not None]
-    if dropped:
+    if dropped or looked:
+        # Also after a failed import: the finders' cached folder listings would not see a
+        # module file created since (within the folder's mtime granularity).
         importlib.invalidate_caches()
