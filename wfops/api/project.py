@@ -20,9 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from wfops.api import validate as checks
 from wfops.api.results import CallOutcome, Capabilities, CapabilityInfo, CompileReport, Report, Run
-from wfops.api.validate import validate_standalone
 from wfops.errors import ProjectNotFound, UnknownRunError, UsageError, WfopsError
 from wfops.jsonvalues import check_json_value
 from wfops.loader.project import find_root, load_project, project_db_path
@@ -89,6 +87,9 @@ class Project:
         deployment or sources): check YAML text not yet saved, as if it replaced `path`
         (or the file of the same name), in the context of the project.
         """
+        # deferred: the validate module loads the cache and the checks, which a run does not need
+        from wfops.api import validate as checks
+
         self._fresh()
         if text is not None:
             if kind is None:
@@ -299,6 +300,8 @@ def _drive(coro: Any) -> Any:
 
 def validate_files(paths: list[str]) -> Report:
     """Files outside any project, each checked on its own (kind from its place or keys)."""
+    from wfops.api.validate import validate_standalone  # deferred: only for files outside a project
+
     return Report(validate_standalone(paths), list(paths))
 
 

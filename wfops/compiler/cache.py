@@ -61,6 +61,16 @@ def _tool_fingerprint() -> str:
     return digest.hexdigest()
 
 
+def tool_fingerprint() -> str:
+    """This wfops (its code, version and Python): a result it recorded holds for it only."""
+    return _tool_fingerprint()
+
+
+def file_hash(path: Path) -> str | None:
+    """sha256 of the file's content; None when it cannot be read (missing)."""
+    return _file_hash(path)
+
+
 def cache_key(root: Path) -> str:
     digest = hashlib.sha256(_tool_fingerprint().encode())
     for path in input_files(root):

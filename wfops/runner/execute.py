@@ -7,24 +7,22 @@ from __future__ import annotations
 
 import os
 import secrets as _random
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from wfops.compiler.artifact import load_artifact
-from wfops.compiler.validate import validate_project
 from wfops.diagnostics import Diagnostic
 from wfops.engine.types import RunSnapshot
 from wfops.errors import ProjectNotFound, RefusedError, UsageError
-from wfops.loader.project import find_root, load_project, project_db_path
-from wfops.lock.gate import check_deployment
+from wfops.loader.project import find_root, project_db_path
+from wfops.runner.gate_record import Ready, contracts_match, from_gate, recorded
+from wfops.runner.gate_record import save as save_record
 from wfops.runner.inputs import merge, read_secrets
 from wfops.runner.progress import OnStep, ProgressSink
-from wfops.runner.resume_drift import resumed_contract_drift
 from wfops.runner.sources import live_catalog, opened_sources, used_sources
-from wfops.sources.registry import BoundResolver, build_sources
 from wfops.store import open_store
 
 
@@ -59,51 +57,75 @@ def new_run_id() -> str:
 
 
 async def run_deployment(options: RunOptions) -> RunResult:
-    """Validate, gate (lock, drift, live contracts), then execute one run of a deployment.
+    """Gate (project, lock, drift, live contracts), then execute one run of a deployment.
 
-    Raises `RefusedError` (with diagnostics) before anything is stored when the run may not start.
+    An unchanged deployment starts from its gate record (see `gate_record`); any change
+    runs the full checks. Raises `RefusedError` (with diagnostics) before anything is
+    stored when the run may not start.
     """
     # deferred: wfops.engine.engine imports asyncio (~33 ms) and pydantic (~30 ms), only for a run
     from wfops.engine.engine import Engine
 
     root = find_root(explicit=options.project)
-    validation = validate_project(root)
-    gate = check_deployment(validation, options.deployment)
-    _refuse_unless_ok(gate, options.deployment)
-    deployment = validation.project.deployments[options.deployment].model
-    secret_values = read_secrets(deployment.secrets)
-    run_input = merge(deployment.input, options.input)
-    root_name = deployment.workflow_name
-
-    db_path = project_db_path(root, options.db)
-    store = open_store(db_path)
+    store: Any = None
     try:
-        ids = used_sources(gate.workflows.values(), gate.bindings)
-        remote = [i for i in ids if i in validation.sources and validation.sources[i].kind == "mcp"]
-        async with opened_sources(validation.sources, ids) as opened:
-            if remote:  # python and std contracts were read at validation; MCP ones only now
-                gate = check_deployment(validation, options.deployment,
-                                        live_catalog=live_catalog({i: opened[i] for i in remote}))
-                _refuse_unless_ok(gate, options.deployment, live=True)
+        async with _gated(root, options.deployment) as (ready, opened):
+            secret_values = read_secrets(ready.secrets)
+            run_input = merge(ready.input, options.input)
+            store = open_store(project_db_path(root, options.db))
             run_id = new_run_id()
             with store.run_lock(run_id):
-                store.begin_run(run_id, artifacts=gate.artifacts, normalized=gate.normalized,
-                                meta={"bindings": dict(gate.bindings), "secrets": list(deployment.secrets),
+                store.begin_run(run_id, artifacts=ready.artifacts, normalized=ready.normalized,
+                                meta={"bindings": dict(ready.bindings), "secrets": list(ready.secrets),
                                       "project": str(root)})
-                engine = Engine(gate.workflows, _resolver(opened, gate.bindings),
+                engine = Engine(ready.workflows, _resolver(opened, ready.bindings),
                                 ProgressSink(store, options.on_step), deployment=options.deployment,
-                                secrets=secret_values, artifacts=gate.artifacts)
-                snapshot = await engine.start(root_name, run_input, run_id=run_id)
-        return RunResult(snapshot, list(gate.warnings))
+                                secrets=secret_values, artifacts=ready.artifacts)
+                snapshot = await engine.start(ready.workflow, run_input, run_id=run_id)
+        return RunResult(snapshot, list(ready.warnings))
     finally:
-        store.close()
+        if store is not None:
+            store.close()
+
+
+@asynccontextmanager
+async def _gated(root: Path, name: str) -> AsyncIterator[tuple[Ready, dict[str, Any]]]:
+    """The run's decision and its opened sources: from the gate record when every input is
+    unchanged and the sources report the recorded contracts, else from the full checks."""
+    ready = recorded(root, name)
+    if ready is not None:
+        async with opened_sources(ready.sources, ready.source_ids) as opened:
+            if contracts_match(ready, live_catalog(opened)):
+                yield ready, opened
+                return
+    # deferred: the full checks load ruamel, jsonschema and every static check; an unchanged
+    # deployment starts from its record without them
+    from wfops.compiler.validate import validate_project
+    from wfops.lock.gate import check_deployment
+
+    validation = validate_project(root)
+    gate = check_deployment(validation, name)
+    _refuse_unless_ok(gate, name)
+    deployment = validation.project.deployments[name].model
+    ids = used_sources(gate.workflows.values(), gate.bindings)
+    remote = [i for i in ids if i in validation.sources and validation.sources[i].kind == "mcp"]
+    async with opened_sources(validation.sources, ids) as opened:
+        if remote:  # python and std contracts were read at validation; MCP ones only now
+            gate = check_deployment(validation, name, live_catalog=live_catalog({i: opened[i] for i in remote}))
+            _refuse_unless_ok(gate, name, live=True)
+        ready = from_gate(gate, input=dict(deployment.input), secrets=list(deployment.secrets),
+                          sources=dict(validation.sources), source_ids=ids)
+        save_record(root, name, validation, ready, live_catalog(opened))
+        yield ready, opened
 
 
 async def resume_run(options: ResumeOptions) -> RunResult:
     """Continue an interrupted run (answering its interrupt) or a crashed one (from its last
     committed step). The workflows come from the artifacts stored for the run, not the files."""
     # deferred: wfops.engine.engine imports asyncio (~33 ms) and pydantic (~30 ms), only for a run
+    # (and resume_drift compares contracts with the lock, which a plain run does not need)
     from wfops.engine.engine import Engine
+    from wfops.runner.resume_drift import resumed_contract_drift
 
     root, db_path = _resume_paths(options)
     store = open_store(db_path)
@@ -142,6 +164,9 @@ async def resume_run(options: ResumeOptions) -> RunResult:
 
 def _stored_workflows(store: Any, run_id: str) -> tuple[dict[str, Any], dict[str, str]]:
     """The run's workflow models, rebuilt from its stored artifacts, and their hashes."""
+    # deferred: pydantic models, only for a resume
+    from wfops.compiler.artifact import load_artifact
+
     stored = store.run_workflows(run_id)
     workflows = {name: load_artifact(normalized) for name, (_h, normalized) in stored.items()}
     return workflows, {name: digest for name, (digest, _n) in stored.items()}
@@ -149,6 +174,10 @@ def _stored_workflows(store: Any, run_id: str) -> tuple[dict[str, Any], dict[str
 
 def _project_sources(root: Path, ids: list[str], run_id: str) -> dict[str, Any]:
     """The project's sources as they are now; refuse when one the run uses does not load."""
+    # deferred: loading the project imports ruamel and pydantic, only for a resume
+    from wfops.loader.project import load_project
+    from wfops.sources.registry import build_sources
+
     sources, problems = build_sources(load_project(root))
     broken = [d for d in problems if d.is_error and d.source in ids]
     if broken:
@@ -176,6 +205,9 @@ def _stored_root(meta: Mapping[str, Any], run_id: str) -> Path:
 
 
 def _resolver(opened: Mapping[str, Any], bindings: Mapping[str, str]) -> Any:
+    # deferred: imports the project loader
+    from wfops.sources.registry import BoundResolver
+
     return BoundResolver(opened, bindings)
 
 
