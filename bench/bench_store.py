@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import shutil
 import sqlite3
@@ -40,6 +41,9 @@ import textwrap
 import time
 from datetime import datetime
 from pathlib import Path
+
+# A user's installed wfops has its bytecode cached; a developer shell may turn that off.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 LONG, SHORT = 600, 100
 LG_CPU: list[float] = []  # LangGraph's invoke CPU seconds at N=600
