@@ -87,8 +87,8 @@ class Project:
         deployment or sources): check YAML text not yet saved, as if it replaced `path`
         (or the file of the same name), in the context of the project.
         """
-        # deferred: the validate module loads the cache and the checks, which a run does not need
-        from wfops.api import validate as checks
+        # deferred: the validate module (the cache, the checks) is off the record-hit path (a run)
+        import wfops.api.validate as checks
 
         self._fresh()
         if text is not None:
@@ -300,7 +300,8 @@ def _drive(coro: Any) -> Any:
 
 def validate_files(paths: list[str]) -> Report:
     """Files outside any project, each checked on its own (kind from its place or keys)."""
-    from wfops.api.validate import validate_standalone  # deferred: only for files outside a project
+    # deferred: the validate module is off the record-hit path (a run)
+    from wfops.api.validate import validate_standalone
 
     return Report(validate_standalone(paths), list(paths))
 

@@ -44,11 +44,11 @@ def _fast(args: list[str]) -> int | None:
     """The exit code of a plain command line run without building typer's parser; None when
     typer must parse it. Each route imports only what its command needs."""
     if args[:1] == ["validate"]:
-        # deferred: the validate route loads the cache and its reporters, which no other command needs
+        # deferred: the validate route (the cache, its reporters) is off the record-hit path (a run)
         from wfops.cli.validate_fast import fast_validate
 
         return fast_validate(args)
-    # deferred: the table is only read for a command line
+    # deferred: the command table is off the validate cache-hit path (pre-commit)
     from wfops.cli.fastparse import fast_command
 
     return fast_command(args)

@@ -24,6 +24,7 @@ from typing import Any
 import wfops
 from wfops.diagnostics import Diagnostic
 from wfops.loader.wftests import find_test_files
+from wfops.sources.modules import consulted_files
 
 CACHE_FILE = Path(".wfops") / "cache" / "validate.json"
 FORMAT = 3  # 3: python inputs include failed and missing imports (2: diagnostics carry their subject)
@@ -103,9 +104,6 @@ def _place_hash(root: Path, rel: str) -> str | None:
 def python_inputs(root: Path) -> dict[str, str | None]:
     """Every place under `root` whose content decided what importing the python sources gave:
     modules loaded now, and every place an import looked (found or not), with their hashes."""
-    # deferred: wfops.sources.modules is not needed on the validate cache-hit path (pre-commit)
-    from wfops.sources.modules import consulted_files
-
     places = set(imported_project_files(root)) | consulted_files(root)
     return {rel: _place_hash(root, rel) for rel in sorted(places)}
 

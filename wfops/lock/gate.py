@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from wfops.compiler.artifact import ArtifactSet, called_workflows
 from wfops.diagnostics import Diagnostic, error
 from wfops.errors import WfopsError
 from wfops.lock.build import compile_project
@@ -103,9 +104,6 @@ def deployment_errors(validation: Validation, name: str) -> list[Diagnostic]:
     workflows it reaches, of the sources it calls, of sources.yaml and the lock as a whole.
     An error in an unrelated workflow or deployment does not refuse it (`validate` and
     `check` still report every error)."""
-    # deferred: wfops.compiler.artifact is only needed once a deployment is known
-    from wfops.compiler.artifact import ArtifactSet, called_workflows
-
     project = validation.project
     deployment = project.deployments[name]
     models = {wf: loaded.model for wf, loaded in project.workflows.items()}

@@ -14,15 +14,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from wfops.compiler.artifact import load_artifact
 from wfops.diagnostics import Diagnostic
 from wfops.engine.types import RunSnapshot
 from wfops.errors import ProjectNotFound, RefusedError, UsageError
-from wfops.loader.project import find_root, project_db_path
+from wfops.loader.project import find_root, load_project, project_db_path
 from wfops.runner.gate_record import Ready, contracts_match, from_gate, recorded
 from wfops.runner.gate_record import save as save_record
 from wfops.runner.inputs import merge, read_secrets
 from wfops.runner.progress import OnStep, ProgressSink
 from wfops.runner.sources import live_catalog, opened_sources, used_sources
+from wfops.sources.registry import BoundResolver, build_sources
 from wfops.store import open_store
 
 
@@ -98,8 +100,8 @@ async def _gated(root: Path, name: str) -> AsyncIterator[tuple[Ready, dict[str, 
             if contracts_match(ready, live_catalog(opened)):
                 yield ready, opened
                 return
-    # deferred: the full checks load ruamel, jsonschema and every static check; an unchanged
-    # deployment starts from its record without them
+    # deferred: the full checks (ruamel, jsonschema, every static check) are off the
+    # record-hit path: an unchanged deployment starts from its gate record without them
     from wfops.compiler.validate import validate_project
     from wfops.lock.gate import check_deployment
 
@@ -123,8 +125,9 @@ async def resume_run(options: ResumeOptions) -> RunResult:
     """Continue an interrupted run (answering its interrupt) or a crashed one (from its last
     committed step). The workflows come from the artifacts stored for the run, not the files."""
     # deferred: wfops.engine.engine imports asyncio (~33 ms) and pydantic (~30 ms), only for a run
-    # (and resume_drift compares contracts with the lock, which a plain run does not need)
     from wfops.engine.engine import Engine
+
+    # deferred: comparing contracts with the lock is off the record-hit path (a plain run)
     from wfops.runner.resume_drift import resumed_contract_drift
 
     root, db_path = _resume_paths(options)
@@ -164,9 +167,6 @@ async def resume_run(options: ResumeOptions) -> RunResult:
 
 def _stored_workflows(store: Any, run_id: str) -> tuple[dict[str, Any], dict[str, str]]:
     """The run's workflow models, rebuilt from its stored artifacts, and their hashes."""
-    # deferred: pydantic models, only for a resume
-    from wfops.compiler.artifact import load_artifact
-
     stored = store.run_workflows(run_id)
     workflows = {name: load_artifact(normalized) for name, (_h, normalized) in stored.items()}
     return workflows, {name: digest for name, (digest, _n) in stored.items()}
@@ -174,10 +174,6 @@ def _stored_workflows(store: Any, run_id: str) -> tuple[dict[str, Any], dict[str
 
 def _project_sources(root: Path, ids: list[str], run_id: str) -> dict[str, Any]:
     """The project's sources as they are now; refuse when one the run uses does not load."""
-    # deferred: loading the project imports ruamel and pydantic, only for a resume
-    from wfops.loader.project import load_project
-    from wfops.sources.registry import build_sources
-
     sources, problems = build_sources(load_project(root))
     broken = [d for d in problems if d.is_error and d.source in ids]
     if broken:
@@ -205,9 +201,6 @@ def _stored_root(meta: Mapping[str, Any], run_id: str) -> Path:
 
 
 def _resolver(opened: Mapping[str, Any], bindings: Mapping[str, str]) -> Any:
-    # deferred: imports the project loader
-    from wfops.sources.registry import BoundResolver
-
     return BoundResolver(opened, bindings)
 
 

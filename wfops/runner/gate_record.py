@@ -25,9 +25,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from wfops.compiler import cache
+from wfops.compiler.artifact import load_artifact
 from wfops.diagnostics import Diagnostic
 from wfops.errors import WfopsError
 from wfops.lockfile import LOCK_NAME
+from wfops.runner.sources import used_refs
+from wfops.sources.registry import load_python_source
+from wfops.sources.std import StdSource
+from wfops.statedir import make_state_dir
 
 if TYPE_CHECKING:
     from wfops.compiler.validate import Validation
@@ -94,9 +99,6 @@ def recorded(root: Path, deployment: str) -> Ready | None:
         sources = _build_sources(root, entry["sources"])
         if sources is None:
             return None
-        # deferred: wfops.compiler.artifact loads pydantic models, only on a hit that will run
-        from wfops.compiler.artifact import load_artifact
-
         artifacts: dict[str, str] = dict(entry["artifacts"])
         normalized: dict[str, dict[str, Any]] = dict(entry["normalized"])
         return Ready(entry["workflow"], {wf: load_artifact(normalized[digest]) for wf, digest in artifacts.items()},
@@ -117,10 +119,6 @@ def from_gate(gate: Gate, **rest: Any) -> Ready:
 
 def _build_sources(root: Path, specs: Mapping[str, Mapping[str, Any]]) -> dict[str, Source] | None:
     """The sources the run calls, built from their recorded declarations (None: one does not load)."""
-    # deferred: the source kinds load only what a run calls (pydantic for python, mcp for MCP)
-    from wfops.sources.registry import load_python_source
-    from wfops.sources.std import StdSource
-
     built: dict[str, Source] = {}
     for source_id, spec in specs.items():
         if spec["kind"] == "std":
@@ -155,9 +153,6 @@ def contracts_match(ready: Ready, live: Mapping[str, Mapping[str, Capability]]) 
 
 def called(ready: Ready) -> list[tuple[str, str]]:
     """(concrete source, capability) of every call the run's workflows make."""
-    # deferred: keeps the runner's source helpers out of a record lookup
-    from wfops.runner.sources import used_refs
-
     out: list[tuple[str, str]] = []
     for ref in used_refs(ready.workflows.values()):
         logical, _, name = ref.partition(".")
@@ -171,9 +166,6 @@ def save(root: Path, deployment: str, validation: Validation, ready: Ready,
          live: Mapping[str, Mapping[str, Capability]]) -> None:
     """Record the full gate's decision for `deployment` (best effort: a read-only checkout runs
     uncached). Called after the gate passed and the sources the run calls are open."""
-    # deferred: wfops.statedir is not needed on the record-hit path
-    from wfops.statedir import make_state_dir
-
     project = validation.project
     loaded = project.deployments[deployment]
     files = [loaded.file, *(project.workflows[wf].file for wf in ready.workflows), "sources.yaml", LOCK_NAME]
