@@ -12,6 +12,7 @@ TABLE: dict[str, Any] = {
             {'kind': 'option', 'name': 'input_file', 'opts': ['--input-file'], 'secondary': [], 'flag': False, 'multiple': False, 'nargs': 1, 'required': True, 'default': None, 'type': 'str', 'min': None, 'max': None},
             {'kind': 'option', 'name': 'project', 'opts': ['--project'], 'secondary': [], 'flag': False, 'multiple': False, 'nargs': 1, 'required': False, 'default': None, 'type': 'str', 'min': None, 'max': None},
         ],
+        'verb': {'module': 'caps_cmd', 'function': 'run', 'args': [{'kwarg': 'action', 'const': 'call'}, {'kwarg': 'ref', 'param': 'ref', 'absent': None}, {'kwarg': 'input_file', 'param': 'input_file', 'absent': None}, {'kwarg': 'project', 'param': 'project', 'absent': None}]},
     },
     'caps list': {
         'callback': 'caps_list',
@@ -20,6 +21,7 @@ TABLE: dict[str, Any] = {
             {'kind': 'option', 'name': 'json', 'opts': ['--json'], 'secondary': [], 'flag': True, 'multiple': False, 'nargs': 1, 'required': False, 'default': False, 'type': 'bool', 'min': None, 'max': None},
             {'kind': 'option', 'name': 'project', 'opts': ['--project'], 'secondary': [], 'flag': False, 'multiple': False, 'nargs': 1, 'required': False, 'default': None, 'type': 'str', 'min': None, 'max': None},
         ],
+        'verb': {'module': 'caps_cmd', 'function': 'run', 'args': [{'kwarg': 'action', 'const': 'list'}, {'kwarg': 'source', 'param': 'source', 'absent': None}, {'kwarg': 'json_out', 'param': 'json', 'absent': False}, {'kwarg': 'project', 'param': 'project', 'absent': None}]},
     },
     'caps show': {
         'callback': 'caps_show',
@@ -28,6 +30,7 @@ TABLE: dict[str, Any] = {
             {'kind': 'option', 'name': 'json', 'opts': ['--json'], 'secondary': [], 'flag': True, 'multiple': False, 'nargs': 1, 'required': False, 'default': False, 'type': 'bool', 'min': None, 'max': None},
             {'kind': 'option', 'name': 'project', 'opts': ['--project'], 'secondary': [], 'flag': False, 'multiple': False, 'nargs': 1, 'required': False, 'default': None, 'type': 'str', 'min': None, 'max': None},
         ],
+        'verb': {'module': 'caps_cmd', 'function': 'run', 'args': [{'kwarg': 'action', 'const': 'show'}, {'kwarg': 'ref', 'param': 'ref', 'absent': None}, {'kwarg': 'json_out', 'param': 'json', 'absent': False}, {'kwarg': 'project', 'param': 'project', 'absent': None}]},
     },
     'check': {
         'callback': 'check',
@@ -36,6 +39,7 @@ TABLE: dict[str, Any] = {
             {'kind': 'option', 'name': 'format', 'opts': ['--format', '-f'], 'secondary': [], 'flag': False, 'multiple': False, 'nargs': 1, 'required': False, 'default': 'text', 'type': 'str', 'min': None, 'max': None},
             {'kind': 'option', 'name': 'project', 'opts': ['--project'], 'secondary': [], 'flag': False, 'multiple': False, 'nargs': 1, 'required': False, 'default': None, 'type': 'str', 'min': None, 'max': None},
         ],
+        'verb': {'module': 'check_cmd', 'function': 'run', 'args': [{'kwarg': 'live', 'param': 'live', 'absent': False}, {'kwarg': 'format', 'param': 'format', 'absent': 'text'}, {'kwarg': 'project', 'param': 'project', 'absent': None}]},
     },
     'compile': {
         'callback': 'compile_',
@@ -44,6 +48,7 @@ TABLE: dict[str, Any] = {
             {'kind': 'option', 'name': 'format', 'opts': ['--format', '-f'], 'secondary': [], 'flag': False, 'multiple': False, 'nargs': 1, 'required': False, 'default': 'text', 'type': 'str', 'min': None, 'max': None},
             {'kind': 'option', 'name': 'project', 'opts': ['--project'], 'secondary': [], 'flag': False, 'multiple': False, 'nargs': 1, 'required': False, 'default': None, 'type': 'str', 'min': None, 'max': None},
         ],
+        'verb': {'module': 'compile_cmd', 'function': 'run', 'args': [{'kwarg': 'out', 'param': 'out', 'absent': None}, {'kwarg': 'format', 'param': 'format', 'absent': 'text'}, {'kwarg': 'project', 'param': 'project', 'absent': None}]},
     },
     'graph': {
         'callback': 'graph',
@@ -52,6 +57,7 @@ TABLE: dict[str, Any] = {
             {'kind': 'option', 'name': 'format', 'opts': ['--format', '-f'], 'secondary': [], 'flag': False, 'multiple': False, 'nargs': 1, 'required': False, 'default': 'mermaid', 'type': 'str', 'min': None, 'max': None},
             {'kind': 'option', 'name': 'project', 'opts': ['--project'], 'secondary': [], 'flag': False, 'multiple': False, 'nargs': 1, 'required': False, 'default': None, 'type': 'str', 'min': None, 'max': None},
         ],
+        'verb': {'module': 'graph_cmd', 'function': 'run', 'args': [{'kwarg': 'workflow', 'param': 'workflow', 'absent': None}, {'kwarg': 'format', 'param': 'format', 'absent': 'mermaid'}, {'kwarg': 'project', 'param': 'project', 'absent': None}]},
     },
     'init': {
         'callback': 'init',
@@ -59,6 +65,7 @@ TABLE: dict[str, Any] = {
             {'kind': 'argument', 'name': 'directory', 'opts': [], 'secondary': [], 'flag': False, 'multiple': False, 'nargs': 1, 'required': False, 'default': '.', 'type': 'str', 'min': None, 'max': None},
             {'kind': 'option', 'name': 'force', 'opts': ['--force'], 'secondary': ['--no-force'], 'flag': True, 'multiple': False, 'nargs': 1, 'required': False, 'default': False, 'type': 'bool', 'min': None, 'max': None},
         ],
+        'verb': {'module': 'init_cmd', 'function': 'run', 'args': [{'kwarg': 'directory', 'param': 'directory', 'absent': '.'}, {'kwarg': 'force', 'param': 'force', 'absent': False}]},
     },
     'mcp': {
         'callback': 'mcp',
@@ -66,6 +73,7 @@ TABLE: dict[str, Any] = {
             {'kind': 'option', 'name': 'project', 'opts': ['--project'], 'secondary': [], 'flag': False, 'multiple': False, 'nargs': 1, 'required': False, 'default': None, 'type': 'str', 'min': None, 'max': None},
             {'kind': 'option', 'name': 'db', 'opts': ['--db'], 'secondary': [], 'flag': False, 'multiple': False, 'nargs': 1, 'required': False, 'default': None, 'type': 'str', 'min': None, 'max': None},
         ],
+        'verb': {'module': 'mcp_cmd', 'function': 'run', 'args': [{'kwarg': 'project', 'param': 'project', 'absent': None}, {'kwarg': 'db', 'param': 'db', 'absent': None}]},
     },
     'resume': {
         'callback': 'resume',
@@ -77,6 +85,7 @@ TABLE: dict[str, Any] = {
             {'kind': 'option', 'name': 'project', 'opts': ['--project'], 'secondary': [], 'flag': False, 'multiple': False, 'nargs': 1, 'required': False, 'default': None, 'type': 'str', 'min': None, 'max': None},
             {'kind': 'option', 'name': 'db', 'opts': ['--db'], 'secondary': [], 'flag': False, 'multiple': False, 'nargs': 1, 'required': False, 'default': None, 'type': 'str', 'min': None, 'max': None},
         ],
+        'verb': {'module': 'run_cmd', 'function': 'resume', 'args': [{'kwarg': 'run_id', 'param': 'run_id', 'absent': None}, {'kwarg': 'outcome', 'param': 'outcome', 'absent': None}, {'kwarg': 'payload', 'param': 'payload', 'absent': None}, {'kwarg': 'json_out', 'param': 'json', 'absent': False}, {'kwarg': 'project', 'param': 'project', 'absent': None}, {'kwarg': 'db', 'param': 'db', 'absent': None}]},
     },
     'run': {
         'callback': 'run',
@@ -88,6 +97,7 @@ TABLE: dict[str, Any] = {
             {'kind': 'option', 'name': 'project', 'opts': ['--project'], 'secondary': [], 'flag': False, 'multiple': False, 'nargs': 1, 'required': False, 'default': None, 'type': 'str', 'min': None, 'max': None},
             {'kind': 'option', 'name': 'db', 'opts': ['--db'], 'secondary': [], 'flag': False, 'multiple': False, 'nargs': 1, 'required': False, 'default': None, 'type': 'str', 'min': None, 'max': None},
         ],
+        'verb': {'module': 'run_cmd', 'function': 'run', 'args': [{'kwarg': 'deployment', 'param': 'deployment', 'absent': None}, {'kwarg': 'inputs', 'param': 'input', 'absent': []}, {'kwarg': 'input_file', 'param': 'input_file', 'absent': None}, {'kwarg': 'json_out', 'param': 'json', 'absent': False}, {'kwarg': 'project', 'param': 'project', 'absent': None}, {'kwarg': 'db', 'param': 'db', 'absent': None}]},
     },
     'runs list': {
         'callback': 'runs_list',
@@ -99,6 +109,7 @@ TABLE: dict[str, Any] = {
             {'kind': 'option', 'name': 'project', 'opts': ['--project'], 'secondary': [], 'flag': False, 'multiple': False, 'nargs': 1, 'required': False, 'default': None, 'type': 'str', 'min': None, 'max': None},
             {'kind': 'option', 'name': 'db', 'opts': ['--db'], 'secondary': [], 'flag': False, 'multiple': False, 'nargs': 1, 'required': False, 'default': None, 'type': 'str', 'min': None, 'max': None},
         ],
+        'verb': {'module': 'runs_cmd', 'function': 'run', 'args': [{'kwarg': 'action', 'const': 'list'}, {'kwarg': 'deployment', 'param': 'deployment', 'absent': None}, {'kwarg': 'status', 'param': 'status', 'absent': None}, {'kwarg': 'limit', 'param': 'limit', 'absent': 20}, {'kwarg': 'json_out', 'param': 'json', 'absent': False}, {'kwarg': 'project', 'param': 'project', 'absent': None}, {'kwarg': 'db', 'param': 'db', 'absent': None}]},
     },
     'runs prune': {
         'callback': 'runs_prune',
@@ -107,6 +118,7 @@ TABLE: dict[str, Any] = {
             {'kind': 'option', 'name': 'project', 'opts': ['--project'], 'secondary': [], 'flag': False, 'multiple': False, 'nargs': 1, 'required': False, 'default': None, 'type': 'str', 'min': None, 'max': None},
             {'kind': 'option', 'name': 'db', 'opts': ['--db'], 'secondary': [], 'flag': False, 'multiple': False, 'nargs': 1, 'required': False, 'default': None, 'type': 'str', 'min': None, 'max': None},
         ],
+        'verb': {'module': 'runs_cmd', 'function': 'run', 'args': [{'kwarg': 'action', 'const': 'prune'}, {'kwarg': 'older_than', 'param': 'older_than', 'absent': None}, {'kwarg': 'project', 'param': 'project', 'absent': None}, {'kwarg': 'db', 'param': 'db', 'absent': None}]},
     },
     'runs rm': {
         'callback': 'runs_rm',
@@ -115,6 +127,7 @@ TABLE: dict[str, Any] = {
             {'kind': 'option', 'name': 'project', 'opts': ['--project'], 'secondary': [], 'flag': False, 'multiple': False, 'nargs': 1, 'required': False, 'default': None, 'type': 'str', 'min': None, 'max': None},
             {'kind': 'option', 'name': 'db', 'opts': ['--db'], 'secondary': [], 'flag': False, 'multiple': False, 'nargs': 1, 'required': False, 'default': None, 'type': 'str', 'min': None, 'max': None},
         ],
+        'verb': {'module': 'runs_cmd', 'function': 'run', 'args': [{'kwarg': 'action', 'const': 'rm'}, {'kwarg': 'run_id', 'param': 'run_id', 'absent': None}, {'kwarg': 'project', 'param': 'project', 'absent': None}, {'kwarg': 'db', 'param': 'db', 'absent': None}]},
     },
     'runs show': {
         'callback': 'runs_show',
@@ -124,6 +137,7 @@ TABLE: dict[str, Any] = {
             {'kind': 'option', 'name': 'project', 'opts': ['--project'], 'secondary': [], 'flag': False, 'multiple': False, 'nargs': 1, 'required': False, 'default': None, 'type': 'str', 'min': None, 'max': None},
             {'kind': 'option', 'name': 'db', 'opts': ['--db'], 'secondary': [], 'flag': False, 'multiple': False, 'nargs': 1, 'required': False, 'default': None, 'type': 'str', 'min': None, 'max': None},
         ],
+        'verb': {'module': 'runs_cmd', 'function': 'run', 'args': [{'kwarg': 'action', 'const': 'show'}, {'kwarg': 'run_id', 'param': 'run_id', 'absent': None}, {'kwarg': 'json_out', 'param': 'json', 'absent': False}, {'kwarg': 'project', 'param': 'project', 'absent': None}, {'kwarg': 'db', 'param': 'db', 'absent': None}]},
     },
     'runs trace': {
         'callback': 'runs_trace',
@@ -135,12 +149,14 @@ TABLE: dict[str, Any] = {
             {'kind': 'option', 'name': 'project', 'opts': ['--project'], 'secondary': [], 'flag': False, 'multiple': False, 'nargs': 1, 'required': False, 'default': None, 'type': 'str', 'min': None, 'max': None},
             {'kind': 'option', 'name': 'db', 'opts': ['--db'], 'secondary': [], 'flag': False, 'multiple': False, 'nargs': 1, 'required': False, 'default': None, 'type': 'str', 'min': None, 'max': None},
         ],
+        'verb': {'module': 'runs_cmd', 'function': 'run', 'args': [{'kwarg': 'action', 'const': 'trace'}, {'kwarg': 'run_id', 'param': 'run_id', 'absent': None}, {'kwarg': 'from_seq', 'param': 'from_seq', 'absent': None}, {'kwarg': 'limit', 'param': 'limit', 'absent': None}, {'kwarg': 'json_out', 'param': 'json', 'absent': False}, {'kwarg': 'project', 'param': 'project', 'absent': None}, {'kwarg': 'db', 'param': 'db', 'absent': None}]},
     },
     'schema': {
         'callback': 'schema',
         'params': [
             {'kind': 'option', 'name': 'kind', 'opts': ['--kind'], 'secondary': [], 'flag': False, 'multiple': False, 'nargs': 1, 'required': False, 'default': 'workflow', 'type': 'str', 'min': None, 'max': None},
         ],
+        'verb': {'module': 'schema_cmd', 'function': 'run', 'args': [{'kwarg': 'kind', 'param': 'kind', 'absent': 'workflow'}]},
     },
     'test': {
         'callback': 'test_',
@@ -151,6 +167,7 @@ TABLE: dict[str, Any] = {
             {'kind': 'option', 'name': 'output', 'opts': ['--output', '-o'], 'secondary': [], 'flag': False, 'multiple': False, 'nargs': 1, 'required': False, 'default': None, 'type': 'str', 'min': None, 'max': None},
             {'kind': 'option', 'name': 'project', 'opts': ['--project'], 'secondary': [], 'flag': False, 'multiple': False, 'nargs': 1, 'required': False, 'default': None, 'type': 'str', 'min': None, 'max': None},
         ],
+        'verb': {'module': 'test_cmd', 'function': 'run', 'args': [{'kwarg': 'paths', 'param': 'paths', 'absent': []}, {'kwarg': 'pattern', 'param': 'pattern', 'absent': None}, {'kwarg': 'format', 'param': 'format', 'absent': 'text'}, {'kwarg': 'output', 'param': 'output', 'absent': None}, {'kwarg': 'project', 'param': 'project', 'absent': None}]},
     },
     'validate': {
         'callback': 'validate',
@@ -159,6 +176,7 @@ TABLE: dict[str, Any] = {
             {'kind': 'option', 'name': 'format', 'opts': ['--format', '-f'], 'secondary': [], 'flag': False, 'multiple': False, 'nargs': 1, 'required': False, 'default': 'text', 'type': 'str', 'min': None, 'max': None},
             {'kind': 'option', 'name': 'project', 'opts': ['--project'], 'secondary': [], 'flag': False, 'multiple': False, 'nargs': 1, 'required': False, 'default': None, 'type': 'str', 'min': None, 'max': None},
         ],
+        'verb': {'module': 'validate_cmd', 'function': 'run', 'args': [{'kwarg': 'paths', 'param': 'paths', 'absent': []}, {'kwarg': 'format', 'param': 'format', 'absent': 'text'}, {'kwarg': 'project', 'param': 'project', 'absent': None}]},
     },
     'watch': {
         'callback': 'watch',
@@ -167,5 +185,6 @@ TABLE: dict[str, Any] = {
             {'kind': 'option', 'name': 'project', 'opts': ['--project'], 'secondary': [], 'flag': False, 'multiple': False, 'nargs': 1, 'required': False, 'default': None, 'type': 'str', 'min': None, 'max': None},
             {'kind': 'option', 'name': 'db', 'opts': ['--db'], 'secondary': [], 'flag': False, 'multiple': False, 'nargs': 1, 'required': False, 'default': None, 'type': 'str', 'min': None, 'max': None},
         ],
+        'verb': {'module': 'watch_cmd', 'function': 'run', 'args': [{'kwarg': 'deployment', 'param': 'run', 'absent': None}, {'kwarg': 'project', 'param': 'project', 'absent': None}, {'kwarg': 'db', 'param': 'db', 'absent': None}]},
     },
 }
