@@ -159,8 +159,9 @@ def generate() -> str:
             for name, sub in sorted(command.commands.items()):
                 walk(sub, [*path, name])
             return
-        params = [_describe(p) for p in command.params]
-        if all(p is not None for p in params):
+        described = [_describe(p) for p in command.params]
+        params = [p for p in described if p is not None]
+        if len(params) == len(described):
             name = command.callback.__name__
             # The function as app.py defines it (typer wraps the callback it registers).
             table[" ".join(path)] = {"callback": name, "params": params,
@@ -206,7 +207,7 @@ def _verb_call(callback: Any, params: list[dict[str, Any]]) -> dict[str, Any] | 
         raise _Probe
 
     saved = app._call
-    app._call = record  # type: ignore[assignment]
+    app._call = record
     try:
         for values in ({p["name"]: _Given(p["name"]) for p in params}, {p["name"]: p["default"] for p in params}):
             try:
@@ -216,7 +217,7 @@ def _verb_call(callback: Any, params: list[dict[str, Any]]) -> dict[str, Any] | 
             except Exception:  # noqa: BLE001 - it does more than pass its values on
                 return None
     finally:
-        app._call = saved  # type: ignore[assignment]
+        app._call = saved
     if len(calls) != 2 or calls[0][:2] != calls[1][:2] or calls[0][2].keys() != calls[1][2].keys():
         return None
     (module, function, given), (_m, _f, absent) = calls
