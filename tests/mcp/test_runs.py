@@ -161,8 +161,11 @@ def test_the_servers_a_run_needs_start_together(tmp_path: Path) -> None:
         "workflows/both.yaml": BOTH,
         "deployments/both.yaml": "name: both.local\nworkflow: both\n",
     })
+    from wfops.runner.gate_record import recorded
+
     assert Project(root).compile().ok  # `compile` lists them together too
     for rerun in (False, True):  # the full gate, then the gate record
+        assert (recorded(root, "both.local") is not None) == rerun
         for mark in marks.iterdir():
             mark.unlink()
         snap = _run(root, "both.local")
