@@ -125,3 +125,9 @@ def test_runs_list_imports_neither_typer_nor_pydantic(tmp_path: Path) -> None:
                           env=process_env(), timeout=60)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout.splitlines()[-1]) == []
+
+
+def test_shell_completion_is_left_to_typer(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert fastparse.parse(["runs", "list"]) is not None
+    monkeypatch.setenv("_WFOPS_COMPLETE", "bash_complete")
+    assert fastparse.parse(["runs", "list"]) is None

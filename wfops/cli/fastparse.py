@@ -15,6 +15,7 @@ messages and exit codes stay typer's.
 
 from __future__ import annotations
 
+import os
 import sys
 from importlib import import_module
 from typing import Any
@@ -35,6 +36,8 @@ def parse(argv: list[str]) -> tuple[str, dict[str, Any]] | None:
 
 def _parse(argv: list[str]) -> tuple[dict[str, Any], dict[str, Any]] | None:
     """The command's table entry and the parameters the command line gives, or None."""
+    if any(name.startswith("_") and name.endswith("_COMPLETE") for name in os.environ):
+        return None  # shell completion: typer's
     path = argv[:2] if len(argv) >= 2 and " ".join(argv[:2]) in TABLE else argv[:1]
     entry = TABLE.get(" ".join(path))
     if entry is None:

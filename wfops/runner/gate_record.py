@@ -2,7 +2,7 @@
 full gate decided, instead of validating and compiling the project again.
 
 After a run passes the full gate, its decision is written to
-`.wfops/cache/runs/<deployment>.json`: the artifacts and normalized workflows, bindings,
+`.wfops/cache/runs/<hash of the deployment name>.json`: the artifacts and normalized workflows, bindings,
 input defaults, secrets, the gate's warnings, how to build each source it calls, and the
 contract hash of every capability it calls. The record is keyed by the hashes of exactly
 the files the deployment depends on: its deployment file, every workflow it reaches,
@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING, Any
 from wfops.compiler import cache
 from wfops.compiler.artifact import load_artifact
 from wfops.diagnostics import Diagnostic
-from wfops.errors import WfopsError
 from wfops.lockfile import LOCK_NAME
 from wfops.runner.sources import used_refs
 from wfops.sources.registry import load_python_source
@@ -126,7 +125,7 @@ def _build_sources(root: Path, specs: Mapping[str, Mapping[str, Any]]) -> dict[s
         elif spec["kind"] == "python":
             try:
                 built[source_id] = load_python_source(root, source_id, spec["module"])
-            except (WfopsError, Exception, SystemExit):  # user code: the full gate reports it
+            except (Exception, SystemExit):  # user code (WfopsError too): the full gate reports it
                 return None
         elif spec["kind"] == "mcp":
             # deferred: wfops.sources.mcp imports logging and mcp, only for runs that call a server
