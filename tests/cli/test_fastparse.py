@@ -23,6 +23,7 @@ PLAIN = [
     ["runs", "list", "--limit=7", "--deployment", "d"],
     ["runs", "trace", "r1", "--from", "2"],
     ["runs", "prune", "--older-than", "1.5"],
+    ["runs", "prune", "--older-than", "-0", "--db", "-"],
     ["runs", "rm", "r1"],
     ["caps", "call", "std.echo", "--input-file", "in.json"],
     ["init", "dir", "--force"],
@@ -39,6 +40,8 @@ TYPER_DECIDES = [
     ["runs", "list", "--limit", "0"], ["runs", "list", "--limit", "x"], ["runs", "list", "--limit"],
     ["runs"], ["runs", "nope"], ["nope"], ["caps", "call", "std.echo"], ["run", "a", "--json=1"],
     ["--version"], ["run", "a", "--", "b"], ["runs", "prune", "--older-than", "nan"],
+    ["runs", "list", "--limit", " 5"], ["runs", "list", "--limit", "+5"], ["runs", "list", "--limit", "1_0"],
+    ["runs", "prune", "--older-than", "1e3"], ["run", "a", "-i=x"], ["test", "-fjson"],
 ]
 
 
