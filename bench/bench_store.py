@@ -2,32 +2,36 @@
 
 Both sides run a linear chain of echo steps in their own fresh process, every step
 checkpointed before the next starts:
-- wfops: `wfops run <deployment> --json` on a generated project (std.echo chain);
+- wfops: `wfops run <deployment> --json` on a generated project, one project per chain
+  length (50, 100, 600, 2,000 `std.echo` steps), as a user has it: a project whose
+  only workflow is that chain, compiled, run once before timing (so the run gate's
+  record exists: an unchanged project);
 - LangGraph: `StateGraph` of N nodes, `SqliteSaver` on a WAL + synchronous=NORMAL file,
   `durability="sync"`.
 
-Figures per step:
-- whole process: (median CPU time, user + system, of the process at N=600 minus that at
-  N=100) / 500
-  (CPU, not wall, time: this 2-core machine is shared, and CPU time is what a step costs
-  whatever else runs), so start-up cancels
-  out but everything that grows with the workflow (wfops: loading, validating and
-  hashing the 600-step file; LangGraph: building the graph) is included;
-- inside, wall: the execution only (wfops: first to last commit of a `wfops run`, read
-  from the store's timestamps; LangGraph: the `invoke` call), divided by N;
-- inside, CPU: process CPU time of the execution only (wfops: `Engine.start` with the
-  SQLite store as its sink in a fresh process, first to last commit; LangGraph: the
-  `invoke` call), divided by N.
+Figures per step (CPU time, user + system: this 2-core machine is shared, and CPU
+time is what a step costs whatever else runs):
+- whole process: (median CPU of the process at N=600 minus that at N=100) / 500, so
+  start-up cancels out but everything that grows with the workflow is included
+  (wfops: hashing the files, loading the recorded artifact, building the plan;
+  LangGraph: building the graph). Also the same with the full checks (the gate record
+  deleted before each run: what the first run after an edit costs);
+- inside the run: CPU of the execution only (wfops: a real `wfops run`, from its first
+  to its last commit; LangGraph: the `invoke` call), divided by N; and the wall time of
+  the same span (wfops: the store's created_at / updated_at);
+- pre-step work: CPU of a `wfops run` process up to its first commit, N=50 vs N=2,000.
 Also the store bytes per step of a 600-step run whose state grows (an append reducer).
 
-Run: python bench/bench_store.py [--repeat 3]
+Run: python bench/bench_store.py [--repeat 5]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
+import shutil
 import sqlite3
 import statistics
 import subprocess
@@ -37,6 +41,9 @@ import textwrap
 import time
 from datetime import datetime
 from pathlib import Path
+
+# A user's installed wfops has its bytecode cached; a developer shell may turn that off.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 LONG, SHORT = 600, 100
 LG_CPU: list[float] = []  # LangGraph's invoke CPU seconds at N=600
@@ -62,15 +69,18 @@ def echo_chain(name: str, steps: int, *, grow: bool) -> str:
     return "\n".join(lines) + "\n"
 
 
-def make_project(root: Path) -> None:
+CHAINS = (50, SHORT, LONG, 2000)
+
+
+def make_project(root: Path, name: str, steps: int, *, grow: bool = False) -> None:
+    """A project whose only workflow is one chain, compiled, as a user has it."""
     (root / "workflows").mkdir(parents=True)
     (root / "deployments").mkdir()
     (root / "sources.yaml").write_text("sources: {}\n")
-    for name, steps, grow in (("chain600", LONG, False), ("chain100", SHORT, False), ("grow600", LONG, True)):
-        (root / "workflows" / f"{name}.yaml").write_text(echo_chain(name, steps, grow=grow))
-        (root / "deployments" / f"{name}.yaml").write_text(
-            f"name: {name}.local\nworkflow: {name}\ninput: {{value: 1}}\n" if not grow
-            else f"name: {name}.local\nworkflow: {name}\n")
+    (root / "workflows" / f"{name}.yaml").write_text(echo_chain(name, steps, grow=grow))
+    (root / "deployments" / f"{name}.yaml").write_text(
+        f"name: {name}.local\nworkflow: {name}\ninput: {{value: 1}}\n" if not grow
+        else f"name: {name}.local\nworkflow: {name}\n")
     wfops(root, "compile")
 
 
@@ -94,15 +104,50 @@ def _stamp(text: str) -> datetime:
     return datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
-def wfops_run(root: Path, deployment: str) -> tuple[float, float, int]:
-    """(whole-process seconds, inside seconds, steps) of one run."""
-    wall, out = wfops(root, "run", deployment, "--json")
+def wfops_run(root: Path, deployment: str, *, full: bool = False) -> tuple[float, float, int]:
+    """(whole-process CPU seconds, inside wall seconds, steps) of one run; `full`: without
+    the gate record (the full checks run, as after an edit)."""
+    if full:
+        shutil.rmtree(root / ".wfops" / "cache" / "runs", ignore_errors=True)
+    cpu, out = wfops(root, "run", deployment, "--json")
     run_id = json.loads(out)["run_id"]
     conn = sqlite3.connect(root / ".wfops" / "wfops.db")
     created, updated, steps = conn.execute(
         "SELECT created_at, updated_at, steps FROM runs WHERE id=?", (run_id,)).fetchone()
     conn.close()
-    return wall, (_stamp(updated) - _stamp(created)).total_seconds(), steps
+    return cpu, (_stamp(updated) - _stamp(created)).total_seconds(), steps
+
+
+# A real `wfops run` whose store notes the process CPU time at every commit: the first
+# mark is the work before the first step, first to last is the execution.
+WFOPS_MARKED = textwrap.dedent('''
+    import atexit, json, sys, time
+    from wfops.store import sqlite
+
+    marks = []
+    commit = sqlite.SqliteStore.commit
+
+    def marked(self, run, entries):
+        commit(self, run, entries)
+        marks.append(time.process_time())
+
+    sqlite.SqliteStore.commit = marked
+    atexit.register(lambda: sys.stderr.write("MARKS " + json.dumps([marks[0], marks[-1], len(marks)]) + "\\n"))
+    from wfops.cli.main import main
+
+    main(sys.argv[1:])
+''')
+
+
+def wfops_marked(root: Path, deployment: str) -> tuple[float, float]:
+    """(CPU seconds before the first commit, CPU seconds from the first to the last commit)."""
+    done = subprocess.run([sys.executable, "-c", WFOPS_MARKED, "run", deployment, "--json", "--project", str(root)],
+                          capture_output=True, text=True, cwd=root)
+    if done.returncode != 0:
+        raise SystemExit(f"wfops run {deployment} failed ({done.returncode}):\n{done.stderr}")
+    line = next(x for x in done.stderr.splitlines() if x.startswith("MARKS "))
+    first, last, _count = json.loads(line[len("MARKS "):])
+    return first, last - first
 
 
 LANGGRAPH = textwrap.dedent('''
@@ -143,54 +188,6 @@ LANGGRAPH = textwrap.dedent('''
 ''').replace("PAYLOAD", PAYLOAD)
 
 
-# The same engine + SQLite store the CLI runs, driven in a fresh process, timed around
-# the run only (after validation and the lock gate).
-WFOPS_INSIDE = textwrap.dedent('''
-    import asyncio, json, sys, time
-    from pathlib import Path
-    from wfops.compiler.validate import validate_project
-    from wfops.engine.engine import Engine
-    from wfops.lock.gate import check_deployment
-    from wfops.runner.execute import new_run_id
-    from wfops.sources.registry import BoundResolver
-    from wfops.store import open_store
-
-    root, db = Path(sys.argv[1]), sys.argv[2]
-    validation = validate_project(root)
-    gate = check_deployment(validation, "chain600.local")
-    store = open_store(db)
-    run_id = new_run_id()
-    store.begin_run(run_id, artifacts=gate.artifacts, normalized=gate.normalized, meta={})
-
-    class Timed:
-        """The store as sink, noting CPU time at the first and the last commit (as the CLI's
-        created_at / updated_at do for wall time), so one-off set-up is not counted."""
-
-        marks: list = []
-
-        def commit(self, run, entries):
-            store.commit(run, entries)
-            self.marks.append(time.process_time())
-
-    sink = Timed()
-    engine = Engine(gate.workflows, BoundResolver(validation.sources, gate.bindings), sink,
-                    artifacts=gate.artifacts)
-    snapshot = asyncio.run(engine.start("chain600", {"value": 1}, run_id=run_id))
-    assert snapshot.status == "completed" and store.get_run(run_id).steps == 600
-    print(json.dumps({"cpu": sink.marks[-1] - sink.marks[0]}))
-''')
-
-
-def wfops_inside(root: Path, tmp: Path) -> float:
-    """CPU seconds of a 600-step run, engine + store only, first to last commit, fresh process."""
-    db = tmp / f"inside-{time.monotonic_ns()}.db"
-    done = subprocess.run([sys.executable, "-c", WFOPS_INSIDE, str(root), str(db)],
-                          capture_output=True, text=True)
-    if done.returncode != 0:
-        raise SystemExit(f"wfops inside failed:\n{done.stderr}")
-    return json.loads(done.stdout)["cpu"]
-
-
 def langgraph_run(tmp: Path, steps: int, *, grow: bool = False) -> tuple[float, float, Path]:
     db = tmp / f"lg-{steps}-{grow}-{time.monotonic_ns()}.db"
     started = child_cpu()
@@ -214,53 +211,65 @@ def db_bytes(path: Path) -> int:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
-        root = tmp / "proj"
-        make_project(root)
-        wfops_run(root, "chain100.local")  # warm the OS caches and the store
-        rows: dict[str, list[float]] = {k: [] for k in ("w600", "w100", "wf_in", "l600", "l100", "lg_in",
-                                                        "wf_cpu")}
+        roots = {n: tmp / f"chain{n}" for n in CHAINS}
+        for n, root in roots.items():
+            make_project(root, f"chain{n}", n)
+            wfops_run(root, f"chain{n}.local")  # warm the OS caches and the store; writes the gate record
+        rows: dict[str, list[float]] = {k: [] for k in (
+            "w600", "w100", "f600", "f100", "wf_in", "wf_cpu", "pre50", "pre2000", "l600", "l100", "lg_in")}
         for _ in range(args.repeat):
-            w600, in600, steps600 = wfops_run(root, "chain600.local")
-            w100, _in100, _ = wfops_run(root, "chain100.local")
+            # Interleaved, so a load spike hits every side alike.
+            w600, in600, steps600 = wfops_run(roots[LONG], f"chain{LONG}.local")
+            w100, _in100, _ = wfops_run(roots[SHORT], f"chain{SHORT}.local")
             rows["w600"].append(w600)
             rows["w100"].append(w100)
             rows["wf_in"].append(in600 / steps600)
+            rows["f600"].append(wfops_run(roots[LONG], f"chain{LONG}.local", full=True)[0])
+            rows["f100"].append(wfops_run(roots[SHORT], f"chain{SHORT}.local", full=True)[0])
+            _pre, inside = wfops_marked(roots[LONG], f"chain{LONG}.local")
+            rows["wf_cpu"].append(inside / (LONG - 1))
+            rows["pre50"].append(wfops_marked(roots[50], "chain50.local")[0])
+            rows["pre2000"].append(wfops_marked(roots[2000], "chain2000.local")[0])
             l600, lin600, _ = langgraph_run(tmp, LONG)
             l100, _lin100, _ = langgraph_run(tmp, SHORT)
             rows["l600"].append(l600)
             rows["l100"].append(l100)
             rows["lg_in"].append(lin600 / LONG)
-            rows["wf_cpu"].append(wfops_inside(root, tmp) / LONG)
         rows["lg_cpu"] = [c / LONG for c in LG_CPU]
         med = {k: statistics.median(v) * 1e6 for k, v in rows.items()}
         # Differences of medians: start-up CPU varies by tens of ms from one process to the next.
         med["wf_marg"] = (med["w600"] - med["w100"]) / (LONG - SHORT)
+        med["wf_full"] = (med["f600"] - med["f100"]) / (LONG - SHORT)
         med["lg_marg"] = (med["l600"] - med["l100"]) / (LONG - SHORT)
 
         # Bytes per step with a growing state: a fresh store holding only that run,
         # minus the size of an empty store.
         from wfops.store import open_store
 
+        grow_root = tmp / "grow600"
+        make_project(grow_root, "grow600", LONG, grow=True)
         empty, grow = tmp / "empty.db", tmp / "grow.db"
         open_store(empty).close()
-        wfops(root, "run", "grow600.local", "--json", "--db", str(grow))
+        wfops(grow_root, "run", "grow600.local", "--json", "--db", str(grow))
         wf_bytes = (db_bytes(grow) - db_bytes(empty)) / LONG
         _w, _i, lg_db = langgraph_run(tmp, LONG, grow=True)
         lg_bytes = db_bytes(lg_db) / LONG
 
-    print(f"{'per step (us, median of ' + str(args.repeat) + ')':<44}{'wfops':>10}{'LangGraph':>12}{'ratio':>8}")
-    print(f"{'whole process CPU, (t600 - t100) / 500':<44}{med['wf_marg']:>10.0f}{med['lg_marg']:>12.0f}"
-          f"{med['wf_marg'] / med['lg_marg']:>8.3f}")
-    print(f"{'inside the run, wall (execution + commits)':<44}{med['wf_in']:>10.0f}{med['lg_in']:>12.0f}"
-          f"{med['wf_in'] / med['lg_in']:>8.3f}")
-    print(f"{'inside the run, CPU (execution + commits)':<44}{med['wf_cpu']:>10.0f}{med['lg_cpu']:>12.0f}"
-          f"{med['wf_cpu'] / med['lg_cpu']:>8.3f}")
-    print(f"{'store bytes per step, growing state (600)':<44}{wf_bytes:>10.0f}{lg_bytes:>12.0f}"
+    print(f"{'per step (us, median of ' + str(args.repeat) + ')':<52}{'wfops':>10}{'LangGraph':>12}{'ratio':>8}")
+    for label, ours, theirs in (
+            ("whole process CPU, (t600 - t100) / 500", med["wf_marg"], med["lg_marg"]),
+            ("  same, full checks (no gate record)", med["wf_full"], med["lg_marg"]),
+            ("inside the run, CPU (execution + commits)", med["wf_cpu"], med["lg_cpu"]),
+            ("inside the run, wall (execution + commits)", med["wf_in"], med["lg_in"])):
+        print(f"{label:<52}{ours:>10.0f}{theirs:>12.0f}{ours / theirs:>8.3f}")
+    print(f"{'store bytes per step, growing state (600)':<52}{wf_bytes:>10.0f}{lg_bytes:>12.0f}"
           f"{wf_bytes / lg_bytes:>8.3f}")
+    print(f"\npre-step CPU of `wfops run` (ms): 50 steps {med['pre50'] / 1000:.0f}, 2,000 steps "
+          f"{med['pre2000'] / 1000:.0f} (ratio {med['pre2000'] / med['pre50']:.2f})")
 
 
 if __name__ == "__main__":

@@ -17,6 +17,8 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+# Where wfops lives: SARIF `informationUri`, the scaffolded CI install (`git+<this>@v<version>`).
+REPOSITORY = "https://github.com/wfops/wfops"
 
 _LAZY = {
     "Project": "wfops.api", "Report": "wfops.api", "CompileReport": "wfops.api", "Run": "wfops.api",

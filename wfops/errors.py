@@ -7,6 +7,7 @@
     ├── UnknownRunError        no run with that id in the store
     ├── StoreError             the store is locked, corrupt, full or too new
     │   └── RunBusyError       another process is driving this run
+    ├── UnstorableValue        a value the store cannot hold as JSON (the engine fails the step)
     ├── CallFailed             `Project.call`: the capability failed; `error` is `{type, message, step}`
     └── CapabilityError        raised by capabilities (or sources) for a failed call: a step failure
         └── StepTimeout
@@ -66,6 +67,14 @@ class StoreError(WfopsError):
 
 class RunBusyError(StoreError):
     pass
+
+
+class UnstorableValue(WfopsError):
+    """A value that cannot be written as JSON (non-finite, too long to print, not Unicode).
+
+    Values are checked where they enter; this is the store's last word when one slipped
+    through, so the engine can fail the run with the reason instead of leaving it `running`.
+    """
 
 
 class CallFailed(WfopsError):

@@ -1,5 +1,7 @@
-"""JSON values: naming their type (the one way every message says it) and reading the JSON
-users and agents give (the one strict reader)."""
+"""JSON values: naming their type (the one way every message says it), reading the JSON
+users and agents give (the one strict reader), and the one rule for every value wfops
+keeps, wherever it enters (`json_problem`): finite numbers, integers of at most 4,000
+digits, Unicode text, string keys, at most 200 levels deep."""
 
 from __future__ import annotations
 
@@ -9,6 +11,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from wfops.errors import UsageError
+
+#: The most digits an integer may have anywhere wfops takes one (files, arguments, node and
+#: MCP outputs, reducer results): below Python's 4,300-digit limit for printing an integer,
+#: so every value wfops holds can also be written out (JSON, the store, messages).
+MAX_INT_DIGITS = 4000
+_INT_LIMIT = 10 ** MAX_INT_DIGITS
 
 _ARTICLE = {"null": "null", "boolean": "a boolean", "integer": "an integer", "number": "a number",
             "string": "a string", "array": "a list", "object": "a mapping"}
@@ -54,7 +62,9 @@ def parse_json(text: str, what: str, *, text_fallback: bool = False) -> Any:
     (`--input K=V`), but JSON that only Python reads is still refused.
     """
     try:
-        value = json.loads(text, parse_constant=_not_json, parse_float=_finite_float)
+        value = json.loads(text, parse_constant=_not_json, parse_float=_finite_float, parse_int=_bounded_int)
+    except _TooLong as exc:
+        raise UsageError(f"{what}: {exc} (quote the value to pass it as a string)") from None
     except _NotFinite as exc:
         raise UsageError(f"{what}: {exc} ({_NOT_FINITE_HINT})") from None
     except ValueError as exc:
@@ -69,14 +79,43 @@ def parse_json(text: str, what: str, *, text_fallback: bool = False) -> Any:
 
 def check_json_value(value: Any, what: str) -> None:
     """Refuse what JSON cannot carry in a value that arrived already parsed (an MCP argument, a
-    YAML input file): non-finite numbers and text that is not Unicode (lone surrogates)."""
-    problem = _first_problem(value, "")
+    YAML input file): non-finite numbers, integers too long to print, text that is not
+    Unicode (lone surrogates), and values that are not JSON at all."""
+    problem = json_problem(value, what)
     if problem is not None:
-        where, reason = problem
-        raise UsageError(f"{what}{' at ' + where if where else ''}: {reason}")
+        raise UsageError(problem)
+
+
+def json_problem(value: Any, what: str) -> str | None:
+    """None when `value` is plain JSON that wfops can store and print; else one line naming
+    `what` and where in it the first problem is. Every place a value enters (arguments,
+    node and MCP outputs, reducer results) asks this, and turns the answer into its own
+    kind of failure (a usage error, a step failure)."""
+    if _plain(value):  # the common case, without building a path for every key
+        return None
+    problem = _first_problem(value, "")
+    if problem is None:
+        return None
+    where, reason = problem
+    if len(where) > 120:  # deep nesting: the path alone could flood the message
+        where = f"{where[:60]}...{where[-40:]}"
+    return f"{what}{' at ' + where if where else ''}: {reason}"
+
+
+def number_problem(value: Any) -> str | None:
+    """Why a number cannot be a JSON value (non-finite, too many digits), or None."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"{value!r} is not a JSON number"
+    if isinstance(value, int) and not isinstance(value, bool) and not -_INT_LIMIT < value < _INT_LIMIT:
+        return f"an integer of more than {MAX_INT_DIGITS} digits is too long"
+    return None
 
 
 class _NotFinite(ValueError):
+    pass
+
+
+class _TooLong(_NotFinite):
     pass
 
 
@@ -94,24 +133,88 @@ def _finite_float(text: str) -> float:
     return value
 
 
+def _bounded_int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_INT_DIGITS:
+        raise _TooLong(f"an integer of {len(text.lstrip('-'))} digits is too long (at most {MAX_INT_DIGITS})")
+    return int(text)
+
+
+#: Nesting past this is refused: every later step (schema checks, JSON, the store) recurses.
+MAX_DEPTH = 200
+
+
 def _first_problem(value: Any, where: str) -> tuple[str, str] | None:
     # Iterative: a deeply nested value must not blow the stack here either.
-    stack: list[tuple[Any, str]] = [(value, where)]
+    stack: list[tuple[Any, str, int]] = [(value, where, 0)]
     while stack:
-        item, at = stack.pop()
-        if isinstance(item, float) and not math.isfinite(item):
-            return at, f"{item!r} is not a JSON number"
-        if isinstance(item, str):
+        item, at, depth = stack.pop()
+        if item is None or isinstance(item, bool):
+            continue
+        if isinstance(item, int | float):
+            reason = number_problem(item)
+            if reason is not None:
+                return at, reason
+        elif isinstance(item, str):
             if not _is_unicode(item):
                 return at, "the text is not valid Unicode (it holds a lone surrogate)"
-        elif isinstance(item, dict):
-            for key, sub in item.items():
-                if isinstance(key, str) and not _is_unicode(key):
-                    return at, "a key is not valid Unicode (it holds a lone surrogate)"
-                stack.append((sub, f"{at}.{key}" if at else str(key)))
-        elif isinstance(item, list | tuple):
-            stack.extend((sub, f"{at}[{i}]") for i, sub in enumerate(item))
+        elif isinstance(item, dict | list | tuple):
+            if depth >= MAX_DEPTH:
+                return at, f"the value is nested more than {MAX_DEPTH} levels deep"
+            if isinstance(item, dict):
+                for key, sub in item.items():
+                    if not isinstance(key, str):
+                        return at, f"a key is {described(key)}, not a string"
+                    if not _is_unicode(key):
+                        return at, "a key is not valid Unicode (it holds a lone surrogate)"
+                    stack.append((sub, f"{at}.{_shown_key(key)}" if at else _shown_key(key), depth + 1))
+            else:
+                stack.extend((sub, f"{at}[{i}]", depth + 1) for i, sub in enumerate(item))
+        else:
+            return at, f"{type(item).__name__} is not a JSON value"
     return None
+
+
+_SAFE_BITS = 13_287  # 2**13287 < 10**4000: an integer of this many bits has at most 4,000 digits
+
+
+def _plain(value: Any) -> bool:
+    """True when `value` is certainly fine; False sends it to `_first_problem` for the reason."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        kind = type(item)
+        if kind is str:
+            if not item.isascii() and not _is_unicode(item):
+                return False
+        elif kind is dict:
+            if depth >= MAX_DEPTH:
+                return False
+            for key, sub in item.items():
+                if type(key) is not str or (not key.isascii() and not _is_unicode(key)):
+                    return False
+                stack.append((sub, depth + 1))
+        elif kind is list:
+            if depth >= MAX_DEPTH:
+                return False
+            deeper = depth + 1
+            for sub in item:
+                stack.append((sub, deeper))
+        elif kind is int:
+            if item.bit_length() > _SAFE_BITS:
+                return False
+        elif kind is float:
+            if not math.isfinite(item):
+                return False
+        elif kind is bool or item is None:
+            continue
+        else:
+            return False  # tuples, subclasses, other objects: the full check decides
+    return True
+
+
+def _shown_key(key: str) -> str:
+    # A path in a message: a hostile key must not flood it or carry a lone surrogate.
+    return key if len(key) <= 64 and _is_unicode(key) else key[:61].encode("utf-8", "replace").decode() + "..."
 
 
 def _is_unicode(text: str) -> bool:

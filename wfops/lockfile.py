@@ -28,7 +28,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from wfops.atomic import write_atomic
 from wfops.errors import WfopsError
+from wfops.jsonvalues import json_problem
 from wfops.sources.base import Capability
 
 LOCK_NAME = "wfops.lock"
@@ -167,6 +169,11 @@ def read_lock(root: Path) -> Lock | None:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise WfopsError(f"{LOCK_NAME} is corrupt: {exc}", hint=_REPAIR) from exc
+    except RecursionError:
+        raise WfopsError(f"{LOCK_NAME} is corrupt: it is nested too deeply", hint=_REPAIR) from None
+    problem = json_problem(data, "its content")
+    if problem is not None:  # a lock wfops wrote never holds these; a hand-edited one may
+        raise WfopsError(f"{LOCK_NAME} is corrupt: {problem}", hint=_REPAIR)
     return Lock.from_dict(data)
 
 
@@ -179,9 +186,7 @@ def dump_lock(lock: Lock | Mapping[str, Any]) -> str:
 def write_lock(root: Path, lock: Lock | Mapping[str, Any]) -> Path:
     """Write atomically, so a crash never leaves half a lock behind."""
     path = lock_path(root)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(dump_lock(lock), encoding="utf-8", newline="\n")
-    tmp.replace(path)
+    write_atomic(path, dump_lock(lock), what=LOCK_NAME)
     return path
 
 

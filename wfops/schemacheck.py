@@ -2,6 +2,11 @@
 
 jsonschema is imported on first use only (start-up cost), and each schema is
 compiled once per process: validating a small object is then a few microseconds.
+Most schemas a run checks (workflow inputs, std contracts, plain models) use only
+`type`, `properties`, `required`, `items` and `additionalProperties`: a value that
+such a schema accepts is accepted here without importing jsonschema (~60 ms of a
+short run). Anything else, and every value that may be invalid, goes to jsonschema,
+so its verdict and its messages are the ones users see.
 """
 
 from __future__ import annotations
@@ -23,15 +28,77 @@ class _Validator(Protocol):
 _CACHE: dict[int, tuple[dict[str, Any], _Validator]] = {}
 _MAX_CACHED = 1024
 
+#: The longest one regex match (`pattern`, `patternProperties`) may take, in seconds. A
+#: user's pattern may backtrack exponentially (`^(a+)+$` on "aaaa…!"); the value is then
+#: refused with a clear error instead of holding a run, a call or the MCP server for ever.
+PATTERN_SECONDS = 1.0
+
+
+class PatternTimeout(Exception):
+    def __init__(self, pattern: str) -> None:
+        shown = pattern if len(pattern) <= 80 else pattern[:77] + "..."
+        super().__init__(f"the pattern {shown!r} took longer than {PATTERN_SECONDS:g} s to match the value; "
+                         "use a pattern that does not backtrack (no nested repeats such as (a+)+)")
+
+
+def _search(pattern: str, text: str) -> bool:
+    # deferred: regex (~9 ms), only when a schema with a pattern checks a value
+    import regex
+
+    try:
+        return regex.search(pattern, text, timeout=PATTERN_SECONDS) is not None
+    except TimeoutError:
+        raise PatternTimeout(pattern) from None
+
+
+def _bounded_validator_class() -> Any:
+    """Draft 2020-12 with every regex keyword matched by `_search` (jsonschema's own call
+    `re.search`, which no time limit can stop)."""
+    # deferred: jsonschema (~60 ms), only when a run or a call checks a value
+    from jsonschema import Draft202012Validator, ValidationError, validators
+
+    def pattern(validator: Any, patrn: str, instance: Any, schema: Any) -> Iterator[Any]:
+        if validator.is_type(instance, "string") and not _search(patrn, instance):
+            yield ValidationError(f"{instance!r} does not match {patrn!r}")
+
+    def pattern_properties(validator: Any, patterns: dict[str, Any], instance: Any, schema: Any) -> Iterator[Any]:
+        if not validator.is_type(instance, "object"):
+            return
+        for patrn, subschema in patterns.items():
+            for key, value in instance.items():
+                if _search(patrn, key):
+                    yield from validator.descend(value, subschema, path=key, schema_path=patrn)
+
+    builtin = Draft202012Validator.VALIDATORS["additionalProperties"]
+
+    def additional_properties(validator: Any, ap: Any, instance: Any, schema: Any) -> Iterator[Any]:
+        patterns = schema.get("patternProperties") if isinstance(schema, dict) else None
+        if not patterns or not validator.is_type(instance, "object"):
+            yield from builtin(validator, ap, instance, schema)
+            return
+        # The builtin matches keys with re.search: decide which keys the patterns cover here,
+        # then let it judge the rest as if the patterns were absent.
+        properties = schema.get("properties", {})
+        covered = {k for k in instance if k not in properties and any(_search(p, k) for p in patterns)}
+        rest = {k: v for k, v in instance.items() if k not in covered}
+        plain = {k: v for k, v in schema.items() if k != "patternProperties"}
+        yield from builtin(validator, ap, rest, plain)
+
+    return validators.extend(Draft202012Validator, {"pattern": pattern, "patternProperties": pattern_properties,
+                                                    "additionalProperties": additional_properties})
+
+
+_VALIDATOR_CLASS: Any = None
+
 
 def _validator(schema: dict[str, Any]) -> _Validator:
+    global _VALIDATOR_CLASS
     hit = _CACHE.get(id(schema))
     if hit is not None and hit[0] is schema:
         return hit[1]
-    # deferred: jsonschema (~60 ms), only when a run or a call checks a value
-    from jsonschema import Draft202012Validator
-
-    validator: _Validator = Draft202012Validator(schema)
+    if _VALIDATOR_CLASS is None:
+        _VALIDATOR_CLASS = _bounded_validator_class()
+    validator: _Validator = _VALIDATOR_CLASS(schema)
     if len(_CACHE) >= _MAX_CACHED:  # long-lived processes (watch, mcp) compile new models
         _CACHE.clear()
     _CACHE[id(schema)] = (schema, validator)  # keep the schema alive so its id stays unique
@@ -40,7 +107,7 @@ def _validator(schema: dict[str, Any]) -> _Validator:
 
 def first_error(schema: dict[str, Any] | None, value: Any) -> str | None:
     """None when `value` matches `schema`; else `where: reason` of the most relevant error."""
-    if not schema:
+    if not schema or _plainly_valid(schema, value):
         return None
     try:
         validator = _validator(schema)
@@ -50,6 +117,8 @@ def first_error(schema: dict[str, Any] | None, value: Any) -> str | None:
         from jsonschema.exceptions import best_match
 
         err = best_match(validator.iter_errors(value))
+    except PatternTimeout as exc:
+        return f"$: {exc}"
     except Exception as exc:  # an invalid schema is reported, never a traceback
         return f"schema cannot be used: {exc}"
     if err is None:
@@ -89,6 +158,61 @@ def json_message(err: Any) -> str:
         if text in message and text != _json(shown):
             message = message.replace(text, _json(shown))
     return message
+
+
+# Keywords that assert nothing under Draft 2020-12 without a format checker.
+_ANNOTATIONS = frozenset({"title", "description", "default", "examples", "$comment", "format", "deprecated",
+                          "readOnly", "writeOnly"})
+_PLAIN = _ANNOTATIONS | {"type", "properties", "required", "items", "additionalProperties"}
+
+
+def _plainly_valid(schema: Any, value: Any) -> bool:
+    """True only when `value` surely matches `schema` (as jsonschema's Draft 2020-12 judges);
+    False when it may not, or when the schema uses a keyword not handled here."""
+    if schema is True:
+        return True
+    if not isinstance(schema, dict) or not schema.keys() <= _PLAIN:
+        return False
+    kind = schema.get("type")
+    if kind is not None and not any(_is_type(value, k) for k in (kind if isinstance(kind, list) else [kind])):
+        return False
+    if isinstance(value, dict):
+        properties = schema.get("properties", {})
+        required = schema.get("required", [])
+        extra = schema.get("additionalProperties", True)
+        if not isinstance(properties, dict) or not isinstance(required, list) or extra is not True \
+                and extra is not False and not isinstance(extra, dict):
+            return False
+        if any(key not in value for key in required):
+            return False
+        for key, item in value.items():
+            sub = properties.get(key, extra) if isinstance(key, str) else extra
+            if sub is not True and not _plainly_valid(sub, item):
+                return False
+    elif isinstance(value, list) and "items" in schema:
+        items = schema["items"]
+        return all(_plainly_valid(items, item) for item in value)
+    return True
+
+
+def _is_type(value: Any, kind: Any) -> bool:
+    if kind == "object":
+        return isinstance(value, dict)
+    if kind == "array":
+        return isinstance(value, list)
+    if kind == "string":
+        return isinstance(value, str)
+    if kind == "boolean":
+        return isinstance(value, bool)
+    if kind == "null":
+        return value is None
+    if isinstance(value, bool):
+        return False
+    if kind == "integer":
+        return isinstance(value, int) or (isinstance(value, float) and value.is_integer())
+    if kind == "number":
+        return isinstance(value, int | float)
+    return False
 
 
 def with_defaults(schema: Any, value: Any) -> Any:

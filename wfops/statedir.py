@@ -10,6 +10,9 @@ from __future__ import annotations
 import contextlib
 from pathlib import Path
 
+from wfops.atomic import write_atomic
+from wfops.errors import WfopsError
+
 STATE_DIR = ".wfops"
 
 
@@ -20,5 +23,5 @@ def make_state_dir(directory: Path) -> None:
         return
     ignore = directory / ".gitignore"
     if not ignore.exists():
-        with contextlib.suppress(OSError):  # a read-only checkout: git may show it, nothing breaks
-            ignore.write_text("# wfops local state (run store, caches): never committed\n*\n", encoding="utf-8")
+        with contextlib.suppress(WfopsError):  # a read-only checkout: git may show it, nothing breaks
+            write_atomic(ignore, "# wfops local state (run store, caches): never committed\n*\n", durable=False)

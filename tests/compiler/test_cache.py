@@ -108,3 +108,65 @@ def test_unrelated_files_keep_the_hit(warmed: Path) -> None:
     write(warmed, {"README.md": "# notes\n", "scripts/tool.py": "print('not imported by a source')\n",
                    "examples/other.yaml": "a: 1\n"})
     assert hit(warmed)
+
+
+def codes(root: Path) -> list[str]:
+    """What `wfops validate` reports now, as a fresh process would see the python files."""
+    from wfops.sources.python import forget_project_modules
+
+    forget_project_modules(root)
+    return [d.code for d in project_diagnostics(root)[0]]
+
+
+def source_fails(root: Path) -> bool:
+    return any(code in ("source-error", "source-import-error") for code in codes(root))
+
+
+BROKEN_HELPER_SOURCES = HELPER_SOURCES  # the fixture's `nodes` and the `helped` under test
+
+
+def test_a_fixed_import_error_is_not_replayed(project) -> None:
+    root = project({"sources.yaml": BROKEN_HELPER_SOURCES, "helped.py": HELPED + "\nimport no_such_lib_x\n",
+                    "helper.py": HELPER, "workflows/w.yaml": WF})
+    assert source_fails(root)
+    assert source_fails(root) and hit(root)
+    write(root, {"helped.py": HELPED})
+    assert not hit(root)
+    assert codes(root) == []
+
+
+def test_a_module_created_after_the_error_is_seen(project) -> None:
+    # helped.py imports `helper`, which does not exist yet: creating it must miss the cache.
+    root = project({"sources.yaml": BROKEN_HELPER_SOURCES, "helped.py": HELPED, "workflows/w.yaml": WF})
+    assert source_fails(root) and hit(root)
+    write(root, {"helper.py": HELPER})
+    assert not hit(root)
+    assert codes(root) == []
+
+
+def test_a_declared_module_created_later_is_seen(project) -> None:
+    root = project({"sources.yaml": BROKEN_HELPER_SOURCES, "workflows/w.yaml": WF})
+    assert source_fails(root) and hit(root)
+    write(root, {"helped.py": HELPED, "helper.py": HELPER})
+    assert not hit(root)
+    assert codes(root) == []
+
+
+def test_an_edited_transitive_import_is_seen(project) -> None:
+    # helped -> helper -> deeper: an edit two imports away changes the output type.
+    deeper = "from pydantic import BaseModel\n\nclass Out(BaseModel):\n    n: int\n"
+    root = project({"sources.yaml": BROKEN_HELPER_SOURCES, "helped.py": HELPED,
+                    "helper.py": "from deeper import Out\n", "deeper.py": deeper, "workflows/w.yaml": WF})
+    assert codes(root) == [] and hit(root)
+    write(root, {"deeper.py": deeper.replace("n: int", "n: str")})
+    assert not hit(root)
+    assert codes(root) == ["type-mismatch"]
+
+
+def test_a_package_appearing_where_an_import_looked_misses(project) -> None:
+    # `import helper` failed; a package folder `helper/` (not a module file) now provides it.
+    root = project({"sources.yaml": BROKEN_HELPER_SOURCES, "helped.py": HELPED, "workflows/w.yaml": WF})
+    assert source_fails(root) and hit(root)
+    write(root, {"helper/__init__.py": HELPER})
+    assert not hit(root)
+    assert codes(root) == []

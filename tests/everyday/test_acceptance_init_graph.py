@@ -10,12 +10,12 @@ from tests.conftest import write
 from tests.harness import run_cli
 
 
-def test_init_where_it_cannot_write_is_one_line_exit_1(tmp_path: Path) -> None:
+def test_init_where_a_file_is_in_the_way_is_one_line_exit_2(tmp_path: Path) -> None:
     (tmp_path / "blocked").write_text("a file where the project folder's parent should be\n")
     proc = run_cli("init", "blocked/inner", cwd=tmp_path)
-    assert proc.returncode == 1
+    assert proc.returncode == 2
     assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr
-    assert proc.stderr.startswith("wfops: error: cannot write the project in blocked/inner")
+    assert proc.stderr.startswith("wfops: error: blocked is a file where the project needs a folder")
 
 
 def test_init_with_an_empty_directory_argument_is_a_usage_error(tmp_path: Path) -> None:

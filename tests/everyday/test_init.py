@@ -112,3 +112,73 @@ def test_scaffold_schemas_are_what_wfops_schema_prints(capsys) -> None:
     for kind in ("workflow", "deployment", "sources", "wftest"):
         assert cli("schema", "--kind", kind) == 0
         assert json.loads(capsys.readouterr().out) == json.loads(files[f"{SCHEMA_DIR}/{kind}.schema.json"])
+
+
+def test_scaffolded_ci_installs_wfops_from_git_not_the_package_index() -> None:
+    from ruamel.yaml import YAML
+
+    from wfops import REPOSITORY, __version__
+
+    job = YAML(typ="safe").load(scaffold_files()[".github/workflows/wfops.yml"])["jobs"]["check"]
+    spec = job["env"]["WFOPS_PIP"]
+    assert spec == f"wfops @ git+{REPOSITORY}@v{__version__}"  # pinned: a release tag of wfops's repository
+    assert 'python -m pip install "$WFOPS_PIP"' in [step.get("run") for step in job["steps"]]
+    assert job["defaults"]["run"]["working-directory"] == "."
+    sub = YAML(typ="safe").load(scaffold_files("flows/ops")[".github/workflows/wfops.yml"])
+    assert sub["jobs"]["check"]["defaults"]["run"]["working-directory"] == "flows/ops"
+
+
+def test_init_is_all_or_nothing_and_names_what_is_in_the_way(tmp_path: Path) -> None:
+    target = tmp_path / "proj"
+    target.mkdir()
+    (target / "workflows").write_text("a file where the scaffold needs a folder\n")
+    failed = run_cli("init", str(target))
+    assert failed.code == 2
+    assert f"{target}/workflows is a file where the project needs a folder" in failed.stderr
+    assert "nothing was written" in failed.stderr and "hint: move or rename that file" in failed.stderr
+    assert sorted(p.name for p in target.iterdir()) == ["workflows"]  # nothing else appeared
+    (target / "workflows").unlink()
+    retried = run_cli("init", str(target))
+    assert retried.code == 0, retried.stderr  # no half scaffold blocks the retry
+
+
+def test_a_failed_write_undoes_everything_written_before_it(tmp_path: Path) -> None:
+    from wfops.api.file_plan import write_all
+    from wfops.errors import WfopsError
+
+    (tmp_path / "kept.txt").write_text("before\n")
+    plan = [(tmp_path / "new/dir/a.txt", "a\n"), (tmp_path / "kept.txt", "after\n"),
+            (tmp_path / "new/b" / ("x" * 300), "too long a name for any file system\n")]
+    with pytest.raises(WfopsError) as failed:
+        write_all(plan, tmp_path)
+    assert "File name too long; nothing was written" in failed.value.message
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["kept.txt"]
+    assert (tmp_path / "kept.txt").read_text() == "before\n"
+
+
+@pytest.mark.parametrize("style", ["  - repo", "- repo", "-   repo"])
+def test_hooks_are_added_in_the_configs_own_style(style: str) -> None:
+    from ruamel.yaml import YAML
+
+    from wfops.api.scaffold_repo import merge_hooks
+
+    pad = " " * (len(style) - len("repo"))
+    existing = (f"# top\nrepos:\n{style}: https://github.com/pre-commit/pre-commit-hooks\n"
+                f"{pad}rev: v4.6.0   # pinned\n{pad}hooks: [{{id: trailing-whitespace}}]\n")
+    merged = merge_hooks(existing, scaffold_files()[".pre-commit-config.yaml"], "x")
+    assert merged is not None and merged.startswith(existing)
+    assert f"\n{style}: local\n" in merged
+    repos = YAML(typ="safe").load(merged)["repos"]
+    assert [h["id"] for h in repos[1]["hooks"]] == ["wfops-validate", "wfops-check", "wfops-test"]
+    assert merge_hooks(merged, scaffold_files()[".pre-commit-config.yaml"], "x") is None  # already there
+
+
+def test_hooks_go_at_the_end_of_repos_before_the_next_key() -> None:
+    from wfops.api.scaffold_repo import merge_hooks
+
+    head = "default_stages: [pre-commit]\nrepos:\n- repo: local\n  hooks: [{id: x, name: x, entry: 'true', language: system}]\n  # - id: disabled\n"
+    tail = "\n# about ci\nci:\n  autofix_prs: false\n"
+    merged = merge_hooks(head + tail, scaffold_files("sub")[".pre-commit-config.yaml"], "x")
+    assert merged is not None and merged.startswith(head + "- repo: local\n  hooks:\n  - id: wfops-validate\n")
+    assert merged.endswith("    require_serial: true\n" + tail)
+    assert "    args: [--project, \"sub\"]\n" in merged

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from tests.everyday.test_graph import example
@@ -41,13 +42,45 @@ def test_failed_and_interrupted_runs() -> None:
                          error={"type": "ValueError", "message": "notes path points outside", "step": "read"})
     text = step_summary(failed, [entry(1, "read", None, outcome=None)], example("meeting-report"))
     assert "### ❌ wfops run `meeting-report`: failed" in text
-    assert "**Error** in step `read`: ValueError: notes path points outside" in text
+    assert "**Error** in step `read`:\n\n```text\nValueError: notes path points outside\n```" in text
     assert "| Outcome |" not in text and "#### Output\n\n```json\nnull\n```" in text
     waiting = RunSnapshot("run-3", "approval", ARTIFACT, "approval.local", "interrupted",
                           interrupt=Interrupt("i1", "ask", "approval", {"change": "deploy"}, ["approved", "rejected"]))
     text = step_summary(waiting, [entry(1, "ask", None, outcome=None)], example("approval"))
     assert "**Waiting** at step `ask` (approval)" in text and '"change": "deploy"' in text
     assert "wfops resume run-3 --outcome OUTCOME" in text and "one of `approved`, `rejected`" in text
+
+
+def headings_outside_code(markdown: str) -> list[str]:
+    """The ATX headings a CommonMark renderer sees: lines in fenced code blocks are text."""
+    seen: list[str] = []
+    fence = ""
+    for line in markdown.splitlines():
+        run = re.match(r" {0,3}(`{3,}|~{3,})", line)
+        if fence:
+            if run and run.group(1)[0] == fence[0] and len(run.group(1)) >= len(fence) \
+                    and not line.strip().strip(fence[0]):
+                fence = ""
+        elif run:
+            fence = run.group(1)
+        elif line.startswith("#"):
+            seen.append(line)
+    return seen
+
+
+def test_error_text_cannot_break_out_of_its_block() -> None:
+    message = "boom\n```\n# injected heading\n````\n| a | b |\n~~~"
+    failed = RunSnapshot("run-4", "meeting-report", ARTIFACT, None, "failed",
+                         error={"type": "RuntimeError", "message": message, "step": "read"},
+                         output={"note": "`````"})
+    text = step_summary(failed, [entry(1, "read", None, outcome=None)], example("meeting-report"))
+    assert headings_outside_code(text) == ["### ❌ wfops run `meeting-report`: failed", "#### Output",
+                                           "#### Graph"]
+    assert "`````text\nRuntimeError: boom\n```\n# injected heading\n````\n| a | b |\n~~~\n`````" in text
+    assert '``````json\n{\n  "note": "`````"\n}\n``````' in text
+    plain = step_summary(RunSnapshot("run-5", "meeting-report", ARTIFACT, None, "failed", error="```\n# x"),
+                         [], example("meeting-report"))
+    assert headings_outside_code(plain)[1:] == ["#### Output", "#### Graph"]
 
 
 def test_taken_path_folds_nested_frames_and_retries() -> None:

@@ -88,3 +88,27 @@ def test_corrupt_lock_refuses_with_a_diagnostic(project: Path) -> None:
     gate = gate_for(project)
     assert not gate.ok and [d.code for d in gate.diagnostics] == ["corrupt-lock"]
     assert "version" in gate.diagnostics[0].message
+
+
+def test_an_error_in_an_unrelated_workflow_or_deployment_does_not_refuse(project: Path) -> None:
+    assert cli("compile", "--project", str(project)) == 0
+    (project / "workflows/broken.yaml").write_text("name: broken\nsteps: [{id: a, bogus: 1}]\n")
+    (project / "workflows/unparsable.yaml").write_text("name: [unclosed\n")
+    (project / "workflows/other.yaml").write_text(
+        "name: other\nsteps:\n  - {id: a, uses: nowhere.thing, next: end}\n")
+    (project / "deployments/other.yaml").write_text("name: other.local\nworkflow: missing\n")
+    from wfops.compiler.validate import validate_project
+
+    everything = {d.file for d in validate_project(project).diagnostics if d.is_error}
+    assert {"workflows/broken.yaml", "workflows/unparsable.yaml", "workflows/other.yaml",
+            "deployments/other.yaml"} <= everything  # `validate` still reports them all
+    gate = gate_for(project)
+    assert gate.ok, gate.diagnostics
+    assert not gate_for(project, "other.local").ok
+
+
+def test_an_error_in_a_subworkflow_it_reaches_still_refuses(project: Path) -> None:
+    assert cli("compile", "--project", str(project)) == 0
+    (project / "workflows/loud.yaml").write_text("name: loud\nsteps: [{id: a, bogus: 1}]\n")
+    gate = gate_for(project)
+    assert not gate.ok and any(d.file == "workflows/loud.yaml" for d in gate.diagnostics)

@@ -131,3 +131,43 @@ def test_the_world_clock_example_runs_on_the_real_time_server(tmp_path: Path) ->
     assert snap.output["meeting"]["time_difference"] == "+5.5h"
     assert snap.output["meeting"]["target"]["datetime"].endswith("T15:00:00+05:30")
     assert snap.output["summary"].startswith("Asia/Kolkata: now ")
+
+
+RENDEZVOUS = REPO / "tests" / "mcp" / "servers" / "rendezvous.py"
+BOTH = """
+name: both
+state:
+  a: {type: object}
+  b: {type: object}
+output: {a: $state.a, b: $state.b}
+steps:
+  - {id: first, uses: a.counter, save: state.a, next: second}
+  - {id: second, uses: b.counter, save: state.b, next: end}
+"""
+
+
+@pytest.mark.slow  # starts its own MCP server processes
+def test_the_servers_a_run_needs_start_together(tmp_path: Path) -> None:
+    # Each server starts serving only once the other has started: opened one after the
+    # other, the first would wait for its partner until its start timeout refused the run.
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    root = write(tmp_path / "proj", {
+        "sources.yaml": f"""
+            sources:
+              a: {{kind: mcp, command: [python, {RENDEZVOUS}, a, b, {marks}]}}
+              b: {{kind: mcp, command: [python, {RENDEZVOUS}, b, a, {marks}]}}
+            """,
+        "workflows/both.yaml": BOTH,
+        "deployments/both.yaml": "name: both.local\nworkflow: both\n",
+    })
+    from wfops.runner.gate_record import recorded
+
+    assert Project(root).compile().ok  # `compile` lists them together too
+    for rerun in (False, True):  # the full gate, then the gate record
+        assert (recorded(root, "both.local") is not None) == rerun
+        for mark in marks.iterdir():
+            mark.unlink()
+        snap = _run(root, "both.local")
+        assert snap.status == "completed", (rerun, snap.error)
+        assert snap.output["a"]["pid"] != snap.output["b"]["pid"]

@@ -17,6 +17,7 @@ from typing import Any
 
 from wfops.api.results import CallOutcome, Capabilities, CapabilityInfo
 from wfops.diagnostics import Diagnostic
+from wfops.engine.errors import failure_of
 from wfops.errors import CallFailed, WfopsError
 from wfops.jsonvalues import check_json_value
 from wfops.loader.project import SOURCES_FILE, load_project
@@ -98,8 +99,8 @@ class Catalog:
         try:
             result = asyncio.run(_invoke(source, cap, payload))
         except Exception as exc:  # noqa: BLE001 - the capability's own code: a failure, not a wfops crash
-            kind = getattr(exc, "error_type", None) or type(exc).__name__
-            message = getattr(exc, "message", None) or str(exc) or kind
+            failure = failure_of(exc)
+            kind, message = failure.type, failure.message
             # wfops's own failures read as they are; foreign exceptions say their type.
             shown = message if isinstance(exc, WfopsError) else f"{kind}: {message}"
             raise CallFailed(f"{cap.ref} failed: {shown}", hint=getattr(exc, "hint", None),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from wfops.api.results import CompileReport
+from wfops.atomic import write_atomic
 from wfops.compiler.validate import validate_project
 from wfops.errors import UsageError, WfopsError
 from wfops.lock.build import compile_project
@@ -36,7 +37,7 @@ def compile_lock(root: Path, out: str | Path | None) -> CompileReport:
             path = out_dir / f"{name}.json"
             body = {"name": name, "hash": entry["hash"], "workflow": entry["normalized"],
                     "subworkflows": entry["subworkflows"]}
-            path.write_text(dump_lock(body), encoding="utf-8", newline="\n")
+            write_atomic(path, dump_lock(body))
             written.append(path.as_posix())
     kept = [d for d in validation.diagnostics if not d.is_error] + list(compiled.diagnostics)
     return CompileReport(

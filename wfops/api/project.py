@@ -20,9 +20,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from wfops.api import authoring
-from wfops.api import validate as checks
-from wfops.api.authoring import FileText, ProjectListing, Skeleton, WriteReport
 from wfops.api.jsonpatch import PatchError, parse_pointer
 from wfops.api.results import (
     CallOutcome,
@@ -34,7 +31,6 @@ from wfops.api.results import (
     Run,
     RunDetails,
 )
-from wfops.api.validate import validate_standalone
 from wfops.dburl import display, is_url, location_of
 from wfops.errors import (
     InvalidArgument,
@@ -51,6 +47,7 @@ from wfops.loader.wftests import find_test_files
 from wfops.sources.modules import forget_project_modules
 
 if TYPE_CHECKING:  # types only: `validate` must not load the engine or the store
+    from wfops.api.authoring import FileText, ProjectListing, Skeleton, WriteReport
     from wfops.api.catalog import Catalog
     from wfops.engine.types import TraceEntry
     from wfops.store.protocol import Store
@@ -113,6 +110,9 @@ class Project:
         deployment or sources): check YAML text not yet saved, as if it replaced `path`
         (or the file of the same name), in the context of the project.
         """
+        # deferred: the validate module (the cache, the checks) is off the record-hit path (a run)
+        import wfops.api.validate as checks
+
         self._fresh()
         if text is not None:
             if kind is None:
@@ -135,10 +135,11 @@ class Project:
     def check(self, live: bool = False) -> Report:
         """Compare the project with wfops.lock: stale lock, contract drift (`live`: start MCP sources)."""
         # deferred: wfops.lock.check is not needed on the validate cache-hit path (pre-commit)
-        from wfops.lock.check import check_project
+        from wfops.lock.check import check_verified
 
         self._fresh()
-        return Report(check_project(self.root, live=live), ["(whole project)"])
+        found, verified = check_verified(self.root, live=live)
+        return Report(found, ["(whole project)"], verified=verified.to_dict())
 
     def test(self, paths: list[str] | None = None, pattern: str | None = None, *,
              base: str | Path | None = None) -> TestReport:
@@ -161,28 +162,43 @@ class Project:
     def list_project(self) -> ProjectListing:
         """Workflows (with their input schema and the deployments that run them), deployments,
         sources, and the files wfops reads."""
+        # deferred: authoring (the validate overlay, ruamel edits) is off the record-hit path (a run)
+        import wfops.api.authoring as authoring
+
         return authoring.list_project(self.root)
 
     def read_file(self, path: str, start_line: int | None = None, end_line: int | None = None) -> FileText:
         """A project YAML file or python source (relative to the root; never outside it)."""
+        # deferred: authoring (the validate overlay, ruamel edits) is off the record-hit path (a run)
+        import wfops.api.authoring as authoring
+
         return authoring.read_file(self.root, path, start_line, end_line)
 
     def write_file(self, path: str, text: str, *, force: bool = False) -> WriteReport:
         """Write a workflow, deployment or sources.yaml, after validating the whole project with
         `text` in its place: refused (the file untouched) when that adds errors, unless `force`."""
         self._fresh()
+        # deferred: authoring (the validate overlay, ruamel edits) is off the record-hit path (a run)
+        import wfops.api.authoring as authoring
+
         return authoring.write_file(self.root, path, text, force=force)
 
     def patch_file(self, path: str, patch: Any) -> WriteReport:
         """Apply an RFC 6902 JSON Patch to a workflow, deployment or sources.yaml, keeping its
         comments and formatting; validated and written as `write_file` does."""
         self._fresh()
+        # deferred: authoring (the validate overlay, ruamel edits) is off the record-hit path (a run)
+        import wfops.api.authoring as authoring
+
         return authoring.patch_file(self.root, path, patch)
 
     def new_workflow(self, capability: str, name: str, *, write: bool = False) -> Skeleton:
         """A valid workflow calling `capability` (concrete ref), its required inputs bound from a
         generated input schema and its outcomes routed; written to workflows/NAME.yaml if `write`."""
         info = self.capability(capability)
+        # deferred: authoring (the validate overlay, ruamel edits) is off the record-hit path (a run)
+        import wfops.api.authoring as authoring
+
         return authoring.new_workflow(self.root, info, name, write=write)
 
     # -- runs ----------------------------------------------------------------------------
@@ -481,6 +497,9 @@ def _drive(coro: Any) -> Any:
 
 def validate_files(paths: list[str]) -> Report:
     """Files outside any project, each checked on its own (kind from its place or keys)."""
+    # deferred: the validate module is off the record-hit path (a run)
+    from wfops.api.validate import validate_standalone
+
     return Report(validate_standalone(paths), list(paths))
 
 

@@ -26,6 +26,9 @@ class Report:
     checked: list[str] = field(default_factory=list)    # files (or the inline text's name) reported on
     static_checks: bool = True                          # False: only syntax and schema could be checked
     deployments: list[str] = field(default_factory=list)  # the project's deployments, for what comes next
+    # `check`: what was compared with wfops.lock: {"workflows", "deployments", "contracts",
+    # "mcp_servers_contacted"} (empty for `validate`)
+    verified: dict[str, Any] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:

@@ -11,12 +11,21 @@ the `# yaml-language-server: $schema=...` line of every file offline.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
 
-from wfops.errors import UsageError, WfopsError
+from wfops.api.file_plan import write_all
+from wfops.api.scaffold_repo import (
+    PRECOMMIT,
+    ci_path,
+    ci_workflow,
+    git_root,
+    hooks_config,
+    merge_hooks,
+)
+from wfops.errors import UsageError
 from wfops.model.json_schema import KINDS, committed_path, schema_text
 
 SCHEMA_DIR = ".wfops-schemas"
@@ -28,6 +37,11 @@ class Scaffold:
     directory: Path
     written: list[str]      # project-relative files, sorted
     in_git: bool            # the directory is inside a git repository already
+    # When the project is in a subdirectory of a git repository: the repository root and the
+    # files written or updated there (pre-commit and GitHub read them only there).
+    repository: Path | None = None
+    at_root: list[str] = field(default_factory=list)
+    merged: list[str] = field(default_factory=list)   # existing files wfops's lines were added to
 
 
 def schema(kind: str = "workflow") -> str:
@@ -39,43 +53,85 @@ def schema(kind: str = "workflow") -> str:
 
 
 def init(directory: str | Path = ".", *, force: bool = False) -> Scaffold:
-    """Write a working project into `directory`; UsageError where it would overwrite (unless `force`)."""
+    """Write a working project into `directory`, all or nothing; UsageError where it would
+    overwrite (unless `force`) or where something is in the way.
+
+    Inside a git repository the pre-commit config and the CI workflow go to the repository
+    root, pointing at the project; an existing pre-commit config and .gitignore get wfops's
+    lines added, keeping everything else."""
     if not str(directory).strip():
         raise UsageError("the project directory is empty", hint="give a directory, or `.` for this one")
     target = Path(directory)
     if target.exists() and not target.is_dir():
-        raise UsageError(f"{directory} exists and is not a directory")
-    files = scaffold_files()
+        raise UsageError(f"{directory} exists and is not a directory",
+                         hint="give a new or an existing directory")
+    root = git_root(target)
+    base = root or target.resolve()
+    project = target.resolve().relative_to(base).as_posix()
+    files = scaffold_files(project)
     gitignore = files.pop(".gitignore")
-    conflicts = [rel for rel in files if (target / rel).exists()]
+    hooks = files.pop(PRECOMMIT)
+    ci_rel = ci_path(".")
+    ci = files.pop(ci_rel)
+    plan = {target / rel: text for rel, text in files.items()}
+    plan[base / ci_path(project)] = ci
+    conflicts = [path for path in plan if path.exists()]
     if conflicts and not force:
         more = f" (and {len(conflicts) - 1} more)" if len(conflicts) > 1 else ""
-        raise UsageError(f"{target / conflicts[0]} already exists{more}; nothing was written",
+        raise UsageError(f"{_shown(conflicts[0], target)} already exists{more}; nothing was written",
                          hint="pass --force to overwrite the scaffold's files")
-    try:
-        for rel, text in files.items():
-            path = target / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8", newline="\n")
-        _merge_gitignore(target / ".gitignore", gitignore)
-    except OSError as exc:  # a read-only place, a file where a folder should be, a full disk
-        where = exc.filename or target
-        raise WfopsError(f"cannot write the project in {directory}: {where}: {exc.strerror or exc}",
-                         hint="choose a directory you can write to") from None
+    merged: list[str] = []
+    hooks_path = base / PRECOMMIT
+    if hooks_path.is_file():
+        added = merge_hooks(_read(hooks_path, target), hooks, _shown(hooks_path, target))
+        if added is not None:
+            plan[hooks_path] = added
+            merged.append(_shown(hooks_path, target))
+    else:
+        plan[hooks_path] = hooks
+    ignore_path = target / ".gitignore"
+    ignored = _merge_gitignore(_read(ignore_path, target) if ignore_path.is_file() else None, gitignore)
+    if ignored is not None:
+        plan[ignore_path] = ignored
+        if ignore_path.is_file():
+            merged.append(_shown(ignore_path, target))
+    write_all(list(plan.items()), target)
     here = target.resolve()
-    in_git = any((folder / ".git").exists() for folder in (here, *here.parents))
-    return Scaffold(target, sorted([*files, ".gitignore"]), in_git)
+    written = sorted(p.resolve().relative_to(here).as_posix() for p in plan if p.resolve().is_relative_to(here))
+    at_root = sorted(p.resolve().relative_to(base).as_posix() for p in plan
+                     if not p.resolve().is_relative_to(here))
+    return Scaffold(target, written, root is not None, root if project != "." else None, at_root, merged)
 
 
-def scaffold_files() -> dict[str, str]:
-    """Project-relative path -> text of every file `init` writes."""
+def scaffold_files(project: str = ".") -> dict[str, str]:
+    """Path -> text of every file `init` writes: project-relative, except the pre-commit
+    config and the CI workflow, which belong at the repository root (the project is at
+    `project` below it)."""
 
     root = resources.files("wfops") / "scaffold" / "project"
     found = dict(_walk(root, ()))
     for kind in SCHEMA_KINDS:
         # The committed copies: generated from the models and guarded by a test to match.
         found[f"{SCHEMA_DIR}/{kind}.schema.json"] = committed_path(kind).read_text(encoding="utf-8")
+    found[PRECOMMIT] = hooks_config(found[PRECOMMIT], project)
+    found[ci_path(".")] = ci_workflow(found[ci_path(".")], project)
     return found
+
+
+def _read(path: Path, target: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read {_shown(path, target)}: {getattr(exc, 'strerror', None) or exc}; "
+                         "nothing was written", hint="make it a readable UTF-8 text file") from None
+
+
+def _shown(path: Path, target: Path) -> str:
+    """`path` as the user would name it: below the target as `target/...`, else absolute."""
+    try:
+        return (target / path.resolve().relative_to(target.resolve())).as_posix()
+    except ValueError:
+        return str(path.resolve())
 
 
 def _walk(node: Traversable, parts: tuple[str, ...]) -> Iterator[tuple[str, str]]:
@@ -89,14 +145,13 @@ def _walk(node: Traversable, parts: tuple[str, ...]) -> Iterator[tuple[str, str]
             yield "/".join((*parts, name.removesuffix(".tmpl"))), child.read_text(encoding="utf-8")
 
 
-def _merge_gitignore(path: Path, template: str) -> None:
-    """Add what wfops needs ignored to an existing .gitignore instead of refusing or replacing it."""
-    if not path.exists():
-        path.write_text(template, encoding="utf-8", newline="\n")
-        return
-    current = path.read_text(encoding="utf-8")
+def _merge_gitignore(current: str | None, template: str) -> str | None:
+    """The .gitignore with what wfops needs ignored added (None: nothing to add)."""
+    if current is None:
+        return template
     wanted = [line for line in template.splitlines() if line and not line.startswith("#")]
     missing = [line for line in wanted if line not in current.splitlines()]
-    if missing:
-        sep = "" if current.endswith("\n") or not current else "\n"
-        path.write_text(current + sep + "\n".join(missing) + "\n", encoding="utf-8", newline="\n")
+    if not missing:
+        return None
+    sep = "" if current.endswith("\n") or not current else "\n"
+    return current + sep + "\n".join(missing) + "\n"

@@ -22,7 +22,7 @@ app = typer.Typer(
     name="wfops",
     help="Declarative workflows in git: validate, compile, lock, check and run them.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,  # `wfops --install-completion` (bash, zsh, fish, PowerShell)
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )

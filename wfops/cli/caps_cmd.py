@@ -10,6 +10,7 @@ import json
 from typing import TYPE_CHECKING
 
 from wfops.api import Project
+from wfops.api.step_snippet import example_step
 from wfops.cli.inputs import read_input_file
 from wfops.cli.output import print_json, say, warn
 
@@ -69,6 +70,8 @@ def _show(found: Project, ref: str, json_out: bool) -> int:
     for title, schema in (("input schema", cap.input_schema), ("output schema", cap.output_schema)):
         say(f"{title}:")
         say(_indent(json.dumps(schema, indent=2, ensure_ascii=False)))
+    say("a step calling it (paste under `steps:`; rename, rebind and reroute as needed):")
+    say(example_step(cap).rstrip("\n"))
     return 0
 
 

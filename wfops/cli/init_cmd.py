@@ -18,6 +18,13 @@ def run(*, directory: str = ".", force: bool = False) -> int:
         if not rel.startswith(SCHEMA_DIR):
             say(f"  {rel}")
     say(f"  {SCHEMA_DIR}/ (JSON Schemas for editors; refresh with `wfops schema --kind K`)")
+    if made.repository is not None:
+        say(f"and, at the root of the git repository {made.repository} (hooks and CI run there, "
+            "pointed at the project):")
+        for rel in made.at_root:
+            say(f"  {rel}")
+    for rel in made.merged:
+        say(f"Added wfops's entries to the existing {rel} (the rest is unchanged).")
     say("")
     say("Next steps:")
     if target.resolve() != Path.cwd().resolve():
@@ -28,5 +35,5 @@ def run(*, directory: str = ".", force: bool = False) -> int:
     say("  wfops graph hello                   # the workflow as a Mermaid diagram")
     if not made.in_git:
         say("  git init                            # pre-commit and CI need a git repository")
-    say("  pre-commit install                  # validate and check on every commit")
+    say("  pre-commit install                  # validate, check and test on every commit")
     return 0

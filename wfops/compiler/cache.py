@@ -4,8 +4,11 @@
 alone. The key is the sha256 of every input: the wfops files (sources.yaml,
 workflows/, deployments/, wfops.lock, by content and by name so added and
 removed files count), the wfops code itself and the Python version. The entry
-also records every project Python file validation imported (python sources and
-whatever they import from the project), with its hash: any edit there misses too.
+also records every place under the project where importing the python sources
+looked for a module, with its hash: the files that were imported (python sources
+and whatever they import from the project), the ones that failed to import, and
+the ones that did not exist yet (hash null). Any of them edited, created or
+removed misses too, so a fixed import error is never replayed.
 A hit replays the diagnostics without importing pydantic, ruamel or user code.
 """
 
@@ -19,11 +22,14 @@ from pathlib import Path
 from typing import Any
 
 import wfops
+from wfops.atomic import write_atomic
 from wfops.diagnostics import Diagnostic
+from wfops.errors import WfopsError
 from wfops.loader.wftests import find_test_files
+from wfops.sources.modules import consulted_files
 
 CACHE_FILE = Path(".wfops") / "cache" / "validate.json"
-FORMAT = 3  # 2: diagnostics carry their subject (workflow, deployment, source, step); 3: deployment files
+FORMAT = 4  # 2: diagnostics carry their subject; 3: deployment files; 4: python inputs include failed and missing imports
 
 
 def input_files(root: Path) -> list[Path]:
@@ -58,6 +64,16 @@ def _tool_fingerprint() -> str:
     return digest.hexdigest()
 
 
+def tool_fingerprint() -> str:
+    """This wfops (its code, version and Python): a result it recorded holds for it only."""
+    return _tool_fingerprint()
+
+
+def file_hash(path: Path) -> str | None:
+    """sha256 of the file's content; None when it cannot be read (missing)."""
+    return _file_hash(path)
+
+
 def cache_key(root: Path) -> str:
     digest = hashlib.sha256(_tool_fingerprint().encode())
     for path in input_files(root):
@@ -74,12 +90,26 @@ def lookup(root: Path, key: str) -> tuple[list[Diagnostic], dict[str, str]] | No
         if entry.get("key") != key:
             return None
         for rel, digest in entry["python"].items():
-            if _file_hash(root / rel) != digest:
+            if _place_hash(root, rel) != digest:
                 return None
         names = {str(file): str(name) for file, name in entry["deployments"].items()}
         return [Diagnostic(**d) for d in entry["diagnostics"]], names
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
+
+
+def _place_hash(root: Path, rel: str) -> str | None:
+    """`rel` as recorded: a file's content hash, or for a folder (`name/`) whether it exists."""
+    if rel.endswith("/"):
+        return "dir" if (root / rel).is_dir() else None
+    return _file_hash(root / rel)
+
+
+def python_inputs(root: Path) -> dict[str, str | None]:
+    """Every place under `root` whose content decided what importing the python sources gave:
+    modules loaded now, and every place an import looked (found or not), with their hashes."""
+    places = set(imported_project_files(root)) | consulted_files(root)
+    return {rel: _place_hash(root, rel) for rel in sorted(places)}
 
 
 def imported_project_files(root: Path) -> list[str]:
@@ -105,7 +135,7 @@ def store(root: Path, key: str, diagnostics: list[Diagnostic], deployments: dict
 
     entry: dict[str, Any] = {
         "key": key,
-        "python": {rel: _file_hash(root / rel) for rel in imported_project_files(root)},
+        "python": python_inputs(root),
         "diagnostics": [d.to_dict(subject=True) for d in diagnostics],
         "deployments": deployments,
     }
@@ -113,8 +143,6 @@ def store(root: Path, key: str, diagnostics: list[Diagnostic], deployments: dict
     try:
         make_state_dir(root / CACHE_FILE.parts[0])
         target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(entry), encoding="utf-8")
-        tmp.replace(target)
-    except OSError:
+        write_atomic(target, json.dumps(entry), durable=False)
+    except (OSError, WfopsError):
         pass

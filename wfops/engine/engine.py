@@ -86,7 +86,7 @@ class Engine:
         input = with_defaults(plan.input_schema, input)
         problem = first_error(plan.input_schema, input)
         if problem is not None:
-            raise InvalidInput(f"invalid input for workflow {workflow}: {problem}",
+            raise InvalidInput(self.redactor.text(f"invalid input for workflow {workflow}: {problem}"),
                                hint="fix the deployment `input:` or the values given with --input")
         run = RunContext(self, run_id or uuid.uuid4().hex, workflow, input)
         run.commit([])
@@ -136,21 +136,41 @@ class Engine:
                                f"{choices}")
         problem = first_error(sp.resume_schema, payload)
         if problem is not None:
-            raise InvalidInput(f"payload does not match the resume_schema of {path}: {problem}")
+            raise InvalidInput(self.redactor.text(f"payload does not match the resume_schema of {path}: {problem}"))
+        self._check_save(snapshot, entries, path, payload)
         return path, outcome, payload
+
+    def _check_save(self, snapshot: RunSnapshot, entries: list[TraceEntry], path: str, payload: Any) -> None:
+        """Refuse a payload the interrupt's `save` would reject (a state schema, a reducer), before
+        the run is touched: accepted, it would only fail the run; refused, the run still waits."""
+        plan, sp = self._located(snapshot.workflow, path)
+        if sp is None or not sp.save:
+            return
+        prefix = path[:path.rfind("/") + 1]
+        frame = new_frame(plan, snapshot.input, prefix=prefix, trace=[e for e in entries if e.step.startswith(prefix)])
+        try:
+            RunContext(self, snapshot.run_id, snapshot.workflow, snapshot.input).stage(frame, sp.save, payload)
+        except StepFailed as failure:
+            raise InvalidInput(self.redactor.text(f"payload cannot be saved by the interrupt at {path}: "
+                                                  f"{failure.message}"),
+                               hint="the run still waits; resume it with a payload its state accepts") from None
 
     def _step_at(self, workflow: str, path: str) -> StepPlan | None:
         """The step a trace path names, following subworkflow steps (`outer/inner`)."""
+        return self._located(workflow, path)[1]
+
+    def _located(self, workflow: str, path: str) -> tuple[Plan, StepPlan | None]:
+        """The step a trace path names and the plan it belongs to."""
         plan, sp = self.plan(workflow), None
         for part in path.split("/"):
             if sp is not None:
                 if sp.kind != "workflow" or not sp.workflow:
-                    return None
+                    return plan, None
                 plan = self.plan(sp.workflow)
             sp = plan.steps.get(part)
             if sp is None:
-                return None
-        return sp
+                return plan, None
+        return plan, sp
 
     async def _drive(self, run: RunContext, frame: Frame) -> RunSnapshot:
         """Drive the top frame; a cancel request or the workflow's `timeout` stops it.

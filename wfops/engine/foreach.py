@@ -12,6 +12,7 @@ from wfops.engine.frame import Frame
 from wfops.engine.plan import StepPlan
 from wfops.engine.run import RunContext, Transition, now
 from wfops.engine.types import TraceEntry
+from wfops.errors import UnstorableValue
 from wfops.jsonvalues import described
 
 
@@ -94,15 +95,31 @@ async def run_foreach(run: RunContext, frame: Frame, sp: StepPlan, pending: list
         except StepFailed as failure:
             attempt = max(attempt, failure.attempt)
             error = failure.as_error(failure.inner_step or item_path)
+        nonlocal written
         if error is None:
             results[index] = output
         else:
             errors[index] = error
             if sp.on_item_error == "fail":
                 stop.set()
+        before, mark, logged = frame.state, written, len(frame.log or [])
         changes = flush() if sp.save_each else []
         entry = run.entry(item_path, "item", attempt, payload, outcome, output, changes, None, error, item_started)
-        run.commit([entry])
+        try:
+            run.commit([entry])
+        except UnstorableValue as exc:
+            # Nothing of this commit was stored: undo its `save_each` writes, fail the item.
+            frame.state, written = before, mark
+            if frame.log is not None:
+                del frame.log[logged:]
+            results.pop(index, None)
+            entry = run.unstorable(entry, exc)
+            error = entry.error
+            errors[index] = entry.error or {}
+            if sp.on_item_error == "fail":
+                stop.set()
+            entry.state_changes = flush() if sp.save_each else []
+            run.commit([entry])
         if error is not None:
             errors[index] = entry.error or error
 

@@ -8,6 +8,7 @@ the characters that depend only on the secret are computed for each alignment.
 from __future__ import annotations
 
 import base64
+import json
 from collections.abc import Iterable
 from typing import Any
 from urllib.parse import quote, quote_plus
@@ -30,11 +31,28 @@ def _b64_cores(raw: bytes) -> set[str]:
     return forms
 
 
+_MIN_LINE = 8  # a line of a multi-line secret shorter than this is too common to mask
+
+
+def _escaped(text: str) -> set[str]:
+    """`text` as it reads inside a quoted string of a message: Python's repr (what schema
+    errors quote), with and without escaped quotes, and JSON's (ASCII-only or not)."""
+    forms = {repr(text)[1:-1], repr(text + "'\"")[1:-4]}  # the second: both quotes present, ' escaped
+    forms |= {json.dumps(text)[1:-1], json.dumps(text, ensure_ascii=False)[1:-1]}
+    return forms
+
+
 def forms_of(secret: str) -> set[str]:
     """The secret and the encodings of it that could leak into logs and outputs."""
     raw = secret.encode("utf-8")
     forms = {secret, quote(secret, safe=""), quote_plus(secret, safe=""), quote(secret)}
+    forms |= _escaped(secret)
     forms |= _b64_cores(raw)
+    lines = secret.splitlines()
+    if len(lines) > 1:  # a PEM block: each line may be printed, logged or cut apart on its own
+        for line in lines:
+            if len(line.strip()) >= _MIN_LINE:
+                forms |= {line, line.strip()} | _escaped(line)
     return {form for form in forms if form}
 
 

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from wfops.engine.values import json_equal
-from wfops.jsonvalues import described
+from wfops.jsonvalues import described, number_problem
 
 Reducer = Callable[[Any, Any], Any]  # (old, written) -> new; old is ABSENT for the first write
 ABSENT: Any = object()
@@ -61,7 +61,14 @@ def _numeric(name: str, combine: Callable[[Any, Any], Any]) -> Reducer:
             raise ReducerError(f"{name} needs a number, got {described(new)}")
         if old is ABSENT or old is None:
             return new
-        return combine(old, new)
+        try:
+            result = combine(old, new)
+        except OverflowError:  # a 400-digit integer plus a float
+            raise ReducerError(f"{name} overflows: the result is too large for a JSON number") from None
+        problem = number_problem(result)
+        if problem is not None:  # two 1.7e308 sum to inf; two 4000-digit integers to 4001 digits
+            raise ReducerError(f"{name} overflows: {problem}")
+        return result
 
     return reduce
 

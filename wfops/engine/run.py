@@ -16,7 +16,7 @@ from wfops.engine.redact import Redactor
 from wfops.engine.reducers import REDUCERS, ReducerError, apply_write
 from wfops.engine.types import Interrupt, RunSnapshot, TraceEntry
 from wfops.engine.values import Scope
-from wfops.errors import RunStopped, SourceLost
+from wfops.errors import RunStopped, SourceLost, UnstorableValue
 from wfops.schemacheck import first_error, with_defaults
 from wfops.sources.base import Capability, StepContext
 
@@ -92,13 +92,26 @@ class RunContext:
         run.cursor = {"seq": self.seq, "step": entries[-1].step if entries else None}
         if self.timeout is not None:
             run.cursor["elapsed"] = round(self.elapsed(), 3)
-        self.engine.sink.commit(run, entries)
+        try:
+            self.engine.sink.commit(run, entries)
+        except UnstorableValue:
+            self.seq -= len(entries)  # nothing was written: the numbers are free again
+            raise
         self.last = run
         return run
 
     def elapsed(self) -> float:
         """Seconds this run has been driven, over all its drives (waits at interrupts excluded)."""
         return self.elapsed_before + time.monotonic() - self.started
+
+    def unstorable(self, entry: TraceEntry, exc: UnstorableValue) -> TraceEntry:
+        """The step's entry once its result could not be stored: a failure that says why,
+        without the values (so it can be stored), and no state change. Values are checked
+        where they enter; this keeps a value that slipped through from leaving the run
+        `running` for ever (a resume would only meet it again)."""
+        error = {"type": "UnstorableValue", "message": self.redactor.text(exc.message), "step": entry.step}
+        return TraceEntry(0, entry.step, entry.kind, entry.attempt, None, None, None, [], None, error,
+                          entry.started_at, entry.ended_at)
 
     def entry(self, step: str, kind: str, attempt: int, input: Any, outcome: str | None, output: Any,
               changes: list[dict[str, Any]], next: str | None, error: dict[str, Any] | None,
@@ -273,6 +286,7 @@ class RunContext:
             pending, frame.pending = frame.pending, []
             move = await EXECUTORS[sp.kind](self, frame, sp, pending)
             entry = move.entry
+            before = (frame.state, frame.visits.get(sp.id), frame.current)
             if move.state is not None:
                 frame.state = move.state
                 if frame.log is not None:
@@ -287,7 +301,17 @@ class RunContext:
                     frame.outcome = "ok"
                 else:
                     frame.current = entry.next or ""
-            self.commit([entry], self.final(frame) if top and frame.done else None)
+            try:
+                self.commit([entry], self.final(frame) if top and frame.done else None)
+            except UnstorableValue as exc:
+                entry = self.unstorable(entry, exc)
+                frame.state, visits, frame.current = before
+                if visits is None:
+                    frame.visits.pop(sp.id, None)
+                else:
+                    frame.visits[sp.id] = visits
+                frame.outcome, frame.error = None, entry.error
+                self.commit([entry], self.final(frame) if top else None)
 
     def output_of(self, frame: Frame) -> Any:
         """The frame's projected output, checked against its `output_schema`."""

@@ -57,7 +57,21 @@ def walk(value: Any, parts: tuple[str | int, ...]) -> Any:
 
 
 def compile_path(text: str) -> Getter:
-    """A getter returning MISSING for an absent path (callers map it to null)."""
+    """A getter returning MISSING for an absent path (callers map it to null). Getters are
+    pure functions of the text, so one is shared by every step that reads the same path."""
+    getter = _PATHS.get(text)
+    if getter is None:
+        if len(_PATHS) >= _MAX_PATHS:  # long-lived processes (watch, mcp) compile new workflows
+            _PATHS.clear()
+        getter = _PATHS[text] = _compile_path(text)
+    return getter
+
+
+_PATHS: dict[str, Getter] = {}
+_MAX_PATHS = 4096
+
+
+def _compile_path(text: str) -> Getter:
     path = parse_path(text)
     root, parts = _ROOTS[path.root], path.parts
     if not parts:

@@ -20,13 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from wfops.diagnostics import Diagnostic, error
-from wfops.jsonvalues import described
+from wfops.jsonvalues import MAX_INT_DIGITS, described, number_problem
 
 MAX_FILE_BYTES = 1024 * 1024
 MAX_SCALAR_CHARS = 64 * 1024
 MAX_DEPTH = 64
 MAX_NODES = 50_000
-MAX_INT_DIGITS = 4000  # below Python's int-from-str limit (4300)
 
 Position = tuple[int, int]
 PathKey = tuple[str | int, ...]
@@ -333,6 +332,9 @@ class _Builder:
             self.fail("yaml-invalid-number", f"an integer with {len(value)} digits is too long",
                       event.start_mark, hint=f"use at most {MAX_INT_DIGITS} digits, or quote it")
         result = _convert(kind, value)
+        if kind == "int" and number_problem(result) is not None:  # `0x` and 4,000 hex digits
+            self.fail("yaml-invalid-number", f"an integer of more than {MAX_INT_DIGITS} decimal digits is too "
+                      "long", event.start_mark, hint=f"use at most {MAX_INT_DIGITS} digits, or quote it")
         if isinstance(result, float) and not math.isfinite(result):
             self.fail("yaml-invalid-number", f"{_short(value)} is not a finite number; JSON cannot hold it",
                       event.start_mark, hint="use a finite number, or quote it to make it a string")

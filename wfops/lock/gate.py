@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from wfops.compiler.artifact import ArtifactSet, called_workflows
 from wfops.diagnostics import Diagnostic, error
 from wfops.errors import WfopsError
 from wfops.lock.build import compile_project
@@ -45,15 +46,16 @@ def check_deployment(validation: Validation, name: str, *,
                      live_catalog: Mapping[str, Mapping[str, Capability]] | None = None) -> Gate:
     """Decide whether deployment `name` may run. Never raises for bad projects: see `Gate.diagnostics`."""
     project = validation.project
-    errors = [d for d in validation.diagnostics if d.is_error]
-    if errors:
-        return Gate(ok=False, diagnostics=errors)
     loaded = project.deployments.get(name)
     if loaded is None:
         known = ", ".join(sorted(project.deployments)) or "none"
-        return Gate(ok=False, diagnostics=[error(
+        # Every error: a deployment file that does not load may be the one that was meant.
+        return Gate(ok=False, diagnostics=[*(d for d in validation.diagnostics if d.is_error), error(
             "unknown-deployment", f"no deployment named {name!r} (known: {known})", "deployments",
             hint="see deployments/*.yaml for the `name:` of each deployment", deployment=name)])
+    errors = deployment_errors(validation, name)
+    if errors:
+        return Gate(ok=False, diagnostics=errors)
 
     compiled = compile_project(validation)
     entry = compiled.deployments[name]
@@ -95,3 +97,36 @@ def check_deployment(validation: Validation, name: str, *,
         normalized={artifacts[wf]: compiled.artifacts.normalized[wf] for wf in tree},
         bindings=dict(entry["bindings"]), workflow=root,
     )
+
+
+def deployment_errors(validation: Validation, name: str) -> list[Diagnostic]:
+    """The project's errors that concern deployment `name`: those of its own file, of the
+    workflows it reaches, of the sources it calls, of sources.yaml and the lock as a whole.
+    An error in an unrelated workflow or deployment does not refuse it (`validate` and
+    `check` still report every error)."""
+    project = validation.project
+    deployment = project.deployments[name]
+    models = {wf: loaded.model for wf, loaded in project.workflows.items()}
+    tree = ArtifactSet(models).tree(deployment.model.workflow_name)
+    # Names the tree calls, loaded or not: a workflow that does not load is still reached.
+    reached = {deployment.model.workflow_name, *tree, *(child for wf in tree for child in called_workflows(models[wf]))}
+    complete = reached <= set(models)  # else the missing one may be in a file that does not load
+    used = {deployment.model.concrete_source(ref.partition(".")[0])
+            for wf in tree for step in models[wf].steps
+            if isinstance(ref := getattr(step, "uses", None), str)}
+    other_files = {loaded.file for wf, loaded in project.workflows.items() if wf not in tree} | \
+        {loaded.file for other, loaded in project.deployments.items() if other != name}
+    if complete:
+        other_files |= project.broken_files - {deployment.file, *(project.workflows[wf].file for wf in tree)}
+        other_files -= {"sources.yaml", LOCK_NAME}
+
+    def concerns(d: Diagnostic) -> bool:
+        if d.deployment is not None:
+            return name in (part.strip() for part in d.deployment.split(","))
+        if d.workflow is not None:
+            return d.workflow in reached
+        if d.source is not None:
+            return d.source in used
+        return d.file not in other_files
+
+    return [d for d in validation.diagnostics if d.is_error and concerns(d)]

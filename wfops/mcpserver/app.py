@@ -481,6 +481,9 @@ async def _guard(result: type[Envelope], required: dict[str, Any], max_chars: in
         except SystemExit as exc:  # project code (a python source) must not end the server
             raise WfopsError(f"project code called exit({exc.code!r}) while wfops loaded it",
                              hint="a python source module must not call sys.exit() when imported") from None
+        except KeyboardInterrupt:  # raised by project code in this worker thread, never by a signal
+            raise WfopsError("project code raised KeyboardInterrupt while wfops loaded it",
+                             hint="a python source module must not raise KeyboardInterrupt") from None
         finally:
             _flush_stray_output()
 

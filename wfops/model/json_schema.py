@@ -14,6 +14,8 @@ from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from wfops.atomic import write_atomic
+
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
@@ -52,7 +54,7 @@ def write_all() -> list[Path]:
     written = []
     for kind in KINDS:
         path = committed_path(kind)
-        path.write_text(schema_text(kind), encoding="utf-8")
+        write_atomic(path, schema_text(kind))
         written.append(path)
     return written
 

@@ -43,6 +43,16 @@ class McpSource(_Strict):
                           "runs a shell")
         return value
 
+    @field_validator("cwd")
+    @classmethod
+    def _inside(cls, value: str | None) -> str | None:
+        # Caught here, in the file, where it can be seen; a symlink out is refused when the
+        # server starts (wfops.sources.mcp).
+        if value is not None and (value.startswith(("/", "\\")) or ".." in value.replace("\\", "/").split("/")):
+            raise invalid("invalid-source", f"`cwd` {value!r} leaves the project",
+                          "give a directory inside the project, relative to its root (e.g. `cwd: servers`)")
+        return value
+
     @model_validator(mode="after")
     def _one_transport(self) -> McpSource:
         if (self.command is None) == (self.url is None):

@@ -9,6 +9,7 @@ the run took highlighted.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -86,14 +87,16 @@ def _duration(entries: Sequence[dict[str, Any]]) -> float | None:
 
 
 def _error(error: Any) -> list[str]:
+    """The error text goes in a code block: a run's message is data, never Markdown (a
+    ``` line or a table row in it must not reshape the rest of the summary)."""
     if not error:
         return []
     if isinstance(error, dict):
         where = f" in step `{error['step']}`" if error.get("step") else ""
-        text = f"**Error**{where}: {error.get('type', 'error')}: {error.get('message', '')}"
+        text = f"{error.get('type', 'error')}: {error.get('message', '')}"
     else:
-        text = f"**Error**: {error}"
-    return [text, ""]
+        where, text = "", str(error)
+    return [f"**Error**{where}:", "", _fenced(text, "text"), ""]
 
 
 def _interrupt(run: dict[str, Any], outcomes: list[str]) -> list[str]:
@@ -110,8 +113,15 @@ def _json_block(value: Any) -> str:
     text = json.dumps(value, indent=2, ensure_ascii=False, default=str)
     if len(text) > MAX_OUTPUT_CHARS:
         text = text[:MAX_OUTPUT_CHARS] + "\n… (truncated; see `wfops runs show`)"
-    fence = "````" if "```" in text else "```"
-    return f"{fence}json\n{text}\n{fence}"
+    return _fenced(text, "json")
+
+
+def _fenced(text: str, info: str) -> str:
+    """A fenced code block whose fence is longer than any backtick run inside `text`, so
+    no line of the text can close it (CommonMark: a closing fence is at least as long)."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{info}\n{text}\n{fence}"
 
 
 def _short(artifact: Any) -> str:

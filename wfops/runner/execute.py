@@ -7,25 +7,25 @@ from __future__ import annotations
 
 import os
 import secrets as _random
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from wfops.compiler.artifact import load_artifact
-from wfops.compiler.validate import validate_project
 from wfops.dburl import location_of
 from wfops.diagnostics import Diagnostic
 from wfops.engine.fork import fork_point
 from wfops.engine.types import RunSnapshot
 from wfops.errors import ProjectNotFound, RefusedError, UsageError
 from wfops.loader.project import find_root, load_project, project_db_path
-from wfops.lock.gate import check_deployment
+from wfops.runner.gate_record import Ready, contracts_match, from_gate, recorded
+from wfops.runner.gate_record import save as save_record
 from wfops.runner.inputs import merge, read_secrets
 from wfops.runner.placement import executor_for
 from wfops.runner.progress import OnStep, ProgressSink
-from wfops.runner.resume_drift import resumed_contract_drift
 from wfops.runner.sources import live_catalog, opened_sources, used_sources
 from wfops.runner.stop import StopSignal
 from wfops.schemacheck import first_error, with_defaults
@@ -78,50 +78,74 @@ def new_run_id() -> str:
 
 
 async def run_deployment(options: RunOptions) -> RunResult:
-    """Validate, gate (lock, drift, live contracts), then execute one run of a deployment.
+    """Gate (project, lock, drift, live contracts), then execute one run of a deployment.
 
-    Raises `RefusedError` (with diagnostics) before anything is stored when the run may not start.
+    An unchanged deployment starts from its gate record (see `gate_record`); any change
+    runs the full checks. Raises `RefusedError` (with diagnostics) before anything is
+    stored when the run may not start.
     """
     # deferred: wfops.engine.engine imports asyncio (~33 ms) and pydantic (~30 ms), only for a run
     from wfops.engine.engine import Engine
 
     root = find_root(explicit=options.project)
     given_executor = ExecutorChoice.parse(options.executor) if options.executor else None
-    validation = validate_project(root)
-    gate = check_deployment(validation, options.deployment)
-    _refuse_unless_ok(gate, options.deployment)
-    deployment = validation.project.deployments[options.deployment].model
-    secret_values = read_secrets(deployment.secrets)
-    run_input = merge(deployment.input, options.input)
-    root_name = deployment.workflow_name
-    choice = given_executor or ExecutorChoice.of_deployment(deployment.executor)
-
-    db_path = project_db_path(root, options.db)
-    store = open_store(db_path)
+    store: Any = None
     try:
-        ids = used_sources(gate.workflows.values(), gate.bindings)
-        remote = [i for i in ids if i in validation.sources and validation.sources[i].kind == "mcp"]
-        async with opened_sources(validation.sources, ids) as opened:
-            if remote:  # python and std contracts were read at validation; MCP ones only now
-                gate = check_deployment(validation, options.deployment,
-                                        live_catalog=live_catalog({i: opened[i] for i in remote}))
-                _refuse_unless_ok(gate, options.deployment, live=True)
-            executor = executor_for(choice, root, options.deployment, opened, ids)
+        async with _gated(root, options.deployment) as (ready, opened):
+            secret_values = read_secrets(ready.secrets)
+            run_input = merge(ready.input, options.input)
+            choice = given_executor or ExecutorChoice.parse(ready.executor)
+            executor = executor_for(choice, root, options.deployment, opened, ready.source_ids)
             async with opened_executor(executor):
+                store = open_store(project_db_path(root, options.db))
                 run_id = new_run_id()
                 with store.run_lock(run_id):
-                    store.begin_run(run_id, artifacts=gate.artifacts, normalized=gate.normalized,
-                                    meta={"bindings": dict(gate.bindings), "secrets": list(deployment.secrets),
+                    store.begin_run(run_id, artifacts=ready.artifacts, normalized=ready.normalized,
+                                    meta={"bindings": dict(ready.bindings), "secrets": list(ready.secrets),
                                           "project": str(root), "executor": choice.name})
                     stop = StopSignal(store)
-                    engine = Engine(gate.workflows, _resolver(opened, gate.bindings, executor),
-                                    ProgressSink(store, options.on_step, options.on_start), deployment=options.deployment,
-                                    secrets=secret_values, artifacts=gate.artifacts, cancel=stop)
+                    engine = Engine(ready.workflows, _resolver(opened, ready.bindings, executor),
+                                    ProgressSink(store, options.on_step, options.on_start),
+                                    deployment=options.deployment, secrets=secret_values,
+                                    artifacts=ready.artifacts, cancel=stop)
                     with stop.on_sigint():
-                        snapshot = await engine.start(root_name, run_input, run_id=run_id)
-        return RunResult(snapshot, list(gate.warnings))
+                        snapshot = await engine.start(ready.workflow, run_input, run_id=run_id)
+        return RunResult(snapshot, list(ready.warnings))
     finally:
-        store.close()
+        if store is not None:
+            store.close()
+
+
+@asynccontextmanager
+async def _gated(root: Path, name: str) -> AsyncIterator[tuple[Ready, dict[str, Any]]]:
+    """The run's decision and its opened sources: from the gate record when every input is
+    unchanged and the sources report the recorded contracts, else from the full checks."""
+    ready = recorded(root, name)
+    if ready is not None:
+        async with opened_sources(ready.sources, ready.source_ids) as opened:
+            if contracts_match(ready, live_catalog(opened)):
+                yield ready, opened
+                return
+    # deferred: the full checks (ruamel, jsonschema, every static check) are off the
+    # record-hit path: an unchanged deployment starts from its gate record without them
+    from wfops.compiler.validate import validate_project
+    from wfops.lock.gate import check_deployment
+
+    validation = validate_project(root)
+    gate = check_deployment(validation, name)
+    _refuse_unless_ok(gate, name)
+    deployment = validation.project.deployments[name].model
+    ids = used_sources(gate.workflows.values(), gate.bindings)
+    remote = [i for i in ids if i in validation.sources and validation.sources[i].kind == "mcp"]
+    async with opened_sources(validation.sources, ids) as opened:
+        if remote:  # python and std contracts were read at validation; MCP ones only now
+            gate = check_deployment(validation, name, live_catalog=live_catalog({i: opened[i] for i in remote}))
+            _refuse_unless_ok(gate, name, live=True)
+        ready = from_gate(gate, input=dict(deployment.input), secrets=list(deployment.secrets),
+                          sources=dict(validation.sources), source_ids=ids,
+                          executor=ExecutorChoice.of_deployment(deployment.executor).name)
+        save_record(root, name, validation, ready, live_catalog(opened))
+        yield ready, opened
 
 
 async def resume_run(options: ResumeOptions) -> RunResult:
@@ -185,6 +209,9 @@ async def _continue(store: Any, root: Path, run_id: str, outcome: str | None, pa
     """Drive a stored run on from its trace, holding its lock."""
     # deferred: wfops.engine.engine imports asyncio (~33 ms) and pydantic (~30 ms), only for a run
     from wfops.engine.engine import Engine
+
+    # deferred: comparing contracts with the lock is off the record-hit path (a plain run)
+    from wfops.runner.resume_drift import resumed_contract_drift
 
     with store.run_lock(run_id):
         record = store.get_run(run_id)  # trust the store, not what we read before the lock

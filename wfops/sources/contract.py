@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from wfops.errors import CapabilityError
+from wfops.jsonvalues import json_problem
 from wfops.schemacheck import first_error
 from wfops.sources.base import CallResult, Capability, Source, StepContext
 
@@ -28,6 +29,12 @@ def check_result(cap: Capability, outcome: str, output: Any) -> None:
     if outcome not in cap.outcomes:
         raise ContractError("UndeclaredOutcome", f"{cap.ref} returned outcome {outcome!r}; it declares "
                             f"{', '.join(cap.outcomes)}")
+    # Every source, std included: what a call returns is stored, printed and fed to later
+    # steps, so a value JSON cannot carry (NaN, an integer too long to print, a lone
+    # surrogate) fails the step here, where it enters, never at the store.
+    problem = json_problem(output, f"{cap.ref} output")
+    if problem is not None:
+        raise ContractError("InvalidOutput", f"{problem}; a capability's output must be plain JSON")
     if output is not None and cap.source not in TRUSTED_SOURCES:
         problem = first_error(cap.output_schema, output)
         if problem is not None:

@@ -380,6 +380,11 @@ class McpClientSource:
         if not cwd.is_dir():
             raise CapabilityError(f"mcp source {self.id!r}: cwd {str(cwd)!r} is not a directory",
                                   hint="`cwd:` is relative to the project root")
+        # `..`, an absolute path or a symlink out of the project would start the server (and
+        # let it read relative paths) wherever a pull request points.
+        if not cwd.resolve().is_relative_to(self.root.resolve()):
+            raise CapabilityError(f"mcp source {self.id!r}: cwd {self.spec.cwd!r} is outside the project",
+                                  hint="`cwd:` must be a directory inside the project root")
         return cwd
 
     def _transport(self) -> Any:

@@ -11,6 +11,7 @@ import os
 import sys
 import threading
 from collections.abc import Iterator
+from importlib.machinery import PathFinder
 from pathlib import Path
 from typing import Any
 
@@ -122,21 +123,42 @@ class ModuleOutsideProject(WfopsError):
 
 
 def module_file(root: Path, module: str) -> Path:
-    """The file a dotted module name points at inside `root`; refuses escapes and missing files."""
+    """The file Python will import for a dotted module name with `root` first on sys.path.
+
+    Found by Python's own path finder, so the answer is the one the import will take (a
+    package directory `ops/` wins over `ops.py` beside it), yet nothing is executed: each
+    package on the way is looked up inside the one before, not imported. The module, and
+    every package and namespace directory on the way, must resolve inside `root` (a
+    symlink out of the project is refused before any of its code could run).
+    """
     root = root.resolve()
-    base = root.joinpath(*module.split("."))
-    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
-        if candidate.exists():
-            resolved = candidate.resolve()
+    parts = module.split(".")
+    search = [str(root)]
+    origin: str | None = None
+    for depth in range(1, len(parts) + 1):
+        name = ".".join(parts[:depth])
+        spec = PathFinder.find_spec(name, search) if search else None
+        if spec is None:
+            looked = root.joinpath(*parts).relative_to(root)
+            raise ModuleNotFoundError(f"no module {module!r} in the project (looked for {looked}.py)")
+        origin = spec.origin if spec.has_location else None
+        for place in [*([origin] if origin else []), *(spec.submodule_search_locations or [])]:
+            resolved = Path(place).resolve()
             if not resolved.is_relative_to(root):
-                raise ModuleOutsideProject(f"module {module!r} resolves to {resolved}, outside the project")
-            return resolved
-    raise ModuleNotFoundError(f"no module {module!r} in the project (looked for {base.relative_to(root)}.py)")
+                what = "module" if depth == len(parts) else "package"
+                raise ModuleOutsideProject(f"{what} {name!r} resolves to {resolved}, outside the project")
+        search = list(spec.submodule_search_locations or [])
+    if origin is None:  # a directory without __init__.py: nothing to import nodes from
+        raise ModuleNotFoundError(f"no module {module!r} in the project ({module.replace('.', '/')}/ is a "
+                                  "directory without __init__.py)")
+    return Path(origin).resolve()
 
 
 def import_project_module(root: Path, module: str) -> Any:
     """Import a project module by name with the project root first on sys.path, checking where it came from."""
     root = root.resolve()
+    # Recorded before anything can fail: a module that does not exist yet is a place that was looked at.
+    _CONSULTED.setdefault(root, set()).update(_candidates(root, module))
     module_file(root, module)
     parts = module.split(".")
     for depth in range(1, len(parts)):
@@ -150,10 +172,15 @@ def import_project_module(root: Path, module: str) -> Any:
     # A print at import time must not land in wfops's stdout: `--format json`/`sarif`
     # and `--json` output there is read by machines.
     before = set(sys.modules)
+    recorder = _LookupRecorder(root)
+    sys.meta_path.insert(0, recorder)
     try:
         with prints_to_stderr(), in_project_dir(root):
             loaded = _import_within_limit(root, module)
     finally:
+        with contextlib.suppress(ValueError):
+            sys.meta_path.remove(recorder)
+        _CONSULTED[root].update(recorder.seen)
         # What this import brought in from the project (the module, its packages, what it
         # imports from the project) is what a later `forget_project_modules` drops.
         _IMPORTED.setdefault(root, set()).update(
@@ -231,6 +258,47 @@ _BLOCKED_HINT = ("a module must not block at import (network calls, waiting for 
 _PROJECT_OF: dict[str, Path] = {}
 # Project root -> the modules importing its python sources brought in from under it.
 _IMPORTED: dict[Path, set[str]] = {}
+# Project root -> every place under it (relative, posix) where importing its python sources
+# looked for a module: files that exist, files that did not (yet), and package folders
+# (ending in "/"). Whatever imports found or failed to find depends on exactly these, so a
+# cached result keyed by them goes stale when one of them appears, changes or disappears.
+_CONSULTED: dict[Path, set[str]] = {}
+
+
+def consulted_files(root: Path) -> set[str]:
+    """The places under `root` that importing its python sources looked at (see `_CONSULTED`)."""
+    return set(_CONSULTED.get(root.resolve(), ()))
+
+
+def _candidates(root: Path, module: str) -> list[str]:
+    """Where `module` and each package above it may live under `root` (relative, posix)."""
+    parts = module.split(".")
+    if not all(parts):
+        return []
+    found: list[str] = []
+    for depth in range(1, len(parts) + 1):
+        base = "/".join(parts[:depth])
+        found += [f"{base}.py", f"{base}/__init__.py", f"{base}/"]
+    return found
+
+
+class _LookupRecorder:
+    """A meta path finder that finds nothing: it notes where each lookup under the project could
+    have found the module, then lets the real finders do the work."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.seen: set[str] = set()
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> None:
+        last = fullname.rpartition(".")[2]
+        for entry in ([str(self.root)] if path is None else list(path)):
+            rel = os.path.relpath(os.path.abspath(entry), self.root)
+            if rel == os.pardir or rel.startswith(os.pardir + os.sep):
+                continue  # outside the project: installed packages are not the project's inputs
+            base = last if rel == os.curdir else f"{Path(rel).as_posix()}/{last}"
+            self.seen.update((f"{base}.py", f"{base}/__init__.py", f"{base}/"))
+        return None
 
 
 def _is_under(module: Any, root: Path) -> bool:
@@ -255,7 +323,10 @@ def forget_project_modules(root: Path) -> None:
     """Drop the project modules wfops imported from `root`, so the next import reads the files
     again (watch mode, the MCP server, an embedding program). Only those: wfops itself, or a
     test suite, may live under the same root and must stay loaded."""
+    looked = _CONSULTED.pop(root.resolve(), None)
     names = _IMPORTED.pop(root.resolve(), set())
     dropped = [name for name in names if sys.modules.pop(name, None) is not None]
-    if dropped:
+    if dropped or looked:
+        # Also after a failed import: the finders' cached folder listings would not see a
+        # module file created since (within the folder's mtime granularity).
         importlib.invalidate_caches()

@@ -23,7 +23,7 @@ import re
 import threading
 import typing
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
@@ -67,6 +67,19 @@ class NodeSpec:
 
 class NodeDefinitionError(WfopsError):
     pass
+
+
+class NodeExit(CapabilityError):
+    """A node raised `SystemExit` or `KeyboardInterrupt`: a failed step, named after it."""
+
+    def __init__(self, exc: BaseException) -> None:
+        kind = type(exc).__name__
+        if isinstance(exc, SystemExit):
+            message = f"the capability called sys.exit({exc.code!r}); return or raise instead"
+        else:
+            message = f"the capability raised {kind}; return or raise an ordinary exception instead"
+        super().__init__(message)
+        self.error_type = kind
 
 
 def node(fn: Callable[..., Any] | None = None, *, outcomes: list[str] | tuple[str, ...] = ("ok",),
@@ -122,11 +135,20 @@ def _spec_of(func: Callable[..., Any]) -> NodeSpec:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class NodeContext(StepContext):
+    """What a python node's `context` parameter receives: the step's context, plus the
+    project root (absolute), the documented place for a node's own files."""
+
+    project_root: Path | None = None
+
+
 class PythonSource:
     """A module of `@wfops.node` functions. Sync functions run in a worker thread."""
 
     def __init__(self, source_id: str, module: Any, root: Path | None = None) -> None:
-        """`root`: the project root, the working directory of its nodes (None: left as it is)."""
+        """`root`: the project root, the working directory of its nodes and their
+        `context.project_root` (None: left as it is)."""
         self.id = source_id
         self.root = root
         self.kind: SourceKind = "python"
@@ -147,11 +169,16 @@ class PythonSource:
 
     async def call(self, name: str, payload: dict[str, Any], context: StepContext) -> CallResult:
         spec, func, model, kwargs = self._prepare(name, payload, context)
-        with prints_to_stderr(), in_project_dir(self.root):
-            if spec.is_async:
-                returned = await func(model, **kwargs)
-            else:
-                returned = await in_daemon_thread(func, model, f"wfops-node-{self.id}.{name}", **kwargs)
+        try:
+            with prints_to_stderr(), in_project_dir(self.root):
+                if spec.is_async:
+                    returned = await func(model, **kwargs)
+                else:
+                    returned = await in_daemon_thread(func, model, f"wfops-node-{self.id}.{name}", **kwargs)
+        except (KeyboardInterrupt, SystemExit) as exc:
+            # Raised by the node's own code (a real Ctrl-C reaches wfops as a cancellation,
+            # never through a node): it fails the step, never the process or the MCP server.
+            raise NodeExit(exc) from None
         return _to_result(spec, returned)
 
     def call_here(self, name: str, payload: dict[str, Any], context: StepContext) -> CallResult:
@@ -160,8 +187,11 @@ class PythonSource:
         import asyncio  # deferred: asyncio (~33 ms), only async nodes on a worker need it
 
         spec, func, model, kwargs = self._prepare(name, payload, context)
-        with prints_to_stderr(), in_project_dir(self.root):
-            returned = asyncio.run(func(model, **kwargs)) if spec.is_async else func(model, **kwargs)
+        try:
+            with prints_to_stderr(), in_project_dir(self.root):
+                returned = asyncio.run(func(model, **kwargs)) if spec.is_async else func(model, **kwargs)
+        except (KeyboardInterrupt, SystemExit) as exc:  # as in `call`: the node's own, never the worker's end
+            raise NodeExit(exc) from None
         return _to_result(spec, returned)
 
     def _prepare(self, name: str, payload: dict[str, Any], context: StepContext
@@ -171,7 +201,11 @@ class PythonSource:
             model = spec.input_model.model_validate(payload)
         except ValidationError as exc:
             raise CapabilityError(f"input does not match {spec.input_model.__name__}: {_brief(exc)}") from None
-        return spec, func, model, ({spec.context_param: context} if spec.context_param else {})
+        return spec, func, model, ({spec.context_param: self._node_context(context)} if spec.context_param else {})
+
+    def _node_context(self, context: StepContext) -> NodeContext:
+        known = {f.name: getattr(context, f.name) for f in fields(StepContext)}
+        return NodeContext(**known, project_root=self.root)
 
     async def close(self) -> None:
         return None

@@ -6,6 +6,7 @@ running and nobody holds the lock" reliably means "crashed, safe to resume".
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
 import re
@@ -13,6 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
+from wfops.atomic import disk_full, is_disk_full
 from wfops.errors import RunBusyError, StoreError
 
 _SAFE_ID = re.compile(r"^[A-Za-z0-9_.-]+$")
@@ -25,17 +27,29 @@ def lock_path(directory: Path, run_id: str) -> Path:
 
 
 @contextmanager
-def run_lock(directory: Path, run_id: str) -> Iterator[None]:
-    """Hold the run's lock or raise `RunBusyError` at once (never wait)."""
+def run_lock(directory: Path, run_id: str, *, where: str = "store") -> Iterator[None]:
+    """Hold the run's lock or raise `RunBusyError` at once (never wait).
+
+    `where` names the store in messages: a full disk reads as it does for a commit."""
     path = lock_path(directory, run_id)
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
+        if is_disk_full(exc):
+            raise disk_full(where, "take the run lock") from None
         raise StoreError(f"cannot create lock directory {directory}: {exc.strerror}") from None
-    fd = _acquire(path, run_id)
+    fd = _acquire(path, run_id, where)
     try:
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()}\n".encode())
+    except OSError as exc:
+        with suppress(OSError):
+            path.unlink()
+        os.close(fd)
+        if is_disk_full(exc):
+            raise disk_full(where, "take the run lock") from None
+        raise StoreError(f"cannot write lock file {path}: {exc.strerror or exc}") from None
+    try:
         yield
     finally:
         # Unlink while still holding the lock; `_acquire` checks the inode, so a
@@ -45,11 +59,17 @@ def run_lock(directory: Path, run_id: str) -> Iterator[None]:
         os.close(fd)
 
 
-def _acquire(path: Path, run_id: str) -> int:
+def _acquire(path: Path, run_id: str, where: str) -> int:
     while True:
         try:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+            # O_NOFOLLOW: a symlink planted at the lock path must not have its target truncated.
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
         except OSError as exc:
+            if is_disk_full(exc):
+                raise disk_full(where, "take the run lock") from None
+            if exc.errno == errno.ELOOP:
+                raise StoreError(f"lock file {path} is a symlink; wfops never writes through one",
+                                 hint="remove the link") from None
             raise StoreError(f"cannot open lock file {path}: {exc.strerror}") from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -79,7 +99,7 @@ def is_locked(directory: Path, run_id: str) -> bool:
     """True when some live process holds the run's lock."""
     path = lock_path(directory, run_id)
     try:
-        fd = os.open(path, os.O_RDWR)
+        fd = os.open(path, os.O_RDWR | os.O_NOFOLLOW)
     except OSError:
         return False
     try:

@@ -30,7 +30,17 @@ from wfops.engine.types import RunSnapshot, TraceEntry
 from wfops.errors import RunBusyError, StoreError, UnknownRunError
 from wfops.store.migrations import LATEST, MIGRATIONS, refuse_newer
 from wfops.store.protocol import FINISHED, RunRecord
-from wfops.store.rows import dump, interrupt_dict, load, now, record, stamp
+from wfops.store.rows import (
+    UNSTORABLE,
+    check_text,
+    dump,
+    interrupt_dict,
+    load,
+    now,
+    record,
+    stamp,
+    unstorable,
+)
 
 DEFAULT_TIMEOUT = 10.0
 _MAX = 2**63 - 1
@@ -172,17 +182,21 @@ class PostgresStore:
         self._pending[run_id] = (dict(artifacts), dict(normalized), dict(meta))
 
     def commit(self, run: RunSnapshot, entries: list[TraceEntry]) -> None:
-        head: _Head = (run.status, run.outcome, dump(run.output), dump(run.error),
-                       dump(interrupt_dict(run.interrupt)))
-        cursor = dump(run.cursor) or "{}"
-        # As on SQLite: a plain step is ONE row insert carrying the cursor; here it is also
-        # one round trip, since a single statement in autocommit mode is its own transaction.
-        light = bool(entries) and self._heads.get(run.run_id) == head
-        last = max(e.seq for e in entries) if entries else None
-        rows = [(run.run_id, e.seq, e.step, e.kind, e.attempt, dump(e.input), e.outcome,
-                 dump(e.output), dump(e.state_changes) or "[]", e.next, dump(e.error),
-                 e.started_at, e.ended_at, cursor if light and e.seq == last else None)
-                for e in entries]
+        try:
+            head: _Head = (run.status, run.outcome, dump(run.output), dump(run.error),
+                           dump(interrupt_dict(run.interrupt)))
+            cursor = dump(run.cursor) or "{}"
+            # As on SQLite: a plain step is ONE row insert carrying the cursor; here it is also
+            # one round trip, since a single statement in autocommit mode is its own transaction.
+            light = bool(entries) and self._heads.get(run.run_id) == head
+            last = max(e.seq for e in entries) if entries else None
+            rows = [(run.run_id, e.seq, e.step, e.kind, e.attempt, dump(e.input), e.outcome,
+                     dump(e.output), dump(e.state_changes) or "[]", e.next, dump(e.error),
+                     e.started_at, e.ended_at, cursor if light and e.seq == last else None)
+                    for e in entries]
+            check_text([*rows, head])
+        except UNSTORABLE as exc:
+            raise unstorable(run.run_id, exc) from None
         self._still_held(run.run_id)
         with self._errors("commit a step"):
             if light and len(rows) == 1:

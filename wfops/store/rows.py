@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from wfops.engine.types import Interrupt, RunSnapshot
+from wfops.errors import UnstorableValue
 from wfops.store.protocol import RunRecord
 
 
@@ -19,7 +20,8 @@ def stamp(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
+# allow_nan=False: a stored `NaN` would make every later read of the run unparseable outside Python.
+_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str, allow_nan=False).encode
 
 
 def dump(value: Any) -> str | None:
@@ -49,3 +51,34 @@ def record(row: tuple[Any, ...] | list[Any]) -> RunRecord:
         interrupt=Interrupt(**data) if data else None, cursor=load(cursor) or {})
     return RunRecord(snapshot=snapshot, created_at=created_at, updated_at=updated_at, steps=steps,
                      meta=load(meta) or {})
+
+
+def check_text(rows: list[tuple[Any, ...]]) -> None:
+    """Every text column is Unicode every backend can store (a lone surrogate fails only at
+    INSERT): raises UnicodeEncodeError otherwise."""
+    for row in rows:
+        for column in row:
+            if isinstance(column, str):
+                column.encode("utf-8")
+
+
+UNSTORABLE = (ValueError, RecursionError)  # what encoding a value raises (UnicodeEncodeError is a ValueError)
+
+
+def unstorable(run_id: str, exc: BaseException) -> UnstorableValue:
+    """The step failure for a value that cannot be stored, naming why but never the value."""
+    return UnstorableValue(f"a value of run {run_id} cannot be stored as JSON: {_brief(exc)}")
+
+
+def _brief(exc: BaseException) -> str:
+    # Never the value itself: it may be huge, or hold a secret the redactor did not know.
+    if isinstance(exc, UnicodeEncodeError):
+        return "the text is not valid Unicode (it holds a lone surrogate)"
+    if isinstance(exc, RecursionError):
+        return "the value is nested too deeply"
+    text = str(exc)
+    if "Out of range float" in text:
+        return "a number is not finite (NaN or infinity)"
+    if "integer string conversion" in text:
+        return "an integer has too many digits"
+    return text.splitlines()[0][:200] if text else type(exc).__name__

@@ -16,6 +16,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from wfops.atomic import disk_full, is_disk_full
 from wfops.canonical import canonical_json
 from wfops.engine.types import RunSnapshot, TraceEntry
 from wfops.errors import StoreError, UnknownRunError
@@ -23,10 +24,10 @@ from wfops.statedir import make_state_dir
 from wfops.store import locks
 from wfops.store.migrations import current_version, migrate, refuse_newer
 from wfops.store.protocol import FINISHED, RunRecord
+from wfops.store.rows import UNSTORABLE, check_text, now, stamp, unstorable
 from wfops.store.rows import dump as _dump
 from wfops.store.rows import interrupt_dict as _interrupt_dict
 from wfops.store.rows import load as _load
-from wfops.store.rows import now, stamp
 from wfops.store.rows import record as _record
 
 DEFAULT_TIMEOUT = 10.0  # seconds a writer waits for another writer's transaction
@@ -83,6 +84,8 @@ class SqliteStore:
         except sqlite3.Error as exc:
             raise StoreError(self._describe(exc, doing), hint=self._hint(exc)) from None
         except OSError as exc:
+            if is_disk_full(exc):
+                raise disk_full(f"store {self.path}", doing) from None
             raise StoreError(f"store {self.path}: cannot {doing}: {exc.strerror or exc}") from None
 
     def _describe(self, exc: sqlite3.Error, doing: str) -> str:
@@ -93,7 +96,7 @@ class SqliteStore:
         if "not a database" in text or "malformed" in text:
             return f"{where} is not a valid wfops database (corrupt or another kind of file)"
         if "full" in text:
-            return f"{where}: disk full while trying to {doing}; nothing after the last committed step was lost"
+            return disk_full(where, doing).message
         if "readonly" in text or "read-only" in text:
             return f"{where} is read-only; cannot {doing}"
         if "unable to open" in text:
@@ -108,7 +111,7 @@ class SqliteStore:
         if "not a database" in text or "malformed" in text:
             return "move the file aside (wfops will create a fresh store) or point --db elsewhere"
         if "full" in text:
-            return "free disk space, then `wfops resume` the run"
+            return disk_full("", "").hint
         return None
 
     @contextmanager
@@ -131,18 +134,22 @@ class SqliteStore:
         self._pending[run_id] = _Pending(dict(artifacts), dict(normalized), dict(meta))
 
     def commit(self, run: RunSnapshot, entries: list[TraceEntry]) -> None:
-        head: _Head = (run.status, run.outcome, _dump(run.output), _dump(run.error),
-                       _dump(_interrupt_dict(run.interrupt)))
-        cursor = _dump(run.cursor) or "{}"
-        # A plain step (same status, nothing new to report) is ONE row insert: the cursor
-        # rides on the step's trace row and the run row is left alone. This halves the
-        # per-step cost; readers take the newest cursor from either place.
-        light = bool(entries) and self._heads.get(run.run_id) == head
-        last = max(e.seq for e in entries) if entries else None
-        rows = [(run.run_id, e.seq, e.step, e.kind, e.attempt, _dump(e.input), e.outcome,
-                 _dump(e.output), _dump(e.state_changes) or "[]", e.next, _dump(e.error),
-                 e.started_at, e.ended_at, cursor if light and e.seq == last else None)
-                for e in entries]
+        try:
+            head: _Head = (run.status, run.outcome, _dump(run.output), _dump(run.error),
+                           _dump(_interrupt_dict(run.interrupt)))
+            cursor = _dump(run.cursor) or "{}"
+            # A plain step (same status, nothing new to report) is ONE row insert: the cursor
+            # rides on the step's trace row and the run row is left alone. This halves the
+            # per-step cost; readers take the newest cursor from either place.
+            light = bool(entries) and self._heads.get(run.run_id) == head
+            last = max(e.seq for e in entries) if entries else None
+            rows = [(run.run_id, e.seq, e.step, e.kind, e.attempt, _dump(e.input), e.outcome,
+                     _dump(e.output), _dump(e.state_changes) or "[]", e.next, _dump(e.error),
+                     e.started_at, e.ended_at, cursor if light and e.seq == last else None)
+                    for e in entries]
+            check_text([*rows, head])
+        except UNSTORABLE as exc:
+            raise unstorable(run.run_id, exc) from None
         db = self.conn
         # Inlined `_write`: this is the hot path, once per step.
         try:
@@ -160,6 +167,8 @@ class SqliteStore:
                 raise
         except sqlite3.Error as exc:
             raise StoreError(self._describe(exc, "commit a step"), hint=self._hint(exc)) from None
+        except UNSTORABLE as exc:  # the run's input or meta, written with its first commit
+            raise unstorable(run.run_id, exc) from None
         self._heads[run.run_id] = head
         self._pending.pop(run.run_id, None)
 
@@ -365,7 +374,7 @@ class SqliteStore:
     # -- locks and lifetime -------------------------------------------------------------
 
     def run_lock(self, run_id: str) -> AbstractContextManager[None]:
-        return locks.run_lock(self.lock_dir, run_id)
+        return locks.run_lock(self.lock_dir, run_id, where=f"store {self.path}")
 
     def run_is_driven(self, run_id: str) -> bool:
         return locks.is_locked(self.lock_dir, run_id)

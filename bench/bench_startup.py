@@ -1,0 +1,100 @@
+"""Start-up: CPU time of short wfops commands as whole processes, `python -c pass` the floor.
+
+    python3 bench/bench_startup.py [--repeat 7]
+
+In a generated project with a one-step `std.echo` workflow (compiled, run once so the
+run gate's record and the validate cache exist, as a user's project has them), times,
+as separate processes, interleaved so a load spike hits all alike:
+- `python -c pass` (the floor: the interpreter and site-packages' start-up),
+- `python -c "import sqlite3; <the runs list query>"` (the same query from bare Python),
+- `wfops run one.local --json` (one-step workflow, unchanged project),
+- `wfops runs list --limit 20` (20 runs in the store),
+- `wfops validate` (cache hit),
+- `wfops --help` (typer builds its parser: what every command paid before the table).
+Prints the median CPU time (user + system) of each, and each minus the floor.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+# A user's installed wfops has its bytecode cached; a developer shell may turn that off.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+
+ONE = """name: one
+input: {type: object, properties: {value: {type: integer}}}
+state: {value: {type: integer}}
+output: {value: $state.value}
+steps:
+  - {id: s1, uses: std.echo, with: {value: $input.value}, save: {value: state.value}, next: end}
+"""
+
+QUERY = ("import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); "
+         "c.execute('SELECT id, deployment, workflow, status, outcome, created_at FROM runs "
+         "ORDER BY created_at DESC LIMIT 20').fetchall()")
+
+
+def child_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def timed(argv: list[str], cwd: Path) -> float:
+    started = child_cpu()
+    done = subprocess.run(argv, cwd=cwd, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(argv)} failed ({done.returncode}):\n{done.stderr}")
+    return child_cpu() - started
+
+
+def make_project(root: Path) -> None:
+    (root / "workflows").mkdir(parents=True)
+    (root / "deployments").mkdir()
+    (root / "sources.yaml").write_text("sources: {}\n")
+    (root / "workflows" / "one.yaml").write_text(ONE)
+    (root / "deployments" / "one.yaml").write_text("name: one.local\nworkflow: one\ninput: {value: 1}\n")
+    wfops = [sys.executable, "-m", "wfops"]
+    timed([*wfops, "compile"], root)
+    for _ in range(20):
+        timed([*wfops, "run", "one.local", "--json"], root)
+    timed([*wfops, "validate"], root)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=7)
+    args = parser.parse_args()
+    wfops = [sys.executable, "-m", "wfops"]
+    with tempfile.TemporaryDirectory() as tmp_name:
+        root = Path(tmp_name) / "proj"
+        make_project(root)
+        cases = {
+            "python -c pass": [sys.executable, "-c", "pass"],
+            "python + sqlite3, the runs list query": [sys.executable, "-c", QUERY, str(root / ".wfops" / "wfops.db")],
+            "wfops run (1 step, unchanged project)": [*wfops, "run", "one.local", "--json"],
+            "wfops runs list --limit 20": [*wfops, "runs", "list", "--limit", "20"],
+            "wfops validate (cache hit)": [*wfops, "validate"],
+            "wfops --help (typer parser)": [*wfops, "--help"],
+        }
+        times: dict[str, list[float]] = {name: [] for name in cases}
+        for _ in range(args.repeat):
+            for name, argv in cases.items():
+                times[name].append(timed(argv, root))
+    med = {name: statistics.median(values) * 1000 for name, values in times.items()}
+    floor = med["python -c pass"]
+    print(f"median CPU of {args.repeat} whole processes, ms (user + system)\n")
+    print("| command | CPU | minus `python -c pass` |")
+    print("| --- | ---: | ---: |")
+    for name, value in med.items():
+        print(f"| {name} | {value:.0f} | {value - floor:.0f} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,213 @@
+"""The run gate's record: a deployment whose inputs are unchanged starts from what the last
+full gate decided, instead of validating and compiling the project again.
+
+After a run passes the full gate, its decision is written to
+`.wfops/cache/runs/<hash of the deployment name>.json`: the artifacts and normalized workflows, bindings,
+input defaults, secrets, the gate's warnings, how to build each source it calls, and the
+contract hash of every capability it calls. The record is keyed by the hashes of exactly
+the files the deployment depends on: its deployment file, every workflow it reaches,
+sources.yaml, wfops.lock, the names of the files in workflows/ and deployments/ (a new
+file may take a name it resolves), every place under the project where importing the
+python sources looked for a module (files that were imported, failed to import or did not
+exist), and this wfops (code, version, Python). Any difference is a miss: the full gate
+runs. On a hit the sources are still opened (a run needs them) and the contracts they
+report must equal the recorded ones, or the full gate runs (it reports the drift).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from wfops.atomic import write_atomic
+from wfops.compiler import cache
+from wfops.compiler.artifact import load_artifact
+from wfops.diagnostics import Diagnostic
+from wfops.errors import WfopsError
+from wfops.lockfile import LOCK_NAME
+from wfops.runner.sources import used_refs
+from wfops.sources.registry import load_python_source
+from wfops.sources.std import StdSource
+from wfops.statedir import make_state_dir
+
+if TYPE_CHECKING:
+    from wfops.compiler.validate import Validation
+    from wfops.lock.gate import Gate
+    from wfops.model.workflow import Workflow
+    from wfops.sources.base import Capability, Source
+
+RECORDS = Path(".wfops") / "cache" / "runs"
+FORMAT = 2  # 2: the deployment's executor
+_LISTED = ("workflows", "deployments")
+
+
+@dataclass
+class Ready:
+    """What a run starts from, whether the full gate decided it or its record."""
+
+    workflow: str                                   # the root workflow's name
+    workflows: dict[str, Workflow]                  # root + every subworkflow it needs
+    artifacts: dict[str, str]                       # workflow name -> artifact hash
+    normalized: dict[str, dict[str, Any]]           # artifact hash -> normalized workflow
+    bindings: dict[str, str]                        # logical source -> concrete id
+    warnings: list[Diagnostic] = field(default_factory=list)
+    input: dict[str, Any] = field(default_factory=dict)   # the deployment's defaults
+    secrets: list[str] = field(default_factory=list)
+    sources: dict[str, Source] = field(default_factory=dict)  # at least every source the run calls
+    source_ids: list[str] = field(default_factory=list)       # the ones it calls, in order
+    contracts: dict[str, str] | None = None  # recorded "source.capability" -> contract hash
+    executor: str = "local"                  # the deployment's `executor:` in `--executor` form
+
+
+def record_path(root: Path, deployment: str) -> Path:
+    digest = hashlib.sha256(deployment.encode("utf-8", "surrogateescape")).hexdigest()[:24]
+    return root / RECORDS / f"{digest}.json"
+
+
+def _listing(root: Path) -> dict[str, list[str] | None]:
+    out: dict[str, list[str] | None] = {}
+    for folder in _LISTED:
+        try:
+            out[folder] = sorted(n for n in os.listdir(root / folder) if n.endswith((".yaml", ".yml")))
+        except OSError:
+            out[folder] = None
+    return out
+
+
+def _places_unchanged(root: Path, files: Mapping[str, str | None]) -> bool:
+    for rel, digest in files.items():
+        if rel.endswith("/"):
+            now: str | None = "dir" if (root / rel).is_dir() else None
+        else:
+            now = cache.file_hash(root / rel)
+        if now != digest:
+            return False
+    return True
+
+
+def recorded(root: Path, deployment: str) -> Ready | None:
+    """The recorded decision for `deployment`, or None on any miss (or an unreadable record)."""
+    try:
+        entry = json.loads(record_path(root, deployment).read_text(encoding="utf-8"))
+        if entry.get("format") != FORMAT or entry.get("deployment") != deployment \
+                or entry.get("tool") != cache.tool_fingerprint() or entry.get("listing") != _listing(root) \
+                or not _places_unchanged(root, entry["files"]):
+            return None
+        sources = _build_sources(root, entry["sources"])
+        if sources is None:
+            return None
+        artifacts: dict[str, str] = dict(entry["artifacts"])
+        normalized: dict[str, dict[str, Any]] = dict(entry["normalized"])
+        return Ready(entry["workflow"], {wf: load_artifact(normalized[digest]) for wf, digest in artifacts.items()},
+                     artifacts, normalized, dict(entry["bindings"]),
+                     warnings=[Diagnostic(**d) for d in entry["warnings"]],
+                     input=dict(entry["input"]), secrets=list(entry["secrets"]),
+                     sources=sources, source_ids=list(entry["source_ids"]), contracts=dict(entry["contracts"]),
+                     executor=str(entry["executor"]))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def from_gate(gate: Gate, **rest: Any) -> Ready:
+    """What the full gate decided, as a run starts from it."""
+    assert gate.workflow is not None
+    return Ready(gate.workflow, dict(gate.workflows), dict(gate.artifacts), dict(gate.normalized),
+                 dict(gate.bindings), warnings=list(gate.warnings), **rest)
+
+
+def _build_sources(root: Path, specs: Mapping[str, Mapping[str, Any]]) -> dict[str, Source] | None:
+    """The sources the run calls, built from their recorded declarations (None: one does not load)."""
+    built: dict[str, Source] = {}
+    for source_id, spec in specs.items():
+        if spec["kind"] == "std":
+            built[source_id] = StdSource()
+        elif spec["kind"] == "python":
+            try:
+                built[source_id] = load_python_source(root, source_id, spec["module"])
+            except (Exception, SystemExit):  # user code (WfopsError too): the full gate reports it
+                return None
+        elif spec["kind"] == "mcp":
+            # deferred: wfops.sources.mcp imports logging and mcp, only for runs that call a server
+            from wfops.model.sources import McpSource
+            from wfops.sources.mcp import McpClientSource
+
+            built[source_id] = McpClientSource(source_id, McpSource.model_validate(spec["spec"]), root)
+        else:
+            return None
+    return built
+
+
+def contracts_match(ready: Ready, live: Mapping[str, Mapping[str, Capability]]) -> bool:
+    """Every capability the run calls reports the contract recorded with the decision."""
+    if ready.contracts is None:
+        return True
+    for ref, digest in ready.contracts.items():
+        source_id, _, name = ref.partition(".")
+        cap = live.get(source_id, {}).get(name)
+        if cap is None or cap.contract_hash != digest:
+            return False
+    return True
+
+
+def called(ready: Ready) -> list[tuple[str, str]]:
+    """(concrete source, capability) of every call the run's workflows make."""
+    out: list[tuple[str, str]] = []
+    for ref in used_refs(ready.workflows.values()):
+        logical, _, name = ref.partition(".")
+        pair = (ready.bindings.get(logical, logical), name)
+        if pair not in out:
+            out.append(pair)
+    return out
+
+
+def save(root: Path, deployment: str, validation: Validation, ready: Ready,
+         live: Mapping[str, Mapping[str, Capability]]) -> None:
+    """Record the full gate's decision for `deployment` (best effort: a read-only checkout runs
+    uncached). Called after the gate passed and the sources the run calls are open."""
+    project = validation.project
+    loaded = project.deployments[deployment]
+    files = [loaded.file, *(project.workflows[wf].file for wf in ready.workflows), "sources.yaml", LOCK_NAME]
+    places: dict[str, str | None] = {rel: cache.file_hash(root / rel) for rel in files}
+    places.update(cache.python_inputs(root))
+    contracts: dict[str, str] = {}
+    for source_id, name in called(ready):
+        cap = live.get(source_id, {}).get(name)
+        if cap is None:
+            return  # nothing to compare a later run against: do not record
+        contracts[f"{source_id}.{name}"] = cap.contract_hash
+    entry = {
+        "format": FORMAT, "deployment": deployment, "tool": cache.tool_fingerprint(),
+        "listing": _listing(root), "files": places,
+        "workflow": ready.workflow, "artifacts": ready.artifacts, "normalized": ready.normalized,
+        "bindings": ready.bindings, "input": ready.input, "secrets": ready.secrets,
+        "warnings": [d.to_dict(subject=True) for d in ready.warnings],
+        "source_ids": ready.source_ids, "sources": _declarations(validation, ready.source_ids),
+        "contracts": contracts, "executor": ready.executor,
+    }
+    target = record_path(root, deployment)
+    try:
+        make_state_dir(root / RECORDS.parts[0])
+        target.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(target, json.dumps(entry, sort_keys=True), durable=False)
+    except (OSError, WfopsError, TypeError, ValueError):  # TypeError/ValueError: input defaults that are not JSON
+        pass
+
+
+def _declarations(validation: Validation, ids: Iterable[str]) -> dict[str, dict[str, Any]]:
+    declared = validation.project.sources.model.sources if validation.project.sources is not None else {}
+    out: dict[str, dict[str, Any]] = {}
+    for source_id in ids:
+        if source_id == "std":
+            out[source_id] = {"kind": "std"}
+            continue
+        spec = declared[source_id]
+        if spec.kind == "python":
+            out[source_id] = {"kind": "python", "module": spec.module}
+        else:
+            out[source_id] = {"kind": spec.kind, "spec": spec.model_dump(mode="json", by_alias=True)}
+    return out
