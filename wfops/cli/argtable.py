@@ -5,6 +5,16 @@ tests/cli/test_fastparse.py checks that it matches the app."""
 from typing import Any
 
 TABLE: dict[str, Any] = {
+    'cancel': {
+        'callback': 'cancel',
+        'params': [
+            {'kind': 'argument', 'name': 'run_id', 'opts': [], 'secondary': [], 'flag': False, 'multiple': False, 'nargs': 1, 'required': True, 'default': None, 'type': 'str', 'min': None, 'max': None},
+            {'kind': 'option', 'name': 'json', 'opts': ['--json'], 'secondary': [], 'flag': True, 'multiple': False, 'nargs': 1, 'required': False, 'default': False, 'type': 'bool', 'min': None, 'max': None},
+            {'kind': 'option', 'name': 'project', 'opts': ['--project'], 'secondary': [], 'flag': False, 'multiple': False, 'nargs': 1, 'required': False, 'default': None, 'type': 'str', 'min': None, 'max': None},
+            {'kind': 'option', 'name': 'db', 'opts': ['--db'], 'secondary': [], 'flag': False, 'multiple': False, 'nargs': 1, 'required': False, 'default': None, 'type': 'str', 'min': None, 'max': None},
+        ],
+        'verb': {'module': 'run_cmd', 'function': 'cancel', 'args': [{'kwarg': 'run_id', 'param': 'run_id', 'absent': None}, {'kwarg': 'json_out', 'param': 'json', 'absent': False}, {'kwarg': 'project', 'param': 'project', 'absent': None}, {'kwarg': 'db', 'param': 'db', 'absent': None}]},
+    },
     'caps call': {
         'callback': 'caps_call',
         'params': [
@@ -110,6 +120,19 @@ TABLE: dict[str, Any] = {
             {'kind': 'option', 'name': 'db', 'opts': ['--db'], 'secondary': [], 'flag': False, 'multiple': False, 'nargs': 1, 'required': False, 'default': None, 'type': 'str', 'min': None, 'max': None},
         ],
         'verb': {'module': 'runs_cmd', 'function': 'run', 'args': [{'kwarg': 'action', 'const': 'copy'}, {'kwarg': 'to', 'param': 'to', 'absent': None}, {'kwarg': 'json_out', 'param': 'json', 'absent': False}, {'kwarg': 'project', 'param': 'project', 'absent': None}, {'kwarg': 'db', 'param': 'db', 'absent': None}]},
+    },
+    'runs fork': {
+        'callback': 'runs_fork',
+        'params': [
+            {'kind': 'argument', 'name': 'run_id', 'opts': [], 'secondary': [], 'flag': False, 'multiple': False, 'nargs': 1, 'required': True, 'default': None, 'type': 'str', 'min': None, 'max': None},
+            {'kind': 'option', 'name': 'from_step', 'opts': ['--from'], 'secondary': [], 'flag': False, 'multiple': False, 'nargs': 1, 'required': True, 'default': None, 'type': 'str', 'min': None, 'max': None},
+            {'kind': 'option', 'name': 'input', 'opts': ['--input', '-i'], 'secondary': [], 'flag': False, 'multiple': True, 'nargs': 1, 'required': False, 'default': None, 'type': 'str', 'min': None, 'max': None},
+            {'kind': 'option', 'name': 'input_file', 'opts': ['--input-file'], 'secondary': [], 'flag': False, 'multiple': False, 'nargs': 1, 'required': False, 'default': None, 'type': 'str', 'min': None, 'max': None},
+            {'kind': 'option', 'name': 'json', 'opts': ['--json'], 'secondary': [], 'flag': True, 'multiple': False, 'nargs': 1, 'required': False, 'default': False, 'type': 'bool', 'min': None, 'max': None},
+            {'kind': 'option', 'name': 'project', 'opts': ['--project'], 'secondary': [], 'flag': False, 'multiple': False, 'nargs': 1, 'required': False, 'default': None, 'type': 'str', 'min': None, 'max': None},
+            {'kind': 'option', 'name': 'db', 'opts': ['--db'], 'secondary': [], 'flag': False, 'multiple': False, 'nargs': 1, 'required': False, 'default': None, 'type': 'str', 'min': None, 'max': None},
+        ],
+        'verb': {'module': 'run_cmd', 'function': 'fork', 'args': [{'kwarg': 'run_id', 'param': 'run_id', 'absent': None}, {'kwarg': 'from_step', 'param': 'from_step', 'absent': None}, {'kwarg': 'inputs', 'param': 'input', 'absent': []}, {'kwarg': 'input_file', 'param': 'input_file', 'absent': None}, {'kwarg': 'json_out', 'param': 'json', 'absent': False}, {'kwarg': 'project', 'param': 'project', 'absent': None}, {'kwarg': 'db', 'param': 'db', 'absent': None}]},
     },
     'runs list': {
         'callback': 'runs_list',
