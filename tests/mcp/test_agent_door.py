@@ -154,6 +154,35 @@ def test_a_long_run_goes_on_while_other_tools_answer(tmp_path: Path) -> None:
     assert [r.status for r in found] == ["running"]
 
 
+@pytest.mark.slow
+def test_cancel_run_stops_a_run_the_server_drives_and_resume_continues_it(tmp_path: Path) -> None:
+    root = write(std_project(tmp_path / "p"), {"workflows/slow.yaml": SLOW,
+                                              "deployments/slow.yaml": "name: slow.local\nworkflow: slow\n"})
+
+    async def script(call: Call, _client: Any) -> None:
+        assert (await call("compile"))["ok"] is True
+        run_id = (await call("start_run", deployment="slow.local"))["run"]["run_id"]
+        cancelled = await call("cancel_run", run_id=run_id)
+        assert cancelled["ok"] is True and cancelled["run"]["status"] in ("running", "cancelled")
+        if cancelled["run"]["status"] == "running":  # driven: stopped at its driver's next check
+            assert [a["tool"] for a in cancelled["next_actions"]] == ["wait_run"]
+            waited = await call("wait_run", run_id=run_id, timeout=60)
+            assert waited["done"] is True, waited
+            cancelled = waited
+        assert cancelled["run"]["status"] == "cancelled"
+        assert "resume_run" in [a["tool"] for a in cancelled["next_actions"]]
+        listed = await call("list_runs", status="cancelled")
+        assert [r["run_id"] for r in listed["runs"]] == [run_id]
+        again = await call("cancel_run", run_id=run_id)  # idempotent
+        assert again["run"]["status"] == "cancelled"
+        done = await call("run_deployment", deployment="hello.local")
+        refused = await call("cancel_run", run_id=done["run"]["run_id"])  # a completed run: nothing to stop
+        assert refused["ok"] is False and refused["error"]["type"] == "RefusedError" and refused["exit_code"] == 2
+
+    session(root, tmp_path, script)
+    assert [r.status for r in wfops.Project(root).runs(deployment="slow.local")] == ["cancelled"]
+
+
 BIG = """
 name: big
 input: {type: object, required: [blob], properties: {blob: {type: string}}}

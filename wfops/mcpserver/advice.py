@@ -3,7 +3,7 @@ callable as given, in MCP terms (never CLI flags). `next_steps` is the same advi
 
 Advice sits next to the diagnostics and never replaces them. It follows the state: after
 drift it is `compile` (never "edit wfops.lock"); after a completed run there is nothing to
-resume; a failed run is final.
+resume; a failed run is redriven by resume_run once its cause is fixed.
 """
 
 from __future__ import annotations
@@ -93,8 +93,9 @@ def after_run(run: Any) -> list[NextAction]:
     if run.status == "failed":
         step = (run.error or {}).get("step")
         where = f" (it failed at step {step!r})" if step else ""
-        return [act("read_trace", f"see each step's input and error{where}; a failed run is final: "
-                                  "fix the cause, then start_run again", run_id=rid)]
+        return [act("read_trace", f"see each step's input and error{where}", run_id=rid),
+                act("resume_run", "once the cause is fixed: redrive it from the failed step (its "
+                                  "committed steps are not run again)", run_id=rid)]
     if run.status == "running":
         return [act("wait_run", "wait for it to finish or stop at an interrupt", run_id=rid, timeout=30),
                 act("show_run", "its status now (orphaned: no process drives it; resume_run it)", run_id=rid)]
@@ -102,6 +103,17 @@ def after_run(run: Any) -> list[NextAction]:
         return [act("resume_run", "continue it from its last committed step", run_id=rid),
                 act("read_trace", "see what it did", run_id=rid)]
     return [act("read_trace", "see every step (the run is complete: nothing to resume)", run_id=rid)]
+
+
+def after_start(run: Any) -> list[NextAction]:
+    """After start_run: the run may already have moved on (an interrupt reached before the
+    answer went out), so wait_run comes first whatever the status (it returns at once when
+    the run is done), then what the status itself advises."""
+    follow = after_run(run)
+    if any(a.tool == "wait_run" for a in follow):
+        return follow
+    return [act("wait_run", "follow it until it finishes or stops at an interrupt", run_id=run.run_id, timeout=30),
+            *follow]
 
 
 def after_orphan(run: Any) -> list[NextAction]:

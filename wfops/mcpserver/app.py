@@ -87,6 +87,7 @@ EDIT = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_h
 CREATE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False,
                          open_world_hint=False)
 LOCK = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=True)
+STOP = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 ACT = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=True)
 
 AUTHORING_PROMPT = """\
@@ -308,7 +309,7 @@ def build_server(project: Project) -> Any:
         def begin() -> RunResult:
             run_id = board.start(deployment, dict(input or {}))
             run = run_out(project.get_run(run_id))
-            return RunResult(ok=True, run=run, exit_code=None, next_actions=advice.after_run(run))
+            return RunResult(ok=True, run=run, exit_code=None, next_actions=advice.after_start(run))
         return await _guard(RunResult, {}, max_chars, _run_locate(None), begin, exclusive=False, name="start_run")
 
     @app.tool(title="Wait for a run", annotations=READ)
@@ -351,12 +352,24 @@ def build_server(project: Project) -> Any:
             max_chars: MaxChars = DEFAULT,
             ctx: Context | None = None,
     ) -> Annotated[CallToolResult, RunResult]:
-        """Continue an interrupted run (answering it) or one whose process died (from its last
-        committed step); blocks until it ends or stops again."""
+        """Continue an interrupted run (answering it), one whose process died (from its last
+        committed step), or a failed or cancelled one (redriving its failed step with a new
+        attempt, the same idempotency key); blocks until it ends or stops again."""
         return await _guard(RunResult, {}, max_chars, _run_locate(run_id), ops.resume_run, project, run_id,
                             outcome, payload, _progress(ctx), refused=[
-                                advice.act("show_run", "see the run's status: a completed or failed run has "
+                                advice.act("show_run", "see the run's status: a completed run has "
                                                        "nothing to resume", run_id=run_id)])
+
+    @app.tool(title="Cancel a run", annotations=STOP)
+    async def cancel_run(
+            run_id: Annotated[str, Field(description="The run's id.")],
+            max_chars: MaxChars = DEFAULT,
+    ) -> Annotated[CallToolResult, RunResult]:
+        """Stop a run started with start_run (or by any process): an interrupted or orphaned run is
+        cancelled at once, a driven one at its next step boundary (wait_run shows `cancelled`).
+        Its committed steps are kept; resume_run continues it. A completed or failed run is refused."""
+        return await _guard(RunResult, {}, max_chars, _run_locate(run_id), ops.cancel_run, project, run_id,
+                            exclusive=False, name="cancel_run")
 
     @app.tool(title="Show a run", annotations=READ)
     async def show_run(

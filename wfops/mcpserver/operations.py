@@ -142,6 +142,17 @@ def resume_run(project: Project, run_id: str, outcome: str | None, payload: Any,
     return _run_result(project.resume(run_id, outcome, payload, on_step=on_step))
 
 
+def cancel_run(project: Project, run_id: str) -> RunResult:
+    """Stop a run: at once when nobody drives it, else at its driver's next step boundary
+    (wait_run then reports `cancelled`). Its state is kept: resume_run continues it."""
+    run = run_out(project.cancel(run_id))
+    if run.status == "cancelled":
+        return RunResult(ok=True, run=run, exit_code=for_run(run.status), next_actions=advice.after_run(run))
+    return RunResult(ok=True, run=run, exit_code=None, next_actions=[
+        advice.act("wait_run", "its driver stops it at the next step boundary; wait for `cancelled`",
+                   run_id=run_id, timeout=30)])
+
+
 def _run_result(result: Run) -> RunResult:
     run = run_out(result)
     return RunResult(ok=run.status in ("completed", "interrupted"), run=run, exit_code=for_run(run.status),
