@@ -58,6 +58,7 @@ _CODES = {
     "undeclared-outcome": "a route for an outcome the step never produces",
     "unreachable-step": "no route from `start` leads to the step",
     "interrupt-in-foreach": "a foreach step runs a workflow that waits at an interrupt",
+    "interrupt-in-parallel": "a parallel branch has, or runs a workflow that has, an interrupt step",
     # -- references -----------------------------------------------------------------------
     "unknown-source": "a `uses:` or a binding names a source sources.yaml does not declare",
     "unknown-capability": "the (bound) source has no such capability",

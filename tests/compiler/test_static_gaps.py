@@ -55,6 +55,43 @@ def test_an_interrupt_two_workflows_down_is_found_and_traced(project) -> None:
     assert "`middle` -> `ask-each`" in d.message
 
 
+PARALLEL = """
+name: par
+steps:
+  - id: both
+    parallel:
+      a:
+        - {id: note, uses: std.echo, with: {value: 1}, next: end}
+      b:
+        - {id: inner, {b_step}, next: end}
+    next: end
+"""
+
+
+def test_an_interrupt_in_a_parallel_branch_is_an_error_at_the_branch_step(project) -> None:
+    root = project({"workflows/par.yaml": PARALLEL.replace("{b_step}", "interrupt: approval, on: {approved: end}")
+                    .replace(", next: end}\n    next", "}\n    next")})
+    [d] = found(root, "interrupt-in-parallel")
+    # the line is the branch step's; the subject is the top-level step holding the branches
+    assert (d.severity, d.file, d.line, d.step) == ("error", "workflows/par.yaml", 8, "both")
+    assert "branch `b` of parallel step `both`" in d.message
+
+
+def test_a_branch_running_a_workflow_that_asks_is_an_error_traced_to_the_interrupt(project) -> None:
+    middle = "name: middle\nsteps:\n  - id: run\n    workflow: ask-each\n    next: end\n"
+    root = project({"workflows/ask-each.yaml": CHILD_ASKS, "workflows/middle.yaml": middle,
+                    "workflows/par.yaml": PARALLEL.replace("{b_step}", "workflow: middle")})
+    [d] = found(root, "interrupt-in-parallel")
+    assert d.line == 8 and "`middle` -> `ask-each`" in d.message and "`ask`" in d.message
+
+
+def test_a_foreach_inside_a_branch_is_checked_too(project) -> None:
+    root = project({"workflows/ask-each.yaml": CHILD_ASKS,
+                    "workflows/par.yaml": PARALLEL.replace("{b_step}", "foreach: $input.items, workflow: ask-each")})
+    assert [d.line for d in found(root, "interrupt-in-foreach")] == [8]
+    assert found(root, "interrupt-in-parallel") == []
+
+
 def test_a_foreach_over_a_workflow_without_interrupts_is_fine(project) -> None:
     child = "name: plain\nsteps:\n  - id: a\n    uses: std.echo\n    with: {value: 1}\n    next: end\n"
     root = project({"workflows/plain.yaml": child, "workflows/loop.yaml": LOOP.replace("{child}", "plain")})

@@ -13,10 +13,8 @@ from __future__ import annotations
 import json
 import os
 import re
-import tempfile
 from collections import Counter
 from collections.abc import Iterator
-from contextlib import suppress
 from dataclasses import dataclass, field
 from io import StringIO
 from pathlib import Path
@@ -24,6 +22,7 @@ from typing import Any, Literal
 
 from wfops.api.jsonpatch import apply_patch
 from wfops.api.validate import Kind, project_diagnostics, validate_overlay
+from wfops.atomic import write_atomic
 from wfops.diagnostics import Diagnostic
 from wfops.errors import UsageError, WfopsError
 from wfops.loader.guard import inside_project, relative_name
@@ -239,7 +238,8 @@ def write_file(root: Path, path: str, text: str, *, force: bool = False) -> Writ
         return WriteReport(rel, kind, False, False, False, after, added, text, unchanged=True, static_checks=static)
     if added and not force:
         return WriteReport(rel, kind, False, not existed, False, after, added, text, static_checks=static)
-    _write_atomically(resolved, text)
+    resolved.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(resolved, text)
     return WriteReport(rel, kind, True, not existed, bool(added), after, added, text, static_checks=static)
 
 
@@ -259,21 +259,6 @@ def new_errors(before: list[Diagnostic], after: list[Diagnostic]) -> list[Diagno
 
 def _key(d: Diagnostic) -> tuple[str, str, str]:
     return (d.file, d.code, d.message)
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
-            out.write(text)
-        if path.exists():
-            os.chmod(temp, path.stat().st_mode & 0o7777)
-        os.replace(temp, path)
-    except BaseException:
-        with suppress(OSError):
-            os.unlink(temp)
-        raise
 
 
 def patch_file(root: Path, path: str, patch: Any) -> WriteReport:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from wfops.api import Project
+from wfops.atomic import write_atomic
 from wfops.errors import UsageError
 from wfops.report import below_checkout, render
 from wfops.report.github import escape_data, escape_property
@@ -40,7 +41,7 @@ def run(*, paths: list[str], pattern: str | None, format: str, output: str | Non
     else:
         text = plain(report, found.root, github=format == "github" or os.environ.get("GITHUB_ACTIONS") == "true")
     if output:
-        Path(output).write_text(text, encoding="utf-8")
+        write_atomic(Path(output), text, durable=False)
         if format != "text":
             sys.stdout.write(plain(report, found.root, github=False))
     else:

@@ -15,7 +15,7 @@ from wfops.compiler.checks.context import CheckContext, Env, Sink, fields
 from wfops.compiler.checks.cycles import check_cycles
 from wfops.compiler.checks.dataflow import Flow
 from wfops.compiler.checks.envs import environments
-from wfops.compiler.checks.foreach_body import check_foreach_bodies
+from wfops.compiler.checks.interrupt_places import check_interrupt_places
 from wfops.compiler.checks.paths import check_paths
 from wfops.compiler.checks.refs import check_deployment, check_workflow_refs, resolve_uses
 from wfops.compiler.checks.routing import (
@@ -55,6 +55,7 @@ def file_checks(loaded: Loaded, sink: Sink, workflows: dict[str, Loaded]) -> Non
     check_schemas(loaded, sink)
     check_reducers(loaded, sink)
     step_checks(loaded, sink, workflows)
+    check_interrupt_places(loaded, sink, workflows)  # walks branches itself: once per file
     Flow(loaded, sink).output()
 
 
@@ -65,7 +66,6 @@ def step_checks(loaded: Loaded, sink: Sink, workflows: dict[str, Loaded]) -> Non
     check_reachable(loaded, sink)
     check_paths(loaded, sink)
     check_conditions(loaded, sink)
-    check_foreach_bodies(loaded, sink, workflows)
     flow = Flow(loaded, sink)
     for index, step in enumerate(loaded.model.steps):
         flow.static_step(index, step, workflows)
