@@ -45,9 +45,19 @@ TYPER_DECIDES = [
 ]
 
 
+# Regenerating the table reads typer's parameter descriptors, which the oldest typer wfops
+# allows (the floors lane) lacks; the committed table is still checked there, call by call,
+# against typer's own parsing by the tests below.
 def test_the_table_is_made_from_the_app() -> None:
     path = Path(fastparse.__file__).with_name("argtable.py")
-    assert path.read_text(encoding="utf-8") == fastparse.generate(), \
+    try:
+        generated = fastparse.generate()
+    except AttributeError as exc:
+        if "type_descriptor" not in str(exc):
+            raise
+        pytest.skip("regenerating the table needs a typer with parameter descriptors (the floors lane runs "
+                    "the oldest typer)")
+    assert path.read_text(encoding="utf-8") == generated, \
         "regenerate it: python -m wfops.cli.fastparse > wfops/cli/argtable.py"
 
 
