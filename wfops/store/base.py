@@ -2,7 +2,7 @@
 `Store` protocol, in the backend's dialect (`wfops.store.queries`).
 
 A backend supplies its connection (`conn`), how an error of its driver becomes a
-`StoreError` (`_errors`), how a write transaction is taken (`_transaction`), how runs'
+`StoreError` (`_failures`, `_failure`), how a write transaction is taken (`_transaction`), how runs'
 rows are deleted (`_delete`), and its run locks. Its per-step `commit` stays its own,
 inlined (the hot path), built from `_step_rows`, `_commit_head` and `_finish_head`.
 """
@@ -10,8 +10,8 @@ inlined (the hot path), built from `_step_rows`, `_commit_head` and `_finish_hea
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
-from contextlib import AbstractContextManager
+from collections.abc import Iterator, Mapping
+from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar, NamedTuple, Protocol, Self
 
@@ -66,6 +66,7 @@ class SqlStore(ABC):
     name: str
     conn: Reads
     _q: ClassVar[Queries]
+    _failures: ClassVar[tuple[type[Exception], ...]]  # the driver's errors, as `_errors` catches them
 
     def __init__(self) -> None:
         # Artifacts and inputs are written with a run's first commit, so a run the
@@ -75,9 +76,17 @@ class SqlStore(ABC):
 
     # -- what a backend supplies ----------------------------------------------------------
 
+    @contextmanager
+    def _errors(self, doing: str) -> Iterator[None]:
+        """The driver's errors inside leave as one-line `StoreError`s."""
+        try:
+            yield
+        except self._failures as exc:
+            raise self._failure(exc, doing) from None
+
     @abstractmethod
-    def _errors(self, doing: str) -> AbstractContextManager[None]:
-        """Turn the driver's errors inside into a one-line `StoreError`."""
+    def _failure(self, exc: Exception, doing: str) -> StoreError:
+        """The `StoreError` for one of `_failures` raised while trying to do `doing`."""
 
     @abstractmethod
     def _transaction(self, doing: str) -> AbstractContextManager[Writes]:

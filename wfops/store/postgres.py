@@ -50,6 +50,7 @@ def lock_key(run_id: str) -> int:
 class PostgresStore(SqlStore):
     _q = queries(POSTGRES)
     conn: psycopg.Connection[Any]
+    _failures = (psycopg.Error,)
 
     def __init__(self, url: str, *, timeout: float | None = None) -> None:
         super().__init__()
@@ -86,12 +87,9 @@ class PostgresStore(SqlStore):
             raise
         return conn
 
-    @contextmanager
-    def _errors(self, doing: str) -> Iterator[None]:
-        try:
-            yield
-        except psycopg.Error as exc:
-            raise StoreError(self._describe(exc, doing), hint=self._hint(exc)) from None
+    def _failure(self, exc: Exception, doing: str) -> StoreError:
+        assert isinstance(exc, psycopg.Error)  # the only one of `_failures`
+        return StoreError(self._describe(exc, doing), hint=self._hint(exc))
 
     def _describe(self, exc: psycopg.Error, doing: str) -> str:
         lines = [line.strip() for line in str(exc).splitlines() if line.strip()]

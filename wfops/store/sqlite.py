@@ -27,6 +27,7 @@ from wfops.store.rows import UNSTORABLE, unstorable
 class SqliteStore(SqlStore):
     _q = queries(SQLITE)
     conn: sqlite3.Connection
+    _failures = (sqlite3.Error, OSError)
 
     def __init__(self, path: Path, *, timeout: float | None = None) -> None:
         super().__init__()
@@ -51,16 +52,13 @@ class SqliteStore(SqlStore):
 
     # -- errors -------------------------------------------------------------------------
 
-    @contextmanager
-    def _errors(self, doing: str) -> Iterator[None]:
-        try:
-            yield
-        except sqlite3.Error as exc:
-            raise StoreError(self._describe(exc, doing), hint=self._hint(exc)) from None
-        except OSError as exc:
+    def _failure(self, exc: Exception, doing: str) -> StoreError:
+        if isinstance(exc, OSError):
             if is_disk_full(exc):
-                raise disk_full(f"store {self.path}", doing) from None
-            raise StoreError(f"store {self.path}: cannot {doing}: {exc.strerror or exc}") from None
+                return disk_full(f"store {self.path}", doing)
+            return StoreError(f"store {self.path}: cannot {doing}: {exc.strerror or exc}")
+        assert isinstance(exc, sqlite3.Error)  # the other of `_failures`
+        return StoreError(self._describe(exc, doing), hint=self._hint(exc))
 
     def _describe(self, exc: sqlite3.Error, doing: str) -> str:
         text = str(exc)
@@ -121,7 +119,7 @@ class SqliteStore(SqlStore):
                     db.execute("ROLLBACK")
                 raise
         except sqlite3.Error as exc:
-            raise StoreError(self._describe(exc, "commit a step"), hint=self._hint(exc)) from None
+            raise self._failure(exc, "commit a step") from None
         except UNSTORABLE as exc:  # the run's input or meta, written with its first commit
             raise unstorable(run.run_id, exc) from None
         self._heads[run.run_id] = head
