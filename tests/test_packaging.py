@@ -26,5 +26,5 @@ def test_floors_are_the_versions_that_work_and_ci_tests_them() -> None:
     assert {"typer==0.26", "pydantic==2.12", "mcp==2.3"} <= set(floors)
     ci = (REPO / ".ci/run").read_text(encoding="utf-8")
     assert 'python3 .ci/floors.py > "$floors/constraints.txt"' in ci
-    assert '--constraint "$floors/constraints.txt" -e \'.[postgres]\' \\\n  pytest hypothesis mcp-server-time' in ci
+    assert '--constraint "$floors/constraints.txt" -e \'.[postgres]\' \\\n  pytest pytest-xdist hypothesis mcp-server-time' in ci
     assert '-m "not slow"' in ci
