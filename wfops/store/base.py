@@ -1,10 +1,11 @@
 """What the SQLite and PostgreSQL run stores share: every read and every write of the
 `Store` protocol, in the backend's dialect (`wfops.store.queries`).
 
-A backend supplies its connection (`conn`), how an error of its driver becomes a
-`StoreError` (`_failures`, `_failure`), how a write transaction is taken (`_transaction`), how runs'
-rows are deleted (`_delete`), and its run locks. Its per-step `commit` stays its own,
-inlined (the hot path), built from `_step_rows`, `_commit_head` and `_finish_head`.
+A backend supplies its connection (`conn`), which errors of its driver it catches and
+how each reads as a `StoreError` (`_failures`, `_failure`), how a write transaction is
+taken (`_transaction`), how runs' rows are deleted (`_delete`), and its run locks. Its
+per-step `commit` stays its own, inlined (the hot path), built from `_step_rows`,
+`_commit_head` and `_finish_head`.
 """
 
 from __future__ import annotations
@@ -74,7 +75,7 @@ class SqlStore(ABC):
         self._pending: dict[str, Pending] = {}
         self._heads: dict[str, Head] = {}  # what the run row last said, per run this process drives
 
-    # -- what a backend supplies ----------------------------------------------------------
+    # -- errors, and what a backend supplies ----------------------------------------------
 
     @contextmanager
     def _errors(self, doing: str) -> Iterator[None]:

@@ -25,7 +25,6 @@ RUN_TABLES = (("trace", "run_id"), ("run_artifacts", "run_id"), ("run_inputs", "
 
 @dataclass(frozen=True, slots=True)
 class Dialect:
-    name: str             # as `Migration.statements` knows it
     pyformat: bool        # psycopg's %s / %(name)s parameters, else SQLite's ? / :name
     greatest: str         # the larger of two values
     tiebreak: str         # orders runs created in the same instant, newest first
@@ -50,11 +49,11 @@ class Dialect:
         return f"INSERT OR IGNORE {rest}"
 
 
-SQLITE = Dialect("sqlite", pyformat=False, greatest="MAX", tiebreak="r.rowid", unlimited=-1, lock_rows="")
+SQLITE = Dialect(pyformat=False, greatest="MAX", tiebreak="r.rowid", unlimited=-1, lock_rows="")
 # No rowid on PostgreSQL: the id (a UTC time, then randomness) orders runs of the same
 # instant. Rows a transaction deletes are locked as it reads them (SQLite's BEGIN
 # IMMEDIATE already locks the whole file).
-POSTGRES = Dialect("postgres", pyformat=True, greatest="GREATEST", tiebreak="r.id", unlimited=None,
+POSTGRES = Dialect(pyformat=True, greatest="GREATEST", tiebreak="r.id", unlimited=None,
                    lock_rows=" FOR UPDATE")
 
 
