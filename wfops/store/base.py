@@ -1,0 +1,298 @@
+"""What the SQLite and PostgreSQL run stores share: every read and every write of the
+`Store` protocol, in the backend's dialect (`wfops.store.queries`).
+
+A backend supplies its connection (`conn`), which errors of its driver it catches and
+how each reads as a `StoreError` (`_failures`, `_failure`), how a write transaction is
+taken (`_transaction`), how runs' rows are deleted (`_delete`), and its run locks. Its
+per-step `commit` stays its own, inlined (the hot path), built from `_step_rows`,
+`_commit_head` and `_finish_head`.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Mapping
+from contextlib import AbstractContextManager, contextmanager
+from datetime import UTC, datetime, timedelta
+from typing import Any, ClassVar, NamedTuple, Protocol, Self
+
+from wfops.canonical import canonical_json
+from wfops.engine.types import RunSnapshot, TraceEntry
+from wfops.errors import StoreError, UnknownRunError
+from wfops.store.protocol import FINISHED, RunRecord
+from wfops.store.queries import Queries, clamp
+from wfops.store.rows import (
+    UNSTORABLE,
+    check_text,
+    dump,
+    interrupt_dict,
+    load,
+    now,
+    record,
+    stamp,
+    unstorable,
+)
+
+DEFAULT_TIMEOUT = 10.0  # seconds a writer waits for another writer's transaction (and to connect)
+
+
+class Reads(Protocol):
+    """A connection or cursor of either driver, as far as a single statement goes."""
+
+    def execute(self, sql: str, params: Any = ..., /) -> Any: ...
+
+
+class Writes(Reads, Protocol):
+    """What a write transaction of either backend is given."""
+
+    def executemany(self, sql: str, rows: Any, /) -> Any: ...
+
+
+class Pending(NamedTuple):
+    """What `begin_run` was given, written with the run's first commit."""
+
+    artifacts: dict[str, str]
+    normalized: dict[str, Mapping[str, Any]]
+    meta: dict[str, Any]
+
+
+#: What a run row says (status, outcome, and the JSON of output, error and interrupt).
+Head = tuple[str, str | None, str | None, str | None, str | None]
+TraceRow = tuple[Any, ...]
+
+
+class SqlStore(ABC):
+    """The shared part of a backend; see the module's text for what a subclass supplies."""
+
+    name: str
+    conn: Reads
+    _q: ClassVar[Queries]
+    _failures: ClassVar[tuple[type[Exception], ...]]  # the driver's errors, as `_errors` catches them
+
+    def __init__(self) -> None:
+        # Artifacts and inputs are written with a run's first commit, so a run the
+        # engine refuses (bad input) leaves nothing behind.
+        self._pending: dict[str, Pending] = {}
+        self._heads: dict[str, Head] = {}  # what the run row last said, per run this process drives
+
+    # -- errors, and what a backend supplies ----------------------------------------------
+
+    @contextmanager
+    def _errors(self, doing: str) -> Iterator[None]:
+        """The driver's errors inside leave as one-line `StoreError`s."""
+        try:
+            yield
+        except self._failures as exc:
+            raise self._failure(exc, doing) from None
+
+    @abstractmethod
+    def _failure(self, exc: Exception, doing: str) -> StoreError:
+        """The `StoreError` for one of `_failures` raised while trying to do `doing`."""
+
+    @abstractmethod
+    def _transaction(self, doing: str) -> AbstractContextManager[Writes]:
+        """One write transaction, under `_errors(doing)`."""
+
+    def _statement(self, doing: str) -> AbstractContextManager[Reads]:
+        """Where one write statement runs by itself: by default a transaction of its own."""
+        return self._transaction(doing)
+
+    @abstractmethod
+    def _share_artifacts(self, tx: Writes) -> None:
+        """Called before a transaction refers to artifacts: a backend whose `_delete` of
+        unreferenced artifacts could run at the same time takes a lock here."""
+
+    @abstractmethod
+    def _delete(self, tx: Writes, ids: list[str]) -> None:
+        """Delete the runs `ids` (rows of every table in `RUN_TABLES`) and artifacts no run uses."""
+
+    @abstractmethod
+    def close(self) -> None: ...
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- the per-step commit's parts ------------------------------------------------------
+
+    def begin_run(self, run_id: str, *, artifacts: Mapping[str, str],
+                  normalized: Mapping[str, Mapping[str, Any]], meta: Mapping[str, Any]) -> None:
+        self._pending[run_id] = Pending(dict(artifacts), dict(normalized), dict(meta))
+
+    def _step_rows(self, run: RunSnapshot, entries: list[TraceEntry]) -> tuple[Head, str, bool, list[TraceRow]]:
+        """What a step's commit writes: the run row's head and cursor, whether it is `light`,
+        and its trace rows; `UnstorableValue` for a value that cannot be stored."""
+        try:
+            head: Head = (run.status, run.outcome, dump(run.output), dump(run.error),
+                          dump(interrupt_dict(run.interrupt)))
+            cursor = dump(run.cursor) or "{}"
+            # A plain step (same status, nothing new to report) is ONE row insert: the cursor
+            # rides on the step's trace row and the run row is left alone. This halves the
+            # per-step cost; readers take the newest cursor from either place.
+            light = bool(entries) and self._heads.get(run.run_id) == head
+            rows = _trace_rows(run.run_id, entries, max(e.seq for e in entries) if light else None, cursor)
+            check_text([*rows, head])
+        except UNSTORABLE as exc:
+            raise unstorable(run.run_id, exc) from None
+        return head, cursor, light, rows
+
+    def _commit_head(self, tx: Writes, run: RunSnapshot, head: Head, cursor: str) -> None:
+        moment = now()
+        pending = self._pending.get(run.run_id)
+        if pending is not None:
+            self._insert_run(tx, run, moment, *pending, new=True)
+        elif run.run_id not in self._heads:  # first commit of this process: a resume, or no begin_run
+            self._insert_run(tx, run, moment, {}, {}, {}, new=False)
+        cur = tx.execute(self._q.update_head,
+                         {"status": head[0], "outcome": head[1], "output": head[2], "error": head[3],
+                          "interrupt": head[4], "cursor": cursor, "stamp": moment, "id": run.run_id})
+        if cur.rowcount == 0:
+            raise StoreError(f"store {self.name}: run {run.run_id} was removed while it ran")
+
+    def _finish_head(self, tx: Writes, run_id: str) -> None:
+        # After this commit's trace rows: the run row's cursor is the newest one.
+        tx.execute(self._q.finish_head, {"id": run_id})
+
+    def _insert_run(self, tx: Writes, run: RunSnapshot, moment: str,
+                    artifacts: Mapping[str, str], normalized: Mapping[str, Mapping[str, Any]],
+                    meta: Mapping[str, Any], *, new: bool) -> None:
+        """Create the run's rows. A `new` run whose id is taken fails: two runs never mix."""
+        self._put_artifacts(tx, run.run_id, {run.workflow: run.artifact, **artifacts}, normalized)
+        tx.execute(self._q.insert_input, (run.run_id, dump(run.input) or "null", dump(meta) or "{}"))
+        tx.execute(self._q.insert_run if new else self._q.insert_run_if_new,
+                   (run.run_id, run.deployment, run.workflow, run.artifact, run.status, run.outcome,
+                    dump(run.output), dump(run.error), dump(interrupt_dict(run.interrupt)),
+                    dump(run.cursor) or "{}", moment, moment))
+
+    def _put_artifacts(self, tx: Writes, run_id: str, artifacts: Mapping[str, str],
+                       normalized: Mapping[str, Mapping[str, Any]]) -> None:
+        self._share_artifacts(tx)
+        # Sorted: two runs inserting the same artifacts take their index entries in one order
+        # (no deadlock between concurrent first commits).
+        tx.executemany(self._q.insert_artifact, [(h, canonical_json(normalized[h])) for h in sorted(normalized)])
+        tx.executemany(self._q.insert_run_artifact, [(run_id, name, artifacts[name]) for name in sorted(artifacts)])
+
+    # -- other writes ---------------------------------------------------------------------
+
+    def import_run(self, run: RunRecord, entries: list[TraceEntry],
+                   workflows: Mapping[str, tuple[str, Mapping[str, Any]]]) -> bool:
+        snap = run.snapshot
+        with self._transaction("copy a run") as tx:
+            cur = tx.execute(self._q.import_run, (
+                snap.run_id, snap.deployment, snap.workflow, snap.artifact, snap.status, snap.outcome,
+                dump(snap.output), dump(snap.error), dump(interrupt_dict(snap.interrupt)),
+                dump(snap.cursor) or "{}", len(entries), max((e.seq for e in entries), default=0),
+                run.created_at, run.updated_at))
+            if cur.rowcount == 0:
+                return False  # already there: copying twice adds nothing
+            self._put_artifacts(tx, snap.run_id, {n: h for n, (h, _a) in workflows.items()},
+                                {h: a for h, a in workflows.values()})
+            tx.execute(self._q.insert_input, (snap.run_id, dump(snap.input) or "null", dump(dict(run.meta)) or "{}"))
+            tx.executemany(self._q.insert_trace, _trace_rows(snap.run_id, entries, None, None))
+        return True
+
+    def delete_run(self, run_id: str) -> None:
+        with self._transaction("delete a run") as tx:
+            if tx.execute(self._q.run_exists, (run_id,)).fetchone() is None:
+                raise UnknownRunError(f"no run {run_id!r} in {self.name}")
+            self._delete(tx, [run_id])
+
+    def prune(self, older_than_days: float) -> int:
+        cutoff = stamp(datetime.now(UTC) - timedelta(days=older_than_days))
+        with self._transaction("prune runs") as tx:
+            ids = [r[0] for r in tx.execute(self._q.prunable, (*FINISHED, cutoff)).fetchall()]
+            self._delete(tx, ids)
+        return len(ids)
+
+    # -- cancel and fork ------------------------------------------------------------------
+
+    def request_cancel(self, run_id: str) -> None:
+        with self._statement("request a cancel") as db:
+            db.execute(self._q.request_cancel, (run_id, now()))
+
+    def cancel_requested(self, run_id: str) -> bool:
+        with self._errors("read cancel requests"):
+            return self.conn.execute(self._q.cancel_requested, (run_id,)).fetchone() is not None
+
+    def clear_cancel(self, run_id: str) -> None:
+        with self._statement("clear a cancel request") as db:
+            db.execute(self._q.clear_cancel, (run_id,))
+
+    def mark_cancelled(self, run_id: str) -> None:
+        with self._transaction("cancel a run") as tx:
+            tx.execute(self._q.mark_cancelled, {"id": run_id, "stamp": now()})
+            self._finish_head(tx, run_id)
+            tx.execute(self._q.clear_cancel, (run_id,))
+        self._heads.pop(run_id, None)
+
+    def fork_run(self, source_id: str, new_id: str, *, upto_seq: int, input: Any,
+                 meta: Mapping[str, Any]) -> None:
+        source = self.get_run(source_id).snapshot
+        moment = now()
+        with self._transaction("fork a run") as tx:
+            self._share_artifacts(tx)  # as a run's first commit
+            tx.execute(self._q.fork_run, (new_id, source.deployment, source.workflow, source.artifact,
+                                          dump({"seq": upto_seq, "step": None}), moment, moment))
+            tx.execute(self._q.fork_input, (new_id, dump(input) or "null", dump(meta) or "{}"))
+            tx.execute(self._q.fork_artifacts, (new_id, source_id))
+            tx.execute(self._q.fork_trace, (new_id, source_id, upto_seq))
+            self._finish_head(tx, new_id)
+
+    # -- reads ----------------------------------------------------------------------------
+
+    def get_run(self, run_id: str) -> RunRecord:
+        with self._errors("read a run"):
+            row = self.conn.execute(self._q.get_run, (run_id,)).fetchone()
+        if row is None:
+            raise UnknownRunError(f"no run {run_id!r} in {self.name}",
+                                  hint="`wfops runs list` shows the stored runs")
+        return record(row)
+
+    def list_runs(self, *, deployment: str | None = None, status: str | None = None,
+                  limit: int = 20) -> list[RunRecord]:
+        param = self._q.dialect.param
+        where, args = [], []
+        if deployment is not None:
+            where.append(f"r.deployment = {param}")
+            args.append(deployment)
+        if status is not None:
+            where.append(f"r.status = {param}")
+            args.append(status)
+        clause = f"WHERE {' AND '.join(where)}" if where else ""
+        with self._errors("list runs"):
+            rows = self.conn.execute(f"{self._q.select_runs} {clause} {self._q.list_runs_order}",
+                                     (*args, clamp(limit))).fetchall()
+        return [record(row) for row in rows]
+
+    def trace(self, run_id: str, *, from_seq: int | None = None,
+              limit: int | None = None) -> list[TraceEntry]:
+        self.get_run(run_id)
+        with self._errors("read a trace"):
+            rows = self.conn.execute(self._q.trace, (
+                run_id, clamp(from_seq if from_seq is not None else -1),
+                self._q.dialect.unlimited if limit is None or limit < 0 else clamp(limit))).fetchall()
+        return [TraceEntry(seq=r[0], step=r[1], kind=r[2], attempt=r[3], input=load(r[4]),
+                           outcome=r[5], output=load(r[6]), state_changes=load(r[7]) or [],
+                           next=r[8], error=load(r[9]), started_at=r[10], ended_at=r[11])
+                for r in rows]
+
+    def run_workflows(self, run_id: str) -> dict[str, tuple[str, dict[str, Any]]]:
+        self.get_run(run_id)
+        with self._errors("read artifacts"):
+            rows = self.conn.execute(self._q.run_workflows, (run_id,)).fetchall()
+        missing = [name for name, _h, text in rows if text is None]
+        if missing:
+            raise StoreError(f"store {self.name} lacks the artifact of workflow(s) {', '.join(missing)} "
+                             f"for run {run_id}")
+        return {name: (h, load(text)) for name, h, text in rows}
+
+
+def _trace_rows(run_id: str, entries: list[TraceEntry], cursor_at: int | None,
+                cursor: str | None) -> list[TraceRow]:
+    """Trace rows in `Queries.insert_trace`'s order; the entry of seq `cursor_at` carries `cursor`."""
+    return [(run_id, e.seq, e.step, e.kind, e.attempt, dump(e.input), e.outcome, dump(e.output),
+             dump(e.state_changes) or "[]", e.next, dump(e.error), e.started_at, e.ended_at,
+             cursor if e.seq == cursor_at else None)
+            for e in entries]
