@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from wfops.engine.types import Interrupt, RunSnapshot, TraceEntry
-from wfops.errors import RunBusyError, StoreError, UnknownRunError
+from wfops.errors import RunBusyError, StoreError, UnknownRunError, UnstorableValue
 
 ART = {"name": "wf", "steps": [{"id": "a", "uses": "std.echo"}]}
 
@@ -224,3 +224,19 @@ def test_import_run_copies_whole_runs_once(store, tmp_path) -> None:
         assert len(store.list_runs()) == 3
     finally:
         source.close()
+
+
+@pytest.mark.parametrize("bad", [{"text": "\ud800"}, {"n": float("nan")}])
+def test_a_value_the_store_cannot_hold_is_unstorable_and_stores_nothing(store, bad) -> None:
+    # A step's value, and the run's input written with its first commit: the engine fails the
+    # step on UnstorableValue, so no backend may leak its driver's error or store half a run.
+    with pytest.raises(UnstorableValue):
+        store.begin_run("r1", artifacts={"wf": "h1"}, normalized={"h1": ART}, meta={})
+        store.commit(RunSnapshot(run_id="r1", workflow="wf", artifact="h1", deployment="dep", status="running",
+                                 input=bad, cursor={}), [])
+    with pytest.raises(UnknownRunError):
+        store.get_run("r1")
+    start(store, "r2")
+    with pytest.raises(UnstorableValue):
+        store.commit(snap("r2"), [entry(1, output=bad)])
+    assert store.trace("r2") == []

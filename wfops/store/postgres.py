@@ -29,7 +29,7 @@ from wfops.errors import RunBusyError, StoreError
 from wfops.store.base import DEFAULT_TIMEOUT, SqlStore, Writes
 from wfops.store.migrations import LATEST, MIGRATIONS, refuse_newer
 from wfops.store.queries import POSTGRES, RUN_TABLES, queries
-from wfops.store.rows import now
+from wfops.store.rows import UNSTORABLE, now, unstorable
 
 # pg_advisory_xact_lock key serializing schema migrations of one database ("wfops-mi").
 _MIGRATION_KEY = int.from_bytes(b"wfops-mi", "big") >> 1
@@ -161,16 +161,19 @@ class PostgresStore(SqlStore):
         # one round trip, since a single statement in autocommit mode is its own transaction.
         head, cursor, light, rows = self._step_rows(run, entries)
         self._still_held(run.run_id)
-        with self._errors("commit a step"):
-            if light and len(rows) == 1:
-                self.conn.execute(self._q.insert_trace, rows[0])
-            else:
-                with self.conn.transaction(), self.conn.cursor() as cur:
-                    if not light:
-                        self._commit_head(cur, run, head, cursor)
-                    cur.executemany(self._q.insert_trace, rows)
-                    if not light:
-                        self._finish_head(cur, run.run_id)
+        try:
+            with self._errors("commit a step"):
+                if light and len(rows) == 1:
+                    self.conn.execute(self._q.insert_trace, rows[0])
+                else:
+                    with self.conn.transaction(), self.conn.cursor() as cur:
+                        if not light:
+                            self._commit_head(cur, run, head, cursor)
+                        cur.executemany(self._q.insert_trace, rows)
+                        if not light:
+                            self._finish_head(cur, run.run_id)
+        except UNSTORABLE as exc:  # the run's input or meta, written with its first commit (as on SQLite)
+            raise unstorable(run.run_id, exc) from None
         self._heads[run.run_id] = head
         self._pending.pop(run.run_id, None)
 
