@@ -115,6 +115,30 @@ def test_a_contract_that_differs_from_the_record_runs_the_full_checks(recorded_p
     assert json.loads(path.read_text())["contracts"] != entry["contracts"]  # recorded again
 
 
+def test_a_record_whose_workflows_were_edited_misses(recorded_project: Path) -> None:
+    # A hit plans from the recorded normalized forms, so they must still be what the gate passed:
+    # each is checked against its artifact hash (subworkflows included).
+    path = record_path(recorded_project, "hello.local")
+    entry = json.loads(path.read_text())
+    assert hit(recorded_project)
+    form = entry["normalized"][entry["artifacts"]["loud"]]
+    form["steps"][0]["with"] = {"text": "not what the gate passed"}
+    path.write_text(json.dumps(entry))
+    assert not hit(recorded_project)
+    assert run(recorded_project)["status"] == "completed" and hit(recorded_project)  # recorded again
+
+
+def test_a_hit_starts_from_the_normalized_forms(recorded_project: Path) -> None:
+    from wfops.sources.python import forget_project_modules
+
+    try:
+        ready = recorded(recorded_project, "hello.local")
+    finally:
+        forget_project_modules(recorded_project)
+    assert ready is not None
+    assert all(isinstance(form, dict) for form in ready.workflows.values())  # no model built
+
+
 def test_the_record_holds_what_the_run_needs(recorded_project: Path) -> None:
     entry = json.loads(record_path(recorded_project, "hello.local").read_text())
     assert set(entry["artifacts"]) == {"hello", "loud"}
@@ -130,8 +154,8 @@ def test_the_record_holds_what_the_run_needs(recorded_project: Path) -> None:
 def test_a_recorded_run_loads_no_yaml_parser_and_no_checks(recorded_project: Path) -> None:
     script = ("import sys\nfrom wfops.cli.main import main\ntry:\n    main(['run', 'hello.local', '--json'])\n"
               "except SystemExit as exc:\n    assert exc.code == 0, exc.code\n"
-              "print(sorted(m for m in ('ruamel', 'wfops.compiler.validate', 'wfops.lock.gate', 'jsonschema') "
-              "if m in sys.modules))\n")
+              "print(sorted(m for m in ('ruamel', 'wfops.compiler.validate', 'wfops.lock.gate', 'jsonschema', "
+              "'wfops.model.workflow') if m in sys.modules))\n")
     runs = [subprocess.run([sys.executable, "-c", script], cwd=recorded_project, capture_output=True, text=True,
                            env=process_env(), timeout=120) for _ in range(2)]
     assert runs[0].returncode == 0, runs[0].stderr

@@ -297,7 +297,7 @@ class Project:
     def get_run(self, run_id: str) -> Run:
         """One run, with its input and its state after the last committed step (`details`);
         `orphaned` is set when it is `running` but no process drives it."""
-        # deferred: wfops.runner.state loads the engine and pydantic, which `runs list` does not need
+        # deferred: wfops.runner is not needed on the validate cache-hit path (pre-commit)
         from wfops.runner.state import shown_input_and_state
 
         with self._store(run_id) as store:

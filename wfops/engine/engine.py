@@ -1,7 +1,7 @@
 """The engine: starts runs and resumes interrupted or crashed ones.
 
-It knows nothing of YAML, SQLite or MCP: it takes workflow models, a capability
-resolver and a checkpoint sink, and commits every step through the sink before the
+It knows nothing of YAML, SQLite or MCP: it takes workflows (their normalized forms, plain
+JSON data, or models), a capability resolver and a checkpoint sink, and commits every step through the sink before the
 next one starts. See docs/engine.md for the execution semantics.
 """
 
@@ -16,7 +16,7 @@ from typing import Any
 
 from wfops.engine.errors import InvalidInput, StepFailed
 from wfops.engine.frame import Frame, new_frame
-from wfops.engine.plan import Plan, StepPlan, compile_workflow
+from wfops.engine.plan import Plan, StepPlan, WorkflowSource, compile_workflow
 from wfops.engine.redact import Redactor
 from wfops.engine.run import Paused, RunContext
 from wfops.engine.types import (
@@ -27,7 +27,6 @@ from wfops.engine.types import (
     TraceEntry,
 )
 from wfops.errors import RefusedError
-from wfops.model.workflow import Workflow
 from wfops.schemacheck import first_error, with_defaults
 from wfops.sources.base import Capability
 
@@ -40,7 +39,7 @@ CANCEL_POLL = 0.2
 
 
 class Engine:
-    def __init__(self, workflows: Mapping[str, Workflow], resolver: CapabilityResolver, sink: CheckpointSink, *,
+    def __init__(self, workflows: Mapping[str, WorkflowSource], resolver: CapabilityResolver, sink: CheckpointSink, *,
                  deployment: str | None = None, secrets: Mapping[str, str] | None = None,
                  artifacts: Mapping[str, str] | None = None, max_steps: int = DEFAULT_MAX_STEPS,
                  cancel: CancelSignal | None = None) -> None:
