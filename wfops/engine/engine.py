@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import secrets
 import time
-import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -87,7 +87,7 @@ class Engine:
         if problem is not None:
             raise InvalidInput(self.redactor.text(f"invalid input for workflow {workflow}: {problem}"),
                                hint="fix the deployment `input:` or the values given with --input")
-        run = RunContext(self, run_id or uuid.uuid4().hex, workflow, input)
+        run = RunContext(self, run_id or secrets.token_hex(16), workflow, input)
         run.commit([])
         return await self._drive(run, new_frame(plan, input))
 

@@ -29,7 +29,7 @@ from wfops.compiler import cache
 from wfops.compiler.artifact import MISSING, artifact_hash
 from wfops.diagnostics import Diagnostic
 from wfops.errors import WfopsError
-from wfops.lockfile import LOCK_NAME
+from wfops.loader.project import LOCK_FILE, SOURCES_FILE
 from wfops.runner.sources import used_refs
 from wfops.sources.registry import load_python_source
 from wfops.sources.std import StdSource
@@ -198,7 +198,7 @@ def save(root: Path, deployment: str, validation: Validation, ready: Ready,
     uncached). Called after the gate passed and the sources the run calls are open."""
     project = validation.project
     loaded = project.deployments[deployment]
-    files = [loaded.file, *(project.workflows[wf].file for wf in ready.workflows), "sources.yaml", LOCK_NAME]
+    files = [loaded.file, *(project.workflows[wf].file for wf in ready.workflows), SOURCES_FILE, LOCK_FILE]
     places: dict[str, str | None] = {rel: cache.file_hash(root / rel) for rel in files}
     places.update(cache.python_inputs(root))
     contracts: dict[str, str] = {}
