@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import resource
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
-import os
-import resource
 from pathlib import Path
 
 # A user's installed tools (wfops and check-jsonschema alike) have their bytecode cached;

@@ -215,7 +215,7 @@ class Project:
         that cannot be reached `RefusedError`.
         """
         # deferred: wfops.runner is not needed on the validate cache-hit path (pre-commit)
-        from wfops.api.results import Run
+        from wfops.api.runs import Run
         from wfops.runner import RunOptions, run_deployment
 
         given = dict(input or {})
@@ -231,7 +231,7 @@ class Project:
         cancelled one, or redrive a failed one from the step that failed.
         `executor`: as for `run`; by default the one the run was started with."""
         # deferred: wfops.runner is not needed on the validate cache-hit path (pre-commit)
-        from wfops.api.results import Run
+        from wfops.api.runs import Run
         from wfops.runner import ResumeOptions, resume_run
 
         check_json_value(payload, "payload")
@@ -247,7 +247,7 @@ class Project:
         ran top-level step `from_step`, its input overlaid with `input`, and drive it like
         `run`. The original run is not changed; the new one records `forked_from`."""
         # deferred: wfops.runner is not needed on the validate cache-hit path (pre-commit)
-        from wfops.api.results import Run
+        from wfops.api.runs import Run
         from wfops.runner import ForkOptions, fork_run
 
         given = dict(input or {})
@@ -294,7 +294,7 @@ class Project:
                              "store holds no run of it",
                              hint="deployments: " + (", ".join(self.deployments()) or "none"))
         # deferred: cache-hit path, which returns only a Report
-        from wfops.api.results import Run
+        from wfops.api.runs import Run
 
         return [Run.of(r.snapshot, steps=r.steps, created_at=r.created_at, updated_at=r.updated_at,
                        forked_from=_origin(r.meta)) for r in records]
@@ -303,7 +303,7 @@ class Project:
         """One run, with its input and its state after the last committed step (`details`);
         `orphaned` is set when it is `running` but no process drives it."""
         # deferred: wfops.runner is not needed on the validate cache-hit path (pre-commit)
-        from wfops.api.results import Run, RunDetails
+        from wfops.api.runs import Run, RunDetails
         from wfops.runner.state import shown_input_and_state
 
         with self._store(run_id) as store:
