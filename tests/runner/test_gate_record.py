@@ -162,3 +162,77 @@ def test_a_recorded_run_loads_no_yaml_parser_and_no_checks(recorded_project: Pat
     # The first process is another wfops (its own fingerprint): it checks in full and records.
     assert "'ruamel'" in runs[0].stdout.splitlines()[-1]
     assert runs[1].stdout.splitlines()[-1] == "[]", runs[1].stdout + runs[1].stderr
+
+
+EVERY_KIND = {
+    "sources.yaml": "sources: {}\n",
+    "workflows/child.yaml": """
+        name: child
+        input: {type: object, properties: {n: {type: integer}}}
+        state: {n: {type: integer}}
+        output: {n: $state.n}
+        steps:
+          - {id: echo, uses: std.echo, with: {value: $input.n}, save: {value: state.n}, next: end}
+        """,
+    "workflows/kinds.yaml": """
+        name: kinds
+        input: {type: object, properties: {items: {type: array}, big: {type: boolean}}}
+        state:
+          seen: {type: array, reducer: extend, default: []}
+          total: {type: integer, reducer: add, default: 0}
+          side: {type: array, reducer: append}
+          child: {type: object}
+          note: {type: string}
+        output: {seen: $state.seen, total: $state.total, side: $state.side, child: $state.child, note: $state.note}
+        steps:
+          - id: fan
+            foreach: $input.items
+            uses: std.echo
+            with: {value: $item}
+            mode: parallel
+            concurrency: 2
+            save: state.seen
+            save_each: {value: state.total}
+            retry: {attempts: 2, backoff: 0}
+            next: branches
+          - id: branches
+            parallel:
+              left:
+                - {id: l1, uses: std.echo, with: {value: left}, save: {value: state.side}, next: end}
+              right:
+                - {id: r1, workflow: child, with: {n: 7}, save: state.child, next: end}
+            next: pick
+          - id: pick
+            if: {eq: [$input.big, true]}
+            then: big
+            else: small
+          - id: big
+            uses: std.format
+            with: {template: "big {n}", values: {n: $state.total}}
+            save: {text: state.note}
+            catch: {next: failed}
+            next: end
+          - id: small
+            uses: std.format
+            with: {template: "small {n}", values: {n: $state.total}}
+            save: {text: state.note}
+            next: end
+          - {id: failed, end: failed}
+        """,
+    "deployments/kinds.yaml": "name: kinds.local\nworkflow: kinds\ninput: {items: [1, 2, 3], big: true}\n",
+}
+
+
+def test_a_hit_runs_every_step_kind_as_the_full_gate_does(tmp_path: Path) -> None:
+    # The first run plans from the gate's models, the second from the recorded normalized forms.
+    root = write(tmp_path / "proj", EVERY_KIND)
+    compiled = run_cli("compile", "--project", str(root))
+    assert compiled.code == 0, compiled.stdout + compiled.stderr
+    first = run(root, "kinds.local")
+    assert hit(root, "kinds.local")
+    second = run(root, "kinds.local")
+    assert first["status"] == second["status"] == "completed"
+    assert first["output"] == second["output"] == {"seen": [{"value": 1}, {"value": 2}, {"value": 3}], "total": 6, "side": ["left"],
+                                                   "child": {"n": 7}, "note": "big 6"}
+    traces = [run_cli("runs", "trace", r["run_id"], "--json", "--project", str(root)).json() for r in (first, second)]
+    assert [e["step"] for e in traces[0]] == [e["step"] for e in traces[1]]
