@@ -115,6 +115,30 @@ def test_a_contract_that_differs_from_the_record_runs_the_full_checks(recorded_p
     assert json.loads(path.read_text())["contracts"] != entry["contracts"]  # recorded again
 
 
+def test_a_record_whose_workflows_were_edited_misses(recorded_project: Path) -> None:
+    # A hit plans from the recorded normalized forms, so they must still be what the gate passed:
+    # each is checked against its artifact hash (subworkflows included).
+    path = record_path(recorded_project, "hello.local")
+    entry = json.loads(path.read_text())
+    assert hit(recorded_project)
+    form = entry["normalized"][entry["artifacts"]["loud"]]
+    form["steps"][0]["with"] = {"text": "not what the gate passed"}
+    path.write_text(json.dumps(entry))
+    assert not hit(recorded_project)
+    assert run(recorded_project)["status"] == "completed" and hit(recorded_project)  # recorded again
+
+
+def test_a_hit_starts_from_the_normalized_forms(recorded_project: Path) -> None:
+    from wfops.sources.python import forget_project_modules
+
+    try:
+        ready = recorded(recorded_project, "hello.local")
+    finally:
+        forget_project_modules(recorded_project)
+    assert ready is not None
+    assert all(isinstance(form, dict) for form in ready.workflows.values())  # no model built
+
+
 def test_the_record_holds_what_the_run_needs(recorded_project: Path) -> None:
     entry = json.loads(record_path(recorded_project, "hello.local").read_text())
     assert set(entry["artifacts"]) == {"hello", "loud"}
@@ -130,11 +154,85 @@ def test_the_record_holds_what_the_run_needs(recorded_project: Path) -> None:
 def test_a_recorded_run_loads_no_yaml_parser_and_no_checks(recorded_project: Path) -> None:
     script = ("import sys\nfrom wfops.cli.main import main\ntry:\n    main(['run', 'hello.local', '--json'])\n"
               "except SystemExit as exc:\n    assert exc.code == 0, exc.code\n"
-              "print(sorted(m for m in ('ruamel', 'wfops.compiler.validate', 'wfops.lock.gate', 'jsonschema') "
-              "if m in sys.modules))\n")
+              "print(sorted(m for m in ('ruamel', 'wfops.compiler.validate', 'wfops.lock.gate', 'jsonschema', "
+              "'wfops.model.workflow') if m in sys.modules))\n")
     runs = [subprocess.run([sys.executable, "-c", script], cwd=recorded_project, capture_output=True, text=True,
                            env=process_env(), timeout=120) for _ in range(2)]
     assert runs[0].returncode == 0, runs[0].stderr
     # The first process is another wfops (its own fingerprint): it checks in full and records.
     assert "'ruamel'" in runs[0].stdout.splitlines()[-1]
     assert runs[1].stdout.splitlines()[-1] == "[]", runs[1].stdout + runs[1].stderr
+
+
+EVERY_KIND = {
+    "sources.yaml": "sources: {}\n",
+    "workflows/child.yaml": """
+        name: child
+        input: {type: object, properties: {n: {type: integer}}}
+        state: {n: {type: integer}}
+        output: {n: $state.n}
+        steps:
+          - {id: echo, uses: std.echo, with: {value: $input.n}, save: {value: state.n}, next: end}
+        """,
+    "workflows/kinds.yaml": """
+        name: kinds
+        input: {type: object, properties: {items: {type: array}, big: {type: boolean}}}
+        state:
+          seen: {type: array, reducer: extend, default: []}
+          total: {type: integer, reducer: add, default: 0}
+          side: {type: array, reducer: append}
+          child: {type: object}
+          note: {type: string}
+        output: {seen: $state.seen, total: $state.total, side: $state.side, child: $state.child, note: $state.note}
+        steps:
+          - id: fan
+            foreach: $input.items
+            uses: std.echo
+            with: {value: $item}
+            mode: parallel
+            concurrency: 2
+            save: state.seen
+            save_each: {value: state.total}
+            retry: {attempts: 2, backoff: 0}
+            next: branches
+          - id: branches
+            parallel:
+              left:
+                - {id: l1, uses: std.echo, with: {value: left}, save: {value: state.side}, next: end}
+              right:
+                - {id: r1, workflow: child, with: {n: 7}, save: state.child, next: end}
+            next: pick
+          - id: pick
+            if: {eq: [$input.big, true]}
+            then: big
+            else: small
+          - id: big
+            uses: std.format
+            with: {template: "big {n}", values: {n: $state.total}}
+            save: {text: state.note}
+            catch: {next: failed}
+            next: end
+          - id: small
+            uses: std.format
+            with: {template: "small {n}", values: {n: $state.total}}
+            save: {text: state.note}
+            next: end
+          - {id: failed, end: failed}
+        """,
+    "deployments/kinds.yaml": "name: kinds.local\nworkflow: kinds\ninput: {items: [1, 2, 3], big: true}\n",
+}
+
+
+def test_a_hit_runs_every_step_kind_as_the_full_gate_does(tmp_path: Path) -> None:
+    # The first run plans from the gate's models, the second from the recorded normalized forms.
+    root = write(tmp_path / "proj", EVERY_KIND)
+    compiled = run_cli("compile", "--project", str(root))
+    assert compiled.code == 0, compiled.stdout + compiled.stderr
+    first = run(root, "kinds.local")
+    assert hit(root, "kinds.local")
+    second = run(root, "kinds.local")
+    assert first["status"] == second["status"] == "completed"
+    assert first["output"] == second["output"] == {"seen": [{"value": 1}, {"value": 2}, {"value": 3}], "total": 6, "side": ["left"],
+                                                   "child": {"n": 7}, "note": "big 6"}
+    traces = [run_cli("runs", "trace", r["run_id"], "--json", "--project", str(root)).json() for r in (first, second)]
+    assert [e["step"] for e in traces[0]] == [e["step"] for e in traces[1]]

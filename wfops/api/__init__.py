@@ -15,7 +15,7 @@ _LAZY = {
     "CallOutcome": "wfops.api.results", "Capabilities": "wfops.api.results",
     "CapabilityInfo": "wfops.api.results", "CompileReport": "wfops.api.results",
     "CopyReport": "wfops.api.results",
-    "Report": "wfops.api.results", "Run": "wfops.api.results", "RunDetails": "wfops.api.results",
+    "Report": "wfops.api.results", "Run": "wfops.api.runs", "RunDetails": "wfops.api.runs",
     "CaseResult": "wfops.testing.results", "TestReport": "wfops.testing.results",
     "Interrupt": "wfops.engine.types", "TraceEntry": "wfops.engine.types",
     "Scaffold": "wfops.api.scaffold", "init": "wfops.api.scaffold", "schema": "wfops.api.scaffold",

@@ -20,17 +20,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from wfops.api.findings import Report
 from wfops.api.jsonpatch import PatchError, parse_pointer
-from wfops.api.results import (
-    CallOutcome,
-    Capabilities,
-    CapabilityInfo,
-    CompileReport,
-    CopyReport,
-    Report,
-    Run,
-    RunDetails,
-)
 from wfops.dburl import display, is_url, location_of
 from wfops.errors import (
     InvalidArgument,
@@ -49,6 +40,14 @@ from wfops.sources.modules import forget_project_modules
 if TYPE_CHECKING:  # types only: `validate` must not load the engine or the store
     from wfops.api.authoring import FileText, ProjectListing, Skeleton, WriteReport
     from wfops.api.catalog import Catalog
+    from wfops.api.results import (
+        CallOutcome,
+        Capabilities,
+        CapabilityInfo,
+        CompileReport,
+        CopyReport,
+        Run,
+    )
     from wfops.engine.types import TraceEntry
     from wfops.store.protocol import Store
     from wfops.testing.results import TestReport
@@ -216,6 +215,7 @@ class Project:
         that cannot be reached `RefusedError`.
         """
         # deferred: wfops.runner is not needed on the validate cache-hit path (pre-commit)
+        from wfops.api.runs import Run
         from wfops.runner import RunOptions, run_deployment
 
         given = dict(input or {})
@@ -231,6 +231,7 @@ class Project:
         cancelled one, or redrive a failed one from the step that failed.
         `executor`: as for `run`; by default the one the run was started with."""
         # deferred: wfops.runner is not needed on the validate cache-hit path (pre-commit)
+        from wfops.api.runs import Run
         from wfops.runner import ResumeOptions, resume_run
 
         check_json_value(payload, "payload")
@@ -246,6 +247,7 @@ class Project:
         ran top-level step `from_step`, its input overlaid with `input`, and drive it like
         `run`. The original run is not changed; the new one records `forked_from`."""
         # deferred: wfops.runner is not needed on the validate cache-hit path (pre-commit)
+        from wfops.api.runs import Run
         from wfops.runner import ForkOptions, fork_run
 
         given = dict(input or {})
@@ -291,13 +293,17 @@ class Project:
             raise UsageError(f"unknown deployment {deployment!r}: the project has no such deployment and the "
                              "store holds no run of it",
                              hint="deployments: " + (", ".join(self.deployments()) or "none"))
+        # deferred: cache-hit path, which returns only a Report
+        from wfops.api.runs import Run
+
         return [Run.of(r.snapshot, steps=r.steps, created_at=r.created_at, updated_at=r.updated_at,
                        forked_from=_origin(r.meta)) for r in records]
 
     def get_run(self, run_id: str) -> Run:
         """One run, with its input and its state after the last committed step (`details`);
         `orphaned` is set when it is `running` but no process drives it."""
-        # deferred: wfops.runner.state loads the engine and pydantic, which `runs list` does not need
+        # deferred: wfops.runner is not needed on the validate cache-hit path (pre-commit)
+        from wfops.api.runs import Run, RunDetails
         from wfops.runner.state import shown_input_and_state
 
         with self._store(run_id) as store:
@@ -354,6 +360,7 @@ class Project:
         PostgreSQL one), whole runs with their traces and artifacts. Idempotent: runs
         the target holds already are left alone; runs being driven now are skipped."""
         # deferred: wfops.store is not needed on the validate cache-hit path (pre-commit)
+        from wfops.api.results import CopyReport
         from wfops.store import open_store
         from wfops.store.copy import copy_runs
 
@@ -504,3 +511,4 @@ def validate_files(paths: list[str]) -> Report:
 
 
 __all__ = ["Project", "validate_files"]
+

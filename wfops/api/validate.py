@@ -24,7 +24,6 @@ from wfops.loader.project import (
     register,
     validate_document,
 )
-from wfops.loader.yaml import YamlLoadError, load_yaml_text
 
 Kind = Literal["workflow", "deployment", "sources"]
 KINDS: tuple[Kind, ...] = ("workflow", "deployment", "sources")
@@ -156,6 +155,7 @@ def validate_overlay(root: Path, text: str, kind: Kind, path: str | None) -> tup
     # deferred: wfops.compiler.validate is not needed on the validate cache-hit path (pre-commit)
     from wfops.compiler.checks.wftests import test_file_findings
     from wfops.compiler.validate import validate_loaded
+    from wfops.loader.yaml import YamlLoadError, load_yaml_text
 
     if kind not in KINDS:
         raise UsageError(f"unknown kind {kind!r}", hint="kind is one of: " + ", ".join(KINDS))

@@ -16,7 +16,6 @@ from typing import Any
 
 from wfops.errors import RefusedError, UsageError
 from wfops.jsonvalues import check_json_value, deep_merge, parse_json
-from wfops.loader.yaml import YamlLoadError, load_yaml_file, load_yaml_text
 
 
 def run_input(assignments: Iterable[str], input_file: str | None) -> dict[str, Any]:
@@ -46,6 +45,9 @@ def parse_payload(text: str | None) -> Any:
 
 def read_input_file(path: str, flag: str) -> dict[str, Any]:
     """A JSON or YAML mapping, read with the safe loader (JSON is YAML); `-` reads stdin."""
+    # deferred: record-hit path; only `--input-file` reads YAML
+    from wfops.loader.yaml import YamlLoadError, load_yaml_file, load_yaml_text
+
     file = Path(path)
     if path != "-" and not file.is_file():
         raise UsageError(f"{flag} {path}: no such file")

@@ -22,7 +22,6 @@ from wfops.cli.output import print_json, say, warn
 from wfops.cli.progress import ProgressPrinter
 from wfops.errors import RefusedError, WfopsError
 from wfops.report import render
-from wfops.report.summary import append_step_summary
 
 if TYPE_CHECKING:
     from wfops.api import Project, Run
@@ -150,6 +149,9 @@ def _github_summary(project: Project, result: Run) -> None:
     if not path:
         return
     try:
+        # deferred: record-hit path; only a GitHub Actions step writes a summary
+        from wfops.report.summary import append_step_summary
+
         append_step_summary(project.step_summary(result.run_id), path)
     except Exception as exc:  # noqa: BLE001 - the run already finished; the summary is best effort
         warn(f"wfops: warning: could not write the GitHub step summary: {exc}")

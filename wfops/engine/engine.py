@@ -1,7 +1,7 @@
 """The engine: starts runs and resumes interrupted or crashed ones.
 
-It knows nothing of YAML, SQLite or MCP: it takes workflow models, a capability
-resolver and a checkpoint sink, and commits every step through the sink before the
+It knows nothing of YAML, SQLite or MCP: it takes workflows (their normalized forms, plain
+JSON data, or models), a capability resolver and a checkpoint sink, and commits every step through the sink before the
 next one starts. See docs/engine.md for the execution semantics.
 """
 
@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import secrets
 import time
-import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from wfops.engine.errors import InvalidInput, StepFailed
 from wfops.engine.frame import Frame, new_frame
-from wfops.engine.plan import Plan, StepPlan, compile_workflow
+from wfops.engine.plan import Plan, StepPlan, WorkflowSource, compile_workflow
 from wfops.engine.redact import Redactor
 from wfops.engine.run import Paused, RunContext
 from wfops.engine.types import (
@@ -27,7 +27,6 @@ from wfops.engine.types import (
     TraceEntry,
 )
 from wfops.errors import RefusedError
-from wfops.model.workflow import Workflow
 from wfops.schemacheck import first_error, with_defaults
 from wfops.sources.base import Capability
 
@@ -40,7 +39,7 @@ CANCEL_POLL = 0.2
 
 
 class Engine:
-    def __init__(self, workflows: Mapping[str, Workflow], resolver: CapabilityResolver, sink: CheckpointSink, *,
+    def __init__(self, workflows: Mapping[str, WorkflowSource], resolver: CapabilityResolver, sink: CheckpointSink, *,
                  deployment: str | None = None, secrets: Mapping[str, str] | None = None,
                  artifacts: Mapping[str, str] | None = None, max_steps: int = DEFAULT_MAX_STEPS,
                  cancel: CancelSignal | None = None) -> None:
@@ -88,7 +87,7 @@ class Engine:
         if problem is not None:
             raise InvalidInput(self.redactor.text(f"invalid input for workflow {workflow}: {problem}"),
                                hint="fix the deployment `input:` or the values given with --input")
-        run = RunContext(self, run_id or uuid.uuid4().hex, workflow, input)
+        run = RunContext(self, run_id or secrets.token_hex(16), workflow, input)
         run.commit([])
         return await self._drive(run, new_frame(plan, input))
 

@@ -1,27 +1,25 @@
-"""A Workflow model compiled once into what the engine needs per step: parsed paths
+"""A workflow (its normalized form) compiled once into what the engine needs per step: parsed paths
 as closures, routing tables, save targets and the state reducers."""
 
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
+from wfops.compiler.artifact import normalize_workflow
 from wfops.engine.reducers import REDUCERS, Reducer
 from wfops.engine.values import Getter, Predicate, compile_condition, compile_value
-from wfops.model.kinds import StepKind
+from wfops.model.kinds import STEP_KEYS, StepKind, raw_kind
 from wfops.model.paths import parse_save_target
-from wfops.model.workflow import (
-    CallStep,
-    ConditionStep,
-    EndStep,
-    ForeachStep,
-    InterruptStep,
-    ParallelStep,
-    Step,
-    SubworkflowStep,
-    Workflow,
-)
+
+if TYPE_CHECKING:
+    from wfops.model.workflow import Workflow
+
+#: What the engine plans from: a workflow's normalized form (plain JSON data, as the gate
+#: record and the store keep it) or, from callers that hold one, its model.
+WorkflowSource: TypeAlias = "Workflow | Mapping[str, Any]"
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,80 +91,98 @@ class Plan:
         return copy.deepcopy(self.initial_state) if self.initial_state else {}
 
 
-def _common(plan: StepPlan,
-            step: CallStep | SubworkflowStep | ConditionStep | ForeachStep | ParallelStep | InterruptStep) -> None:
-    plan.routes = step.routes()
-    retry = getattr(step, "retry", None)
+def _common(plan: StepPlan, step: Mapping[str, Any]) -> None:
+    plan.routes = dict(step.get("on") or {})
+    retry = step.get("retry")
     if retry is not None:
-        plan.attempts, plan.backoff = retry.attempts, retry.backoff
-    plan.timeout = getattr(step, "timeout", None)
-    catch = getattr(step, "catch", None)
+        plan.attempts, plan.backoff = retry["attempts"], retry["backoff"]
+    plan.timeout = step.get("timeout")
+    catch = step.get("catch")
     if catch is not None:
-        plan.catch_next = catch.next
-        plan.catch_save = compile_save(catch.save)
+        plan.catch_next = catch["next"]
+        plan.catch_save = compile_save(catch.get("save"))
 
 
-def compile_step(step: Step) -> StepPlan:
-    if isinstance(step, CallStep):
-        plan = StepPlan(step.id, step.kind, uses=step.uses, with_=compile_value(step.with_),
-                        save=compile_save(step.save))
-    elif isinstance(step, SubworkflowStep):
-        plan = StepPlan(step.id, step.kind, workflow=step.workflow, with_=compile_value(step.with_),
-                        save=compile_save(step.save))
-    elif isinstance(step, ConditionStep):
-        plan = StepPlan(step.id, step.kind, condition=compile_condition(step.if_),
-                        condition_value=compile_value(step.if_))
-    elif isinstance(step, ForeachStep):
-        plan = StepPlan(step.id, step.kind, uses=step.uses, workflow=step.workflow,
-                        with_=compile_value(step.with_), save=compile_save(step.save),
-                        foreach=compile_value(step.foreach), parallel=step.mode == "parallel",
-                        concurrency=step.concurrency, on_item_error=step.on_item_error,
-                        errors=compile_save(step.errors), save_each=compile_save(step.save_each))
-    elif isinstance(step, ParallelStep):
-        plan = StepPlan(step.id, step.kind, on_branch_error=step.on_branch_error, errors=compile_save(step.errors))
-    elif isinstance(step, InterruptStep):
-        plan = StepPlan(step.id, step.kind, interrupt=step.interrupt, request=compile_value(step.request),
-                        resume_schema=step.resume_schema, save=compile_save(step.save))
-    elif isinstance(step, EndStep):
-        return StepPlan(step.id, step.kind, end=step.end)
-    else:  # pragma: no cover - the model's union is closed
-        raise TypeError(f"unknown step type {type(step).__name__}")
+def compile_step(step: Mapping[str, Any]) -> StepPlan:
+    """One step of a normalized workflow (see `wfops.compiler.artifact`: defaults filled in,
+    `next` already folded into `on`, unset keys absent)."""
+    kind = raw_kind(step)
+    sid = step["id"]
+    if kind == "call":
+        plan = StepPlan(sid, kind, uses=step["uses"], with_=compile_value(step.get("with", {})),
+                        save=compile_save(step.get("save")))
+    elif kind == "workflow":
+        plan = StepPlan(sid, kind, workflow=step["workflow"], with_=compile_value(step.get("with", {})),
+                        save=compile_save(step.get("save")))
+    elif kind == "condition":
+        plan = StepPlan(sid, kind, routes={"then": step["then"], "else": step["else"]},
+                        condition=compile_condition(step["if"]), condition_value=compile_value(step["if"]))
+        return plan
+    elif kind == "foreach":
+        plan = StepPlan(sid, kind, uses=step.get("uses"), workflow=step.get("workflow"),
+                        with_=compile_value(step.get("with", {})), save=compile_save(step.get("save")),
+                        foreach=compile_value(step["foreach"]), parallel=step.get("mode", "serial") == "parallel",
+                        concurrency=step.get("concurrency"), on_item_error=step.get("on_item_error", "fail"),
+                        errors=compile_save(step.get("errors")), save_each=compile_save(step.get("save_each")))
+    elif kind == "parallel":
+        plan = StepPlan(sid, kind, on_branch_error=step.get("on_branch_error", "fail"),
+                        errors=compile_save(step.get("errors")))
+    elif kind == "interrupt":
+        plan = StepPlan(sid, kind, interrupt=step["interrupt"], request=compile_value(step.get("request")),
+                        resume_schema=step.get("resume_schema"), save=compile_save(step.get("save")))
+    elif kind == "end":
+        return StepPlan(sid, kind, end=step["end"])
+    else:
+        raise ValueError(f"step {sid!r} has none of the keys {', '.join(STEP_KEYS)}")
     _common(plan, step)
     return plan
 
 
-def _compile_steps(workflow: Workflow, steps: list[Step]) -> dict[str, StepPlan]:
-    plans = {step.id: compile_step(step) for step in steps}
+def _compile_steps(workflow: Mapping[str, Any], steps: list[Mapping[str, Any]]) -> dict[str, StepPlan]:
+    plans = {step["id"]: compile_step(step) for step in steps}
     for step in steps:
-        if isinstance(step, ParallelStep):
-            plans[step.id].branches = {name: _branch_plan(workflow, branch) for name, branch in step.parallel.items()}
+        branches = step.get("parallel")
+        if branches and raw_kind(step) == "parallel":
+            plans[step["id"]].branches = {name: _branch_plan(workflow, branch) for name, branch in branches.items()}
     return plans
 
 
-def _branch_plan(workflow: Workflow, steps: list[Step]) -> Plan:
+def _branch_plan(workflow: Mapping[str, Any], steps: list[Mapping[str, Any]]) -> Plan:
     """A parallel branch runs as a frame of its own: the workflow's state fields, its own steps."""
-    whole = compile_workflow(workflow, steps_only=True)
-    whole.start, whole.steps = steps[0].id, _compile_steps(workflow, steps)
+    whole = _compile(workflow, steps_only=True)
+    whole.start, whole.steps = steps[0]["id"], _compile_steps(workflow, steps)
     return whole
 
 
-def compile_workflow(workflow: Workflow, *, steps_only: bool = False) -> Plan:
-    initial = {name: f.json_schema()["default"] for name, f in workflow.state.items()
-               if "default" in f.json_schema()}
+def compile_workflow(workflow: WorkflowSource) -> Plan:
+    """The plan of a workflow, from its normalized form (a record, a stored artifact) or a model."""
+    if not isinstance(workflow, Mapping):
+        workflow = normalize_workflow(workflow)
+    return _compile(workflow)
+
+
+def _state_schema(spec: Mapping[str, Any]) -> dict[str, Any]:
+    """A normalized state field is its JSON Schema plus `reducer`."""
+    return {key: value for key, value in spec.items() if key != "reducer"}
+
+
+def _compile(workflow: Mapping[str, Any], *, steps_only: bool = False) -> Plan:
+    state: Mapping[str, Mapping[str, Any]] = workflow.get("state") or {}
+    fields = {name: _state_schema(spec) for name, spec in state.items()}
+    output = workflow.get("output")
     return Plan(
-        name=workflow.name,
-        start=workflow.start_step,
-        steps={} if steps_only else _compile_steps(workflow, workflow.steps),
-        reducers={name: REDUCERS[f.reducer] for name, f in workflow.state.items()},
-        initial_state=initial,
-        input_schema=None if steps_only else workflow.input,
-        output=compile_value(workflow.output) if workflow.output is not None and not steps_only else None,
-        output_schema=None if steps_only else workflow.output_schema,
-        state_schemas=(schemas := {name: schema for name, f in workflow.state.items()
-                                   if _constrains(schema := f.json_schema())}),
+        name=workflow["name"],
+        start=workflow.get("start") or workflow["steps"][0]["id"],
+        steps={} if steps_only else _compile_steps(workflow, workflow["steps"]),
+        reducers={name: REDUCERS[spec.get("reducer", "replace")] for name, spec in state.items()},
+        initial_state={name: schema["default"] for name, schema in fields.items() if "default" in schema},
+        input_schema=None if steps_only else workflow.get("input"),
+        output=compile_value(output) if output is not None and not steps_only else None,
+        output_schema=None if steps_only else workflow.get("output_schema"),
+        state_schemas=(schemas := {name: schema for name, schema in fields.items() if _constrains(schema)}),
         list_schemas={name: {k: v for k, v in schema.items() if k not in _LIST_SIZE}
                       for name, schema in schemas.items()},
-        timeout=None if steps_only else workflow.timeout,
+        timeout=None if steps_only else workflow.get("timeout"),
     )
 
 

@@ -10,13 +10,13 @@ from typing import TYPE_CHECKING, Any
 from wfops.dburl import location_of
 from wfops.diagnostics import Diagnostic, error
 from wfops.errors import ProjectNotFound
-from wfops.loader.schema_errors import schema_diagnostics
-from wfops.loader.yaml import Document, YamlLoadError, load_yaml_file
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-__all__ = ["Loaded", "Project", "find_root", "load_project", "project_db_path", "schema_diagnostics",
+    from wfops.loader.yaml import Document
+
+__all__ = ["Loaded", "Project", "find_root", "load_project", "project_db_path",
            "validate_document", "yaml_files"]
 
 SOURCES_FILE = "sources.yaml"
@@ -131,6 +131,9 @@ def register(project: Project, table: dict[str, Loaded], loaded: Loaded, what: s
 def _load(project: Project, path: Path, model: type[BaseModel]) -> Loaded | None:
     # The path as listed (a symlink keeps its own name), relative to the root.
     rel = path.relative_to(project.root).as_posix()
+    # deferred: record-hit path, which finds the root and the store but reads no YAML
+    from wfops.loader.yaml import YamlLoadError, load_yaml_file
+
     try:
         refusal = _refuse_path(project, path, rel)
         if refusal is not None:
@@ -167,6 +170,9 @@ def _refuse_path(project: Project, path: Path, rel: str) -> Diagnostic | None:
 def validate_document(doc: Document, model: type[BaseModel]) -> tuple[Any, list[Diagnostic]]:
     """Validate loaded data against a pydantic model; each error points at its node."""
     from pydantic import ValidationError  # deferred: pydantic (~30 ms), see load_project
+
+    # deferred: record-hit path (its messages are built only when a document is invalid)
+    from wfops.loader.schema_errors import schema_diagnostics
 
     try:
         return model.model_validate(doc.data), []

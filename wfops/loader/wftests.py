@@ -12,7 +12,6 @@ from wfops.diagnostics import Diagnostic, error
 from wfops.errors import UsageError
 from wfops.loader.guard import inside_project, relative_name
 from wfops.loader.project import Loaded, validate_document
-from wfops.loader.yaml import YamlLoadError, load_yaml_file
 
 TESTS_DIR = "tests"
 SUFFIXES = (".wftest.yaml", ".wftest.yml")
@@ -51,6 +50,10 @@ def find_test_files(root: Path, paths: list[str] | None = None, *, base: Path | 
 
 def load_test_files(root: Path, files: list[Path]) -> tuple[list[Loaded], list[Diagnostic]]:
     """Each file parsed and schema-checked; a file that does not load is left out with its findings."""
+    if not files:  # a project without test files does not build the test-file models
+        return [], []
+    # deferred: record-hit path, which only lists test files
+    from wfops.loader.yaml import YamlLoadError, load_yaml_file
     from wfops.model.wftest import TestFile  # deferred: pydantic (~35 ms), for test files only
 
     loaded: list[Loaded] = []

@@ -35,3 +35,11 @@ def walk_steps(steps: list[Any], at: tuple[Any, ...] = ("steps",)) -> Iterator[t
         yield (*at, index), step
         for name, branch in (getattr(step, "parallel", None) or {}).items():
             yield from walk_steps(branch, (*at, index, "parallel", name))
+
+
+def raw_kind(step: Any) -> StepKind | None:
+    """The kind of a step given as plain data (a raw or normalized step), by its first kind key."""
+    for kind, key in KIND_KEYS.items():
+        if key in step:
+            return kind
+    return None

@@ -26,10 +26,10 @@ from typing import TYPE_CHECKING, Any
 
 from wfops.atomic import write_atomic
 from wfops.compiler import cache
-from wfops.compiler.artifact import load_artifact
+from wfops.compiler.artifact import MISSING, artifact_hash
 from wfops.diagnostics import Diagnostic
 from wfops.errors import WfopsError
-from wfops.lockfile import LOCK_NAME
+from wfops.loader.project import LOCK_FILE, SOURCES_FILE
 from wfops.runner.sources import used_refs
 from wfops.sources.registry import load_python_source
 from wfops.sources.std import StdSource
@@ -37,8 +37,8 @@ from wfops.statedir import make_state_dir
 
 if TYPE_CHECKING:
     from wfops.compiler.validate import Validation
+    from wfops.engine.plan import WorkflowSource
     from wfops.lock.gate import Gate
-    from wfops.model.workflow import Workflow
     from wfops.sources.base import Capability, Source
 
 RECORDS = Path(".wfops") / "cache" / "runs"
@@ -51,7 +51,8 @@ class Ready:
     """What a run starts from, whether the full gate decided it or its record."""
 
     workflow: str                                   # the root workflow's name
-    workflows: dict[str, Workflow]                  # root + every subworkflow it needs
+    workflows: dict[str, WorkflowSource]            # root + every subworkflow it needs: models after
+                                                    # the full gate, normalized forms from a record
     artifacts: dict[str, str]                       # workflow name -> artifact hash
     normalized: dict[str, dict[str, Any]]           # artifact hash -> normalized workflow
     bindings: dict[str, str]                        # logical source -> concrete id
@@ -103,7 +104,10 @@ def recorded(root: Path, deployment: str) -> Ready | None:
             return None
         artifacts: dict[str, str] = dict(entry["artifacts"])
         normalized: dict[str, dict[str, Any]] = dict(entry["normalized"])
-        return Ready(entry["workflow"], {wf: load_artifact(normalized[digest]) for wf, digest in artifacts.items()},
+        if not _artifacts_intact(artifacts, normalized):
+            return None
+        # The engine plans from the normalized forms themselves: a hit builds no workflow model.
+        return Ready(entry["workflow"], {wf: normalized[digest] for wf, digest in artifacts.items()},
                      artifacts, normalized, dict(entry["bindings"]),
                      warnings=[Diagnostic(**d) for d in entry["warnings"]],
                      input=dict(entry["input"]), secrets=list(entry["secrets"]),
@@ -111,6 +115,29 @@ def recorded(root: Path, deployment: str) -> Ready | None:
                      executor=str(entry["executor"]))
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
+
+
+def _artifacts_intact(artifacts: Mapping[str, str], normalized: Mapping[str, Mapping[str, Any]]) -> bool:
+    """Every recorded workflow still hashes to its artifact hash (children included): a record
+    edited or damaged by hand is a miss, not a run of something the gate never passed."""
+    for digest in artifacts.values():
+        form = normalized[digest]
+        children = {name: artifacts.get(name, MISSING) for name in _called_names(form["steps"])}
+        if artifact_hash(form, children) != digest:
+            return False
+    return True
+
+
+def _called_names(steps: Iterable[Mapping[str, Any]]) -> list[str]:
+    """The workflows a normalized workflow calls, in `called_workflows` order."""
+    names: list[str] = []
+    for step in steps:
+        name = step.get("workflow")
+        if isinstance(name, str) and name not in names:
+            names.append(name)
+        for branch in (step.get("parallel") or {}).values():
+            names.extend(n for n in _called_names(branch) if n not in names)
+    return names
 
 
 def from_gate(gate: Gate, **rest: Any) -> Ready:
@@ -171,7 +198,7 @@ def save(root: Path, deployment: str, validation: Validation, ready: Ready,
     uncached). Called after the gate passed and the sources the run calls are open."""
     project = validation.project
     loaded = project.deployments[deployment]
-    files = [loaded.file, *(project.workflows[wf].file for wf in ready.workflows), "sources.yaml", LOCK_NAME]
+    files = [loaded.file, *(project.workflows[wf].file for wf in ready.workflows), SOURCES_FILE, LOCK_FILE]
     places: dict[str, str | None] = {rel: cache.file_hash(root / rel) for rel in files}
     places.update(cache.python_inputs(root))
     contracts: dict[str, str] = {}

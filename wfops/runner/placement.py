@@ -10,7 +10,6 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from wfops.errors import WfopsError
-from wfops.lockfile import read_lock
 from wfops.sources.base import Source
 from wfops.sources.executor import Executor, ExecutorChoice, make_executor
 
@@ -18,6 +17,9 @@ from wfops.sources.executor import Executor, ExecutorChoice, make_executor
 def locked_contracts(root: Path, deployment: str | None, sources: Mapping[str, Source],
                      ids: Iterable[str]) -> dict[str, str]:
     """Concrete ref -> the lock's contract hash, for the python sources the run uses."""
+    # deferred: record-hit path; only a run placed on another executor reads the lock
+    from wfops.lockfile import read_lock
+
     try:
         lock = read_lock(root)
     except WfopsError:
