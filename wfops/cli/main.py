@@ -13,6 +13,8 @@ import os
 import sys
 from typing import Any
 
+from wfops.cli import exits
+from wfops.cli.exits import INTERRUPTED
 from wfops.errors import UsageError as WfopsUsageError
 from wfops.errors import WfopsError
 
@@ -25,16 +27,12 @@ def main(argv: list[str] | None = None) -> None:
     except SystemExit:
         raise
     except KeyboardInterrupt:
-        # deferred: cache-hit path (a hit that succeeds needs no exit code but 0/1)
-        from wfops.cli.exits import INTERRUPTED
-
         sys.stderr.write("wfops: interrupted\n")
         sys.exit(INTERRUPTED)
     except BrokenPipeError:
         sys.exit(0)
     except BaseException as exc:  # noqa: BLE001 - the boundary: never a raw traceback
-        # deferred: cache-hit path (a hit neither fails nor crashes)
-        from wfops.cli import exits
+        # deferred: cache-hit path (a hit neither fails nor crashes: no crash log, no URL to redact)
         from wfops.cli.crash import report_crash
         from wfops.dburl import redact
 
@@ -85,7 +83,6 @@ def _run_typer(args: list[str]) -> int:
     from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
 
     from wfops.cli.app import app
-    from wfops.cli.exits import INTERRUPTED
 
     try:
         code = app(args=args, standalone_mode=False, prog_name="wfops")

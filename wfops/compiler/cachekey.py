@@ -54,6 +54,10 @@ def file_hash(path: Path) -> str | None:
 def tool_fingerprint() -> str:
     """This wfops (its code, an editable install's included, version and Python): changes
     whenever any of them does, so a result it recorded holds for it only."""
+    return _tool_fingerprint()
+
+
+def _tool_fingerprint() -> str:
     digest = sha256(f"{FORMAT}|{sys.version}|{getattr(wfops, '__version__', '')}".encode())
     package = Path(wfops.__file__).parent
     for dirpath, dirnames, filenames in os.walk(package):
@@ -66,7 +70,7 @@ def tool_fingerprint() -> str:
 
 
 def cache_key(root: Path) -> str:
-    digest = sha256(tool_fingerprint().encode())
+    digest = sha256(_tool_fingerprint().encode())
     for path in input_files(root):
         # surrogateescape: a file name that is not UTF-8 must not crash the key (the loader reports it)
         digest.update(f"{path.relative_to(root).as_posix()}\0{file_hash(path)}\n".encode("utf-8", "surrogateescape"))
