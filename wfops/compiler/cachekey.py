@@ -21,8 +21,11 @@ try:
     # The same SHA-256 as hashlib's, from the C module that hashlib falls back to: hashlib
     # itself would load OpenSSL (~3 ms), about a fifth of a hit.
     from _sha256 import sha256  # type: ignore[import-not-found]
-except ImportError:  # pragma: no cover - a Python built without it (3.12+ calls it _sha2)
-    from hashlib import sha256
+except ImportError:  # pragma: no cover - Python 3.12+ calls it _sha2; a build may have neither
+    try:
+        from _sha2 import sha256  # type: ignore[import-not-found]
+    except ImportError:
+        from hashlib import sha256
 
 CACHE_FILE = Path(".wfops") / "cache" / "validate.json"
 # 2: diagnostics carry their subject; 3: deployment files; 4: python inputs include failed and
