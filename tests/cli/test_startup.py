@@ -56,3 +56,34 @@ def test_python_m_wfops_help() -> None:
     assert "Usage: wfops" in done.stdout and "╭" not in done.stdout  # plain help, no rich boxes
     assert "Usage:" in done.stdout and "validate" in done.stdout and "schema" in done.stdout
     assert done.stderr == ""
+
+
+HIT = """
+import json, sys
+from wfops.cli.main import main
+try:
+    main(sys.argv[1:])
+except SystemExit as exc:
+    print(exc.code)
+print(json.dumps(sorted(sys.modules)))
+"""
+
+# Everything wfops a whole-project cache hit may load: the entry point, the route, the key.
+HIT_MODULES = {"wfops", "wfops.errors", "wfops.cli", "wfops.cli.main", "wfops.cli.exits", "wfops.cli.validate_fast", "wfops.api",
+               "wfops.api.validate_hit", "wfops.compiler", "wfops.compiler.cachekey", "wfops.loader",
+               "wfops.loader.root", "wfops.loader.testfiles"}
+
+
+@pytest.mark.parametrize("args", [["validate"], ["validate", "--format", "json"]], ids=["text", "json"])
+def test_a_validate_cache_hit_loads_only_the_key_and_the_replay(make_project, args: list[str]) -> None:
+    # A project with findings: the replay answers errors too, with their exit code.
+    root = make_project({"workflows/w.yaml": "name: w\nsteps:\n  - id: a\n    uses: nope.x\n    next: end\n"})
+    runs = [subprocess.run([sys.executable, "-c", HIT, *args], cwd=root, capture_output=True, text=True, timeout=60,
+                           env=process_env()) for _ in range(2)]
+    *_, code, loaded_json = runs[1].stdout.splitlines()
+    loaded = set(json.loads(loaded_json))
+    assert runs[0].stdout.splitlines()[:-1] == runs[1].stdout.splitlines()[:-1] and code == "1"
+    assert {m for m in loaded if m.split(".")[0] == "wfops"} == HIT_MODULES
+    assert sorted(loaded & {"dataclasses", "hashlib", "_hashlib", "inspect", "wfops.diagnostics"}) == []
+    # the first run (a miss) did the work: the probe sees a miss load what a hit spares
+    assert "wfops.diagnostics" in json.loads(runs[0].stdout.splitlines()[-1])

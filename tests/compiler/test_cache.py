@@ -11,7 +11,7 @@ import pytest
 from tests.conftest import write
 from tests.harness import process_env
 from wfops.api.validate import project_diagnostics
-from wfops.compiler import cache
+from wfops.compiler import cache, cachekey
 from wfops.compiler.validate import validate_project
 
 HELPER_SOURCES = "sources:\n  nodes: {kind: python, module: nodes}\n  helped: {kind: python, module: helped}\n"
@@ -29,7 +29,7 @@ def hit(root: Path) -> bool:
 @pytest.fixture(autouse=True)
 def stable_tool(monkeypatch) -> None:
     """Other work on the wfops code itself must not turn a hit into a miss mid-test."""
-    monkeypatch.setattr(cache, "_tool_fingerprint", lambda: "this wfops")
+    monkeypatch.setattr(cachekey, "_tool_fingerprint", lambda: "this wfops")
 
 
 @pytest.fixture
@@ -74,7 +74,7 @@ def test_python_edit_changes_the_result(warmed: Path) -> None:
 
 
 def test_wfops_code_change_misses(warmed: Path, monkeypatch) -> None:
-    monkeypatch.setattr(cache, "_tool_fingerprint", lambda: "another wfops")
+    monkeypatch.setattr(cachekey, "_tool_fingerprint", lambda: "another wfops")
     assert not hit(warmed)
 
 
@@ -170,3 +170,13 @@ def test_a_package_appearing_where_an_import_looked_misses(project) -> None:
     write(root, {"helper/__init__.py": HELPER})
     assert not hit(root)
     assert codes(root) == []
+
+
+def test_the_key_is_sha256_without_hashlib(tmp_path: Path) -> None:
+    # A hit hashes with the C module hashlib falls back to, not hashlib (OpenSSL): the same digests.
+    import hashlib
+
+    data = bytes(range(256)) * 300
+    (tmp_path / "f").write_bytes(data)
+    assert cache.file_hash(tmp_path / "f") == hashlib.sha256(data).hexdigest()
+    assert cache.file_hash(tmp_path / "missing") is None

@@ -13,7 +13,7 @@ import pytest
 from tests.conftest import write
 from tests.harness import process_env, run_cli
 from tests.lock.conftest import FILES
-from wfops.compiler import cache
+from wfops.compiler import cachekey
 from wfops.runner import gate_record
 from wfops.runner.gate_record import record_path, recorded
 
@@ -23,7 +23,7 @@ def _stable(monkeypatch: pytest.MonkeyPatch) -> None:
     # Edits within one second keep the size and mtime: a cached .pyc would hide them.
     monkeypatch.setattr("sys.dont_write_bytecode", True)
     # Other work on the wfops code itself must not turn a hit into a miss mid-test.
-    monkeypatch.setattr(cache, "_tool_fingerprint", lambda: "this wfops")
+    monkeypatch.setattr(cachekey, "_tool_fingerprint", lambda: "this wfops")
 
 
 def run(root: Path, name: str = "hello.local") -> dict:
@@ -83,7 +83,7 @@ def test_a_change_to_what_the_deployment_depends_on_misses(recorded_project: Pat
 
 
 def test_another_wfops_misses(recorded_project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(cache, "_tool_fingerprint", lambda: "another wfops")
+    monkeypatch.setattr(cachekey, "_tool_fingerprint", lambda: "another wfops")
     assert not hit(recorded_project)
 
 

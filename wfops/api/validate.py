@@ -6,12 +6,13 @@ which findings are reported. Every path goes through the one project path guard.
 
 from __future__ import annotations
 
+import io
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from wfops.compiler import cache
-from wfops.diagnostics import Diagnostic, error, sort_key
+from wfops.diagnostics import Diagnostic, error, has_errors, sort_key
 from wfops.errors import UsageError
 from wfops.loader.guard import inside_project, relative_name
 from wfops.loader.project import (
@@ -24,6 +25,7 @@ from wfops.loader.project import (
     register,
     validate_document,
 )
+from wfops.report import render
 
 Kind = Literal["workflow", "deployment", "sources"]
 KINDS: tuple[Kind, ...] = ("workflow", "deployment", "sources")
@@ -101,8 +103,19 @@ def project_diagnostics(root: Path) -> tuple[list[Diagnostic], dict[str, str]]:
     validation = validate_project(root)
     diagnostics = sorted([*validation.diagnostics, *test_file_findings(validation.project)], key=sort_key)
     deployments = {loaded.file: name for name, loaded in validation.project.deployments.items()}
-    cache.store(root, key, diagnostics, deployments)
+    cache.store(root, key, diagnostics, deployments, replay=_rendered(diagnostics))
     return diagnostics, deployments
+
+
+def _rendered(diagnostics: list[Diagnostic]) -> dict[str, Any]:
+    """The whole project's report as `validate` prints it in each replayed format, for a cache
+    hit to print without building a finding (`wfops.api.validate_hit`)."""
+    replay: dict[str, Any] = {"ok": not has_errors(diagnostics)}
+    for fmt in cache.REPLAYED:
+        out = io.StringIO()
+        render(diagnostics, fmt, out)
+        replay[fmt] = out.getvalue()
+    return replay
 
 
 def validate_paths(root: Path, paths: list[str], base: Path | None) -> list[Diagnostic]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import tempfile
+import traceback
 from pathlib import Path
 
 from wfops.cli.exits import CRASH
@@ -11,9 +12,6 @@ from wfops.dburl import redact
 
 
 def report_crash(exc: BaseException) -> int:
-    # deferred: cache-hit path; traceback (with linecache and tokenize) is for crashes only
-    import traceback
-
     # A store URL's password must not reach the log even through an unexpected error.
     text = redact("".join(traceback.format_exception(exc)))
     try:

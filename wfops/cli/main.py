@@ -14,10 +14,7 @@ import sys
 from typing import Any
 
 from wfops.cli import exits
-from wfops.cli.crash import report_crash
 from wfops.cli.exits import INTERRUPTED
-from wfops.cli.output import print_json
-from wfops.dburl import redact
 from wfops.errors import UsageError as WfopsUsageError
 from wfops.errors import WfopsError
 
@@ -35,6 +32,10 @@ def main(argv: list[str] | None = None) -> None:
     except BrokenPipeError:
         sys.exit(0)
     except BaseException as exc:  # noqa: BLE001 - the boundary: never a raw traceback
+        # deferred: cache-hit path (a hit neither fails nor crashes: no crash log, no URL to redact)
+        from wfops.cli.crash import report_crash
+        from wfops.dburl import redact
+
         if isinstance(exc, WfopsError):
             sys.stderr.write(f"wfops: error: {redact(exc.message)}\n")
             if exc.hint:
@@ -112,6 +113,7 @@ def _json_refusal(args: list[str], message: str) -> None:
     if len(args) < 1 or args[0] not in ("run", "resume") or "--json" not in args:
         return
     # deferred: the run command (and the API behind it) is not needed on the validate cache-hit path
+    from wfops.cli.output import print_json
     from wfops.cli.run_cmd import refusal
 
     print_json(refusal(WfopsUsageError(message), run_id=None, deployment=None))

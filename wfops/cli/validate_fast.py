@@ -5,13 +5,17 @@ TypeAdapter for every parameter of the command it runs, which costs ~100 ms
 before any work. The plain forms (`validate [PATHS...] [--format F] [--project P]`)
 are parsed here instead; anything else (help, unknown or combined flags) returns
 None and goes through typer as usual, so usage errors read the same.
+
+The whole project, unchanged since the last validate (the pre-commit case), is answered
+from the cache by `wfops.api.validate_hit` before the rest of the command is imported.
 """
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
-from wfops.cli.validate_cmd import run
+from wfops.api.validate_hit import replay_project_report
 
 _VALUED = {"--format": "format", "-f": "format", "--project": "project"}
 
@@ -45,5 +49,12 @@ def fast_validate(argv: list[str]) -> int | None:
     options = parse(argv)
     if options is None:
         return None
+    if not options["paths"]:
+        hit = replay_project_report(options["project"], options["format"])
+        if hit is not None:
+            sys.stdout.write(hit[0])
+            return 0 if hit[1] else 1
+    # deferred: cache-hit path (a hit answers above without the API's Project or the reporters)
+    from wfops.cli.validate_cmd import run
 
     return run(**options)

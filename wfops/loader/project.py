@@ -9,43 +9,17 @@ from typing import TYPE_CHECKING, Any
 
 from wfops.dburl import location_of
 from wfops.diagnostics import Diagnostic, error
-from wfops.errors import ProjectNotFound
+from wfops.loader.root import DEPLOYMENTS_DIR, LOCK_FILE, SOURCES_FILE, WORKFLOWS_DIR, find_root
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
     from wfops.loader.yaml import Document
 
-__all__ = ["Loaded", "Project", "find_root", "load_project", "project_db_path",
-           "validate_document", "yaml_files"]
+__all__ = ["DEPLOYMENTS_DIR", "LOCK_FILE", "SOURCES_FILE", "WORKFLOWS_DIR", "Loaded", "Project", "find_root",
+           "load_project", "project_db_path", "validate_document", "yaml_files"]
 
-SOURCES_FILE = "sources.yaml"
-LOCK_FILE = "wfops.lock"
-WORKFLOWS_DIR = "workflows"
-DEPLOYMENTS_DIR = "deployments"
 STATE_DIR = ".wfops"
-
-
-def find_root(start: Path | None = None, explicit: Path | str | None = None) -> Path:
-    """The nearest directory upward holding sources.yaml or wfops.lock; `explicit` (--project) wins."""
-    if explicit is not None:
-        root = Path(explicit).resolve()
-        if not root.is_dir():
-            what = "not a directory" if root.exists() else "no such directory"
-            raise ProjectNotFound(f"--project {explicit}: {what}", hint="give the directory that holds sources.yaml")
-        # A wrong directory would otherwise validate as an empty project: "ok" for nothing checked.
-        if not any((root / marker).exists() for marker in (SOURCES_FILE, LOCK_FILE, "workflows", "deployments")):
-            raise ProjectNotFound(f"--project {explicit}: not a wfops project (no {SOURCES_FILE}, {LOCK_FILE}, "
-                                  "workflows/ or deployments/ in it)",
-                                  hint="give the project's root directory, or run `wfops init` there")
-        return root
-    here = (start or Path.cwd()).resolve()
-    for candidate in (here, *here.parents):
-        if (candidate / SOURCES_FILE).is_file() or (candidate / LOCK_FILE).is_file():
-            return candidate
-    raise ProjectNotFound(
-        f"no wfops project here: no {SOURCES_FILE} or {LOCK_FILE} in {here} or above",
-        hint="run `wfops init` to create one, or pass --project DIR")
 
 
 @dataclass

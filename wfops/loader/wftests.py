@@ -12,21 +12,7 @@ from wfops.diagnostics import Diagnostic, error
 from wfops.errors import UsageError
 from wfops.loader.guard import inside_project, relative_name
 from wfops.loader.project import Loaded, validate_document
-
-TESTS_DIR = "tests"
-SUFFIXES = (".wftest.yaml", ".wftest.yml")
-
-
-def is_test_file(path: Path) -> bool:
-    return path.name.endswith(SUFFIXES)
-
-
-def _walk(directory: Path) -> list[Path]:
-    found: list[Path] = []
-    for path in sorted(directory.rglob("*.wftest.y*ml")):
-        if is_test_file(path) and path.is_file() and not any(p.startswith(".") for p in path.parts[-8:-1]):
-            found.append(path)
-    return found
+from wfops.loader.testfiles import is_test_file, project_test_files, walk_test_files
 
 
 def find_test_files(root: Path, paths: list[str] | None = None, *, base: Path | None = None) -> list[Path]:
@@ -34,12 +20,12 @@ def find_test_files(root: Path, paths: list[str] | None = None, *, base: Path | 
     project: `UsageError` otherwise), default the project's `tests/` folder, recursively."""
     root = root.resolve()
     if not paths:
-        return _walk(root / TESTS_DIR) if (root / TESTS_DIR).is_dir() else []
+        return project_test_files(root)
     files: list[Path] = []
     for raw in paths:
         where = inside_project(root, raw, base=base, what="test path")
         if where.is_dir():
-            files.extend(_walk(where))
+            files.extend(walk_test_files(where))
         elif not is_test_file(where):
             raise UsageError(f"{raw} is not a workflow test file",
                              hint="test files are named *.wftest.yaml; give one, or a folder holding them")
