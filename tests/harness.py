@@ -29,6 +29,7 @@ import json
 import os
 import sys
 import threading
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -178,6 +179,18 @@ def cli(*args: str, cwd: Path | str | None = None, env: Mapping[str, str | None]
     sys.stdout.write(done.stdout)
     sys.stderr.write(done.stderr)
     return done.code
+
+
+def wait_for(check: Callable[[], T], *, what: str = "condition", timeout: float = 60.0) -> T:
+    """Poll `check()` until it returns something truthy, and return that; fail the test after
+    `timeout` seconds (a guard against a hang, not a speed bound)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = check()
+        if found:
+            return found
+        time.sleep(0.02)
+    raise AssertionError(f"timed out waiting for {what}")
 
 
 def finishes(fn: Callable[[], T], guard: float = 60) -> T:

@@ -14,6 +14,7 @@ import pytest
 
 import wfops
 from tests.dask.project import OPS, drifted, make_dask_project, read_log
+from tests.harness import wait_for
 from tests.runner.helpers import as_json, env_for, spawn
 from tests.runner.helpers import wfops as cli
 
@@ -23,16 +24,6 @@ pytestmark = pytest.mark.slow
 def _run(root: Path, deployment: str, **values: Any) -> Any:
     done = cli(root, "run", deployment, "--json", *[a for k, v in values.items() for a in ("-i", f"{k}={json.dumps(v)}")])
     return done, as_json(done)
-
-
-def _wait_for(check: Any, what: str, guard: float = 60) -> Any:
-    deadline = time.monotonic() + guard
-    while time.monotonic() < deadline:
-        found = check()
-        if found:
-            return found
-        time.sleep(0.05)
-    raise AssertionError(f"gave up waiting for {what}")
 
 
 def test_items_run_in_worker_processes_and_come_back_in_item_order(cluster: Any, tmp_path: Path) -> None:
@@ -99,7 +90,7 @@ def test_a_worker_killed_mid_task_costs_only_a_retry(cluster: Any, tmp_path: Pat
     driver = spawn(root, "run", "fan.dask", "--json", "-i", "items=[0,1,2,3,4,5]", "-i", f"log={log}",
                    "-i", "pause_at=2", "-i", f"ready={ready}", env=env_for())
     try:
-        pid = int(_wait_for(lambda: ready.exists() and ready.read_text(), "item 2 to start on a worker"))
+        pid = int(wait_for(lambda: ready.exists() and ready.read_text(), what="item 2 to start on a worker"))
         assert pid != driver.pid
         os.kill(pid, signal.SIGKILL)
         stdout, stderr = driver.communicate(timeout=120)
@@ -130,7 +121,7 @@ def test_a_driver_killed_mid_foreach_and_resumed_redoes_no_committed_item(cluste
             runs = project.runs()
             return [e for e in project.trace(runs[0].run_id) if e.kind == "item"] if runs else []
 
-        _wait_for(lambda: len(committed()) >= 5, "five committed items")
+        wait_for(lambda: len(committed()) >= 5, what="five committed items")
         os.kill(driver.pid, signal.SIGKILL)
         driver.wait()
     finally:

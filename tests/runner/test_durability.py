@@ -6,12 +6,12 @@ import json
 import os
 import signal
 import sqlite3
-import time
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
+from tests.harness import wait_for
 from tests.runner.helpers import as_json, env_for, make_run_project, read_log, spawn, wfops
 
 pytestmark = pytest.mark.slow
@@ -22,13 +22,6 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return make_run_project(tmp_path_factory.mktemp("durable"), long_chain=200)
 
 
-def wait_for(predicate, timeout: float = 60.0, what: str = "condition") -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.02)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def db_rows(project: Path, sql: str, *args: object) -> list[tuple]:

@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.harness import wait_for
 from tests.runner.helpers import as_json, env_for, read_log, spawn, wfops
 from tests.runner.runctl_project import make_runctl_project
-from tests.runner.test_durability import db_rows, wait_for
+from tests.runner.test_durability import db_rows
 
 pytestmark = pytest.mark.slow
 

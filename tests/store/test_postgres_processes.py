@@ -6,13 +6,13 @@ from __future__ import annotations
 import json
 import shutil
 import signal
-import time
 from collections import Counter
 from pathlib import Path
 
 import psycopg
 import pytest
 
+from tests.harness import wait_for
 from tests.pgserver import Cluster
 from tests.runner.helpers import as_json, env_for, make_run_project, read_log, spawn, wfops
 
@@ -29,13 +29,6 @@ def project(template: Path, tmp_path: Path) -> Path:
     return Path(shutil.copytree(template, tmp_path / "ci-runner"))
 
 
-def wait_for(predicate, timeout: float = 60.0, what: str = "condition") -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.02)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def rows(url: str, sql: str, *args: object) -> list[tuple]:
