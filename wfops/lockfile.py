@@ -65,6 +65,22 @@ class LockedContract:
                           self.outcomes or ("ok",), self.description)
 
 
+def contract_entry(cap: Capability) -> dict[str, Any]:
+    """A capability's contract in the lock's JSON form (`parse_contract` reads it back)."""
+    return {"input_schema": cap.input_schema, "output_schema": cap.output_schema,
+            "outcomes": list(cap.outcomes), "description": cap.description or "", "hash": cap.contract_hash}
+
+
+def parse_contract(entry: Any) -> LockedContract:
+    """A contract in the lock's JSON form, shape-checked (WfopsError when it is not one)."""
+    if not isinstance(entry, dict):
+        raise WfopsError("a contract is not a JSON object")
+    try:
+        return _contract("contract", entry)
+    except _Corrupt as exc:
+        raise WfopsError(f"a contract is malformed: {exc}") from None
+
+
 @dataclass(frozen=True)
 class LockedSource:
     kind: str | None = None

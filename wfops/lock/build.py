@@ -20,12 +20,11 @@ from typing import TYPE_CHECKING, Any
 from wfops.canonical import sha256_of
 from wfops.compiler.artifact import ArtifactSet
 from wfops.diagnostics import Diagnostic, warning
-from wfops.lockfile import LOCK_VERSION
+from wfops.lockfile import LOCK_VERSION, contract_entry
 from wfops.model.kinds import walk_steps
 
 if TYPE_CHECKING:
     from wfops.compiler.validate import Validation
-    from wfops.sources.base import Capability
 
 
 @dataclass(frozen=True)
@@ -82,11 +81,6 @@ def source_kind(validation: Validation, source_id: str) -> str:
     sources = validation.project.sources
     spec = sources.model.sources.get(source_id) if sources is not None else None
     return getattr(spec, "kind", "unknown")
-
-
-def contract_entry(cap: Capability) -> dict[str, Any]:
-    return {"input_schema": cap.input_schema, "output_schema": cap.output_schema,
-            "outcomes": list(cap.outcomes), "description": cap.description or "", "hash": cap.contract_hash}
 
 
 def compile_project(validation: Validation) -> CompiledProject:

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from wfops.diagnostics import Diagnostic, error, warning
-from wfops.lock.build import CompiledProject, Usage, contract_entry, source_kind
+from wfops.lock.build import CompiledProject, Usage, source_kind
 from wfops.lock.contract_diff import describe_contract_change
-from wfops.lockfile import LOCK_NAME, Lock, LockedWorkflow
+from wfops.lockfile import LOCK_NAME, Lock, LockedWorkflow, contract_entry
 
 if TYPE_CHECKING:
     from wfops.compiler.validate import Validation

@@ -10,7 +10,7 @@ import importlib
 import os
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from importlib.machinery import PathFinder
 from pathlib import Path
 from typing import Any
@@ -268,6 +268,13 @@ _CONSULTED: dict[Path, set[str]] = {}
 def consulted_files(root: Path) -> set[str]:
     """The places under `root` that importing its python sources looked at (see `_CONSULTED`)."""
     return set(_CONSULTED.get(root.resolve(), ()))
+
+
+def note_consulted(root: Path, places: Iterable[str]) -> None:
+    """Count `places` as looked at, when their modules' contracts were served from a record
+    made by an import that looked there: whatever is cached from this validation must go
+    stale with them, as after an import."""
+    _CONSULTED.setdefault(root.resolve(), set()).update(places)
 
 
 def _candidates(root: Path, module: str) -> list[str]:

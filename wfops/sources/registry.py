@@ -11,6 +11,7 @@ from wfops.errors import CapabilityError, WfopsError
 from wfops.loader.project import Project
 from wfops.sources.base import CallResult, Capability, Source, StepContext
 from wfops.sources.contract import call_checked
+from wfops.sources.recorded import ContractRecord, RecordedSource
 from wfops.sources.std import StdSource
 
 
@@ -18,42 +19,62 @@ class ImportBlocked(WfopsError):
     """A python source's module did not finish importing within the time limit."""
 
 
-def build_sources(project: Project) -> tuple[dict[str, Source], list[Diagnostic]]:
+def build_sources(project: Project, *, cached: ContractRecord | None = None
+                  ) -> tuple[dict[str, Source], list[Diagnostic]]:
     """Instantiate every declared source. Python modules are imported (the only user code
-    validation runs); MCP sources are created but not started."""
-    # deferred: wfops.model.sources imports pydantic (~30 ms), loaded only with a project
-    from wfops.model.sources import McpSource, PythonSource
+    validation runs); MCP sources are created but not started.
 
+    `cached` (`wfops validate` only): when it still holds the contracts of exactly the declared
+    python sources, they are served from it and no module is imported; otherwise the modules
+    are imported and what they gave is recorded there."""
     sources: dict[str, Source] = {"std": StdSource()}
     diagnostics: list[Diagnostic] = []
     if project.sources is None:
         return sources, diagnostics
-    doc = project.sources.doc
-    for source_id, spec in project.sources.model.sources.items():
-        where = doc.at(("sources", source_id, "module"))
-        if isinstance(spec, PythonSource):
-            try:
-                sources[source_id] = load_python_source(project.root, source_id, spec.module)
-            except ImportBlocked as exc:
-                diagnostics.append(error("source-import-timeout", f"source {source_id!r}: {exc.message}",
-                                         project.sources.file, where, source=source_id, hint=exc.hint))
-            except WfopsError as exc:
-                diagnostics.append(error("source-error", f"source {source_id!r}: {exc.message}",
-                                         project.sources.file, where, source=source_id,
-                                         hint=exc.hint or "fix the module so it imports cleanly"))
-            except (Exception, SystemExit) as exc:  # user code: any failure is a finding, never a crash
-                diagnostics.append(error("source-import-error",
-                                         f"source {source_id!r}: importing {spec.module} failed: "
-                                         f"{type(exc).__name__}: {exc}",
-                                         project.sources.file, where, source=source_id,
-                                         hint="run `python -c 'import "
-                                         f"{spec.module}'` in the project root to see the full error"))
-        elif isinstance(spec, McpSource):
+    # The spec's `kind`, not its class: callers may hand plain objects with the same fields.
+    specs = project.sources.model.sources
+    modules = {source_id: spec.module for source_id, spec in specs.items() if spec.kind == "python"}
+    recorded = cached.recorded(modules) if cached is not None and modules else None
+    failed = False
+    for source_id, spec in specs.items():
+        if spec.kind == "python":
+            if recorded is not None:
+                sources[source_id] = RecordedSource(source_id, recorded[source_id])
+                continue
+            loaded = _python_source(project, source_id, modules[source_id])
+            if isinstance(loaded, Diagnostic):
+                diagnostics.append(loaded)
+                failed = True
+            else:
+                sources[source_id] = loaded
+        elif spec.kind == "mcp":
             # deferred: wfops.sources.mcp imports logging (~8 ms), only for projects with MCP sources
             from wfops.sources.mcp import McpClientSource
 
             sources[source_id] = McpClientSource(source_id, spec, project.root)
+    if cached is not None and modules and recorded is None:
+        cached.record(modules, None if failed else {sid: sources[sid].capabilities() for sid in modules})
     return sources, diagnostics
+
+
+def _python_source(project: Project, source_id: str, module: str) -> Source | Diagnostic:
+    """The python source, imported, or the finding that says why it could not be."""
+    assert project.sources is not None
+    where = project.sources.doc.at(("sources", source_id, "module"))
+    try:
+        return load_python_source(project.root, source_id, module)
+    except ImportBlocked as exc:
+        return error("source-import-timeout", f"source {source_id!r}: {exc.message}",
+                     project.sources.file, where, source=source_id, hint=exc.hint)
+    except WfopsError as exc:
+        return error("source-error", f"source {source_id!r}: {exc.message}",
+                     project.sources.file, where, source=source_id,
+                     hint=exc.hint or "fix the module so it imports cleanly")
+    except (Exception, SystemExit) as exc:  # user code: any failure is a finding, never a crash
+        return error("source-import-error",
+                     f"source {source_id!r}: importing {module} failed: {type(exc).__name__}: {exc}",
+                     project.sources.file, where, source=source_id,
+                     hint=f"run `python -c 'import {module}'` in the project root to see the full error")
 
 
 def load_python_source(root: Path, source_id: str, module: str) -> Source:
