@@ -54,13 +54,16 @@ class ContractFile:
 
     def __init__(self, root: Path) -> None:
         self.root = root.resolve()
+        self.path: list[list[Any]] | None = None
 
     def recorded(self, modules: Mapping[str, str]) -> dict[str, dict[str, Capability]] | None:
+        # As the imports find it: importing a project's module may take another project's off it.
+        self.path = import_path(self.root)
         try:
             entry = json.loads((self.root / RECORD_FILE).read_text(encoding="utf-8"))
             if not isinstance(entry, dict) or entry.get("format") != FORMAT or entry.get("modules") != dict(modules):
                 return None
-            if entry.get("tool") != tool_fingerprint() or entry.get("path") != import_path(self.root):
+            if entry.get("tool") != tool_fingerprint() or entry.get("path") != self.path:
                 return None
             if any(_stat(file) != stat for file, stat in entry["libraries"].items()):
                 return None
@@ -87,7 +90,7 @@ class ContractFile:
             "format": FORMAT,
             "tool": tool_fingerprint(),
             "modules": dict(modules),
-            "path": import_path(self.root),
+            "path": self.path if self.path is not None else import_path(self.root),
             "libraries": loaded_libraries(self.root),
             "python": python_inputs(self.root),
             "contracts": {sid: {name: contract_entry(cap) for name, cap in caps.items()}
