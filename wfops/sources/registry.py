@@ -21,9 +21,6 @@ class ImportBlocked(WfopsError):
 def build_sources(project: Project) -> tuple[dict[str, Source], list[Diagnostic]]:
     """Instantiate every declared source. Python modules are imported (the only user code
     validation runs); MCP sources are created but not started."""
-    # deferred: wfops.model.sources imports pydantic (~30 ms), loaded only with a project
-    from wfops.model.sources import McpSource, PythonSource
-
     sources: dict[str, Source] = {"std": StdSource()}
     diagnostics: list[Diagnostic] = []
     if project.sources is None:
@@ -31,7 +28,8 @@ def build_sources(project: Project) -> tuple[dict[str, Source], list[Diagnostic]
     doc = project.sources.doc
     for source_id, spec in project.sources.model.sources.items():
         where = doc.at(("sources", source_id, "module"))
-        if isinstance(spec, PythonSource):
+        # By kind, not class: a spec is a pydantic model or its plain twin (wfops.model.objects).
+        if spec.kind == "python":
             try:
                 sources[source_id] = load_python_source(project.root, source_id, spec.module)
             except ImportBlocked as exc:
@@ -48,7 +46,7 @@ def build_sources(project: Project) -> tuple[dict[str, Source], list[Diagnostic]
                                          project.sources.file, where, source=source_id,
                                          hint="run `python -c 'import "
                                          f"{spec.module}'` in the project root to see the full error"))
-        elif isinstance(spec, McpSource):
+        elif spec.kind == "mcp":
             # deferred: wfops.sources.mcp imports logging (~8 ms), only for projects with MCP sources
             from wfops.sources.mcp import McpClientSource
 
