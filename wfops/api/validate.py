@@ -100,7 +100,7 @@ def project_diagnostics(root: Path) -> tuple[list[Diagnostic], dict[str, str]]:
     from wfops.compiler.checks.wftests import test_file_findings
     from wfops.compiler.validate import validate_project
 
-    validation = validate_project(root, cached_contracts=True)  # validate alone may skip unchanged imports
+    validation = validate_project(root, plain=True, cached_contracts=True)
     diagnostics = sorted([*validation.diagnostics, *test_file_findings(validation.project)], key=sort_key)
     deployments = {loaded.file: name for name, loaded in validation.project.deployments.items()}
     cache.store(root, key, diagnostics, deployments, replay=_rendered(diagnostics))

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any
 from wfops.dburl import location_of
 from wfops.diagnostics import Diagnostic, error
 from wfops.loader.root import DEPLOYMENTS_DIR, LOCK_FILE, SOURCES_FILE, WORKFLOWS_DIR, find_root
+from wfops.model.json_schema import model_of
+from wfops.model.plain import load as plain_load
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -54,23 +56,24 @@ def yaml_files(directory: Path) -> list[Path]:
     return sorted(p for p in directory.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file())
 
 
-def load_project(root: Path) -> Project:
-    """Load sources.yaml, workflows/*.yaml and deployments/*.yaml; problems become diagnostics."""
-    # deferred: wfops.model imports pydantic (~30 ms); a validate cache hit loads no project
-    from wfops.model.deployment import Deployment
-    from wfops.model.sources import SourcesFile
-    from wfops.model.workflow import Workflow
+def load_project(root: Path, *, plain: bool = False) -> Project:
+    """Load sources.yaml, workflows/*.yaml and deployments/*.yaml; problems become diagnostics.
 
+    `plain`: a file the plain loader is sure of becomes a `wfops.model.objects` object
+    instead of a pydantic model (same fields and methods; no pydantic import when every
+    file is valid). For readers of the models only, such as the checks: compiling an
+    artifact needs the pydantic models.
+    """
     project = Project(root=root.resolve())
     sources_path = project.root / SOURCES_FILE
     if sources_path.exists():
-        project.sources = _load(project, sources_path, SourcesFile)
+        project.sources = _load(project, sources_path, "sources", plain)
     for path in _listed(project, WORKFLOWS_DIR):
-        loaded = _load(project, path, Workflow)
+        loaded = _load(project, path, "workflow", plain)
         if loaded is not None:
             register(project, project.workflows, loaded, "workflow", "duplicate-workflow")
     for path in _listed(project, DEPLOYMENTS_DIR):
-        loaded = _load(project, path, Deployment)
+        loaded = _load(project, path, "deployment", plain)
         if loaded is not None:
             register(project, project.deployments, loaded, "deployment", "duplicate-deployment")
     return project
@@ -102,7 +105,7 @@ def register(project: Project, table: dict[str, Loaded], loaded: Loaded, what: s
     table[name] = loaded
 
 
-def _load(project: Project, path: Path, model: type[BaseModel]) -> Loaded | None:
+def _load(project: Project, path: Path, kind: str, plain: bool) -> Loaded | None:
     # The path as listed (a symlink keeps its own name), relative to the root.
     rel = path.relative_to(project.root).as_posix()
     # deferred: record-hit path, which finds the root and the store but reads no YAML
@@ -117,7 +120,11 @@ def _load(project: Project, path: Path, model: type[BaseModel]) -> Loaded | None
         project.diagnostics.append(exc.diagnostic)
         project.broken_files.add(exc.diagnostic.file)
         return None
-    parsed, diagnostics = validate_document(doc, model)
+    if plain:
+        sure = plain_load(kind, doc.data)
+        if sure is not None:
+            return Loaded(rel, doc, sure)
+    parsed, diagnostics = validate_document(doc, model_of(kind))
     project.diagnostics.extend(diagnostics)
     if parsed is None:
         project.broken_files.add(rel)

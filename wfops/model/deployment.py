@@ -6,7 +6,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from wfops.model.errors import invalid
+from wfops.model import rules
+from wfops.model.errors import enforce
+from wfops.model.objects import pin_of, workflow_name
 from wfops.model.workflow import NAME_PATTERN
 
 #: A Dask scheduler address as `distributed.Client` takes it.
@@ -45,25 +47,23 @@ class Deployment(BaseModel):
     drift: Literal["fail", "warn"] = "fail"
     input: dict[str, Any] = Field(default_factory=dict, description="Defaults, merged under CLI input.")
     secrets: list[str] = Field(default_factory=list, description="Env var names readable as $secret.NAME.")
-    executor: ExecutorSpec = Field(default_factory=LocalExecutorSpec,
+    # A default instance, not a factory, so the schema states it (the plain loader reads it there).
+    executor: ExecutorSpec = Field(LocalExecutorSpec(),
                                    description="Where capability calls run: local (default) or a Dask cluster.")
 
     @field_validator("bindings")
     @classmethod
     def _std_fixed(cls, value: dict[str, str]) -> dict[str, str]:
-        if "std" in value:
-            raise invalid("reserved-source-id", "`std` is the built-in source and cannot be rebound",
-                          "remove the `std` binding; bind the logical sources your workflows name instead",
-                          ("std",))
+        enforce(rules.check_bindings, value)
         return value
 
     @property
     def workflow_name(self) -> str:
-        return self.workflow.split("@", 1)[0]
+        return workflow_name(self.workflow)
 
     @property
     def pin(self) -> str | None:
-        return self.workflow.split("@sha256:", 1)[1] if "@sha256:" in self.workflow else None
+        return pin_of(self.workflow)
 
     def concrete_source(self, logical: str) -> str:
         return self.bindings.get(logical, logical)

@@ -32,13 +32,18 @@ KINDS: dict[str, tuple[str, str, str]] = {
 SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schemas"
 
 
+def model_of(kind: str) -> type[BaseModel]:
+    """The pydantic model of one file kind; KeyError for an unknown kind."""
+    module, name, _ = KINDS[kind]
+    model: type[BaseModel] = getattr(import_module(module), name)
+    return model
+
+
 def schema_for(kind: str) -> dict[str, Any]:
     """The JSON Schema of one file kind; KeyError for an unknown kind."""
-    module, name, title = KINDS[kind]
-    model: type[BaseModel] = getattr(import_module(module), name)
-    schema = model.model_json_schema(by_alias=True)
+    schema = model_of(kind).model_json_schema(by_alias=True)
     schema.pop("$id", None)
-    return {"$schema": DRAFT_07, **schema, "title": title}
+    return {"$schema": DRAFT_07, **schema, "title": KINDS[kind][2]}
 
 
 def schema_text(kind: str) -> str:

@@ -6,7 +6,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from wfops.model.errors import invalid
+from wfops.model import rules
+from wfops.model.errors import enforce
 
 SOURCE_ID_PATTERN = r"^[A-Za-z0-9_-]+$"
 ENV_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
@@ -37,30 +38,18 @@ class McpSource(_Strict):
     @field_validator("command", mode="before")
     @classmethod
     def _argv(cls, value: Any) -> Any:
-        if isinstance(value, str):
-            raise invalid("shell-command", "`command` must be an argv list; a shell string is not allowed",
-                          "write the command as a list, e.g. `command: [python, -m, server]`; wfops never "
-                          "runs a shell")
+        enforce(rules.check_command_form, value)
         return value
 
     @field_validator("cwd")
     @classmethod
     def _inside(cls, value: str | None) -> str | None:
-        # Caught here, in the file, where it can be seen; a symlink out is refused when the
-        # server starts (wfops.sources.mcp).
-        if value is not None and (value.startswith(("/", "\\")) or ".." in value.replace("\\", "/").split("/")):
-            raise invalid("invalid-source", f"`cwd` {value!r} leaves the project",
-                          "give a directory inside the project, relative to its root (e.g. `cwd: servers`)")
+        enforce(rules.check_cwd, value)
         return value
 
     @model_validator(mode="after")
     def _one_transport(self) -> McpSource:
-        if (self.command is None) == (self.url is None):
-            raise invalid("invalid-source", "an mcp source needs exactly one of `command` or `url`",
-                          "use `command: [argv, ...]` for a stdio server or `url: http://...` for HTTP")
-        if self.url is not None and (self.env or self.cwd):
-            raise invalid("invalid-source", "`env` and `cwd` apply only to a `command` source",
-                          "remove `env` and `cwd`, or start the server with `command:`")
+        enforce(rules.check_transport, self.command, self.url, self.env, self.cwd)
         return self
 
 
@@ -73,7 +62,5 @@ class SourcesFile(_Strict):
     @field_validator("sources")
     @classmethod
     def _std_reserved(cls, value: dict[str, SourceSpec]) -> dict[str, SourceSpec]:
-        if "std" in value:
-            raise invalid("reserved-source-id", "`std` is the platform source and cannot be redeclared",
-                          "give the source another id")
+        enforce(rules.check_source_ids, value)
         return value

@@ -18,14 +18,15 @@ from pydantic import (
     model_validator,
 )
 
-from wfops.model.errors import invalid
+from wfops.model import rules
+from wfops.model.errors import enforce
 from wfops.model.kinds import KIND_KEYS, STEP_KEYS, StepKind, walk_steps
-from wfops.model.paths import Location
+from wfops.model.objects import routes_of
+from wfops.model.rules import CONDITION_OPERATORS
 
 NAME_PATTERN = r"^[a-z0-9][a-z0-9_.-]*$"
 STEP_ID_PATTERN = r"^[A-Za-z_][A-Za-z0-9_-]*$"
 REDUCERS = ("replace", "append", "extend", "union", "merge", "add", "min", "max")
-CONDITION_OPERATORS = ("eq", "ne", "gt", "ge", "lt", "le", "in", "exists", "and", "or", "not")
 
 Reducer = Literal["replace", "append", "extend", "union", "merge", "add", "min", "max"]
 StepRef = Annotated[str, Field(pattern=STEP_ID_PATTERN, description="A step id, or `end`.")]
@@ -34,34 +35,6 @@ SaveTarget = Annotated[str, Field(pattern=r"^state\.[^.\s]+(\.[^.\s]+)*$", descr
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True, strict=True)
-
-
-_CONDITION_HINT = "write one operator, e.g. `if: {eq: [$state.x, 1]}` or `if: {and: [{exists: $state.x}, ...]}`"
-
-
-def _check_condition(value: Any, where: str = "the condition", at: Location = ()) -> None:
-    if not isinstance(value, dict) or len(value) != 1:
-        raise invalid("invalid-condition",
-                      f"{where} must be a mapping with exactly one operator ({', '.join(CONDITION_OPERATORS)})",
-                      _CONDITION_HINT, at)
-    (op, operand), = value.items()
-    if op not in CONDITION_OPERATORS:
-        raise invalid("invalid-condition", f"unknown condition operator `{op}`",
-                      f"use one of {', '.join(CONDITION_OPERATORS)}", at)
-    if op in ("and", "or"):
-        if not isinstance(operand, list) or not operand:
-            raise invalid("invalid-condition", f"`{op}` takes a non-empty list of conditions",
-                          f"write `{op}: [{{exists: $state.a}}, {{eq: [$state.b, 1]}}]`", (*at, op))
-        for index, item in enumerate(operand):
-            _check_condition(item, f"each item of `{op}`", (*at, op, index))
-    elif op == "not":
-        _check_condition(operand, "the operand of `not`", (*at, op))
-    elif op == "exists":
-        if not isinstance(operand, str) or not operand.startswith("$") or operand.startswith("$$"):
-            raise invalid("invalid-condition", "`exists` takes one path", "write `{exists: $state.x}`", (*at, op))
-    elif not isinstance(operand, list) or len(operand) != 2:
-        raise invalid("invalid-condition", f"`{op}` takes a list of two operands",
-                      f"write `{{{op}: [$state.x, 1]}}`; operands are paths or literals", (*at, op))
 
 
 Condition = Annotated[
@@ -93,9 +66,7 @@ class _StepBase(_Strict):
     @field_validator("id")
     @classmethod
     def _not_end(cls, value: str) -> str:
-        if value == "end":
-            raise invalid("reserved-step-id", "`id: end` is reserved: `end` is the route that finishes a workflow",
-                          "give the step another id")
+        enforce(rules.check_step_id, value)
         return value
 
 
@@ -105,17 +76,12 @@ class _Routed(_StepBase):
 
     @model_validator(mode="after")
     def _next_or_on(self) -> _Routed:
-        if self.next is not None and self.on is not None and "ok" in self.on:
-            raise invalid("conflicting-routes", "the step gives both `next` and `on.ok`",
-                          "keep one: `next: <step>` is shorthand for `on: {ok: <step>}`")
+        enforce(rules.check_routes, self.next, self.on)
         return self
 
     def routes(self) -> dict[str, str]:
         """Outcome -> target, with `next` expanded."""
-        table = dict(self.on or {})
-        if self.next is not None:
-            table["ok"] = self.next
-        return table
+        return routes_of(self.next, self.on)
 
 
 def _save_form(value: Any) -> str:
@@ -156,7 +122,7 @@ class ConditionStep(_StepBase):
     @field_validator("if_")
     @classmethod
     def _valid(cls, value: dict[str, Any]) -> dict[str, Any]:
-        _check_condition(value)
+        enforce(rules.check_condition, value)
         return value
 
     def routes(self) -> dict[str, str]:
@@ -182,10 +148,7 @@ class ForeachStep(_Routed):
 
     @model_validator(mode="after")
     def _one_body(self) -> ForeachStep:
-        if (self.uses is None) == (self.workflow is None):
-            raise invalid("invalid-foreach", "a foreach step needs exactly one of `uses` or `workflow`",
-                          "add `uses: <source>.<capability>` or `workflow: <name>` (not both) to say what runs "
-                          "for each item")
+        enforce(rules.check_foreach_body, self.uses, self.workflow)
         return self
 
 
@@ -211,10 +174,7 @@ class ParallelStep(_Routed):
     @field_validator("parallel")
     @classmethod
     def _branches_have_steps(cls, value: dict[str, list[Any]]) -> dict[str, list[Any]]:
-        empty = [name for name, steps in value.items() if not steps]
-        if empty:
-            raise invalid("invalid-parallel", f"branch `{empty[0]}` has no steps",
-                          "give every branch at least one step (a subworkflow branch is one `workflow:` step)")
+        enforce(rules.check_branches, value)
         return value
 
 

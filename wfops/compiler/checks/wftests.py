@@ -10,13 +10,16 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from wfops.compiler.artifact import ArtifactSet
 from wfops.diagnostics import Diagnostic, error
 from wfops.loader.project import Loaded, Project
 from wfops.loader.wftests import find_test_files, load_test_files
 from wfops.model.kinds import walk_steps
-from wfops.model.workflow import Workflow
+
+if TYPE_CHECKING:
+    from wfops.model.workflow import Workflow
 
 _INDEX = re.compile(r"\[\d+\]$")
 

@@ -1,0 +1,113 @@
+"""The file-format rules a JSON Schema cannot state, written once as plain functions.
+
+The pydantic models call them from their validators (`wfops.model.errors.enforce`);
+the plain loader (`wfops.model.plain`) calls the same functions on data it has
+checked against the committed schemas. No pydantic here: the plain loader exists
+so that a valid project is checked without importing it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from wfops.model.paths import Location
+
+CONDITION_OPERATORS = ("eq", "ne", "gt", "ge", "lt", "le", "in", "exists", "and", "or", "not")
+_CONDITION_HINT = "write one operator, e.g. `if: {eq: [$state.x, 1]}` or `if: {and: [{exists: $state.x}, ...]}`"
+
+
+class Broken(Exception):
+    """A rule's verdict: what is wrong, its diagnostic code, how to fix it, and where below
+    the checked value (`at`: keys and indexes) the problem lies."""
+
+    def __init__(self, code: str, message: str, hint: str, at: Location = ()) -> None:
+        super().__init__(message)
+        self.code, self.message, self.hint, self.at = code, message, hint, at
+
+
+def check_condition(value: Any, where: str = "the condition", at: Location = ()) -> None:
+    if not isinstance(value, dict) or len(value) != 1:
+        raise Broken("invalid-condition",
+                     f"{where} must be a mapping with exactly one operator ({', '.join(CONDITION_OPERATORS)})",
+                     _CONDITION_HINT, at)
+    (op, operand), = value.items()
+    if op not in CONDITION_OPERATORS:
+        raise Broken("invalid-condition", f"unknown condition operator `{op}`",
+                     f"use one of {', '.join(CONDITION_OPERATORS)}", at)
+    if op in ("and", "or"):
+        if not isinstance(operand, list) or not operand:
+            raise Broken("invalid-condition", f"`{op}` takes a non-empty list of conditions",
+                         f"write `{op}: [{{exists: $state.a}}, {{eq: [$state.b, 1]}}]`", (*at, op))
+        for index, item in enumerate(operand):
+            check_condition(item, f"each item of `{op}`", (*at, op, index))
+    elif op == "not":
+        check_condition(operand, "the operand of `not`", (*at, op))
+    elif op == "exists":
+        if not isinstance(operand, str) or not operand.startswith("$") or operand.startswith("$$"):
+            raise Broken("invalid-condition", "`exists` takes one path", "write `{exists: $state.x}`", (*at, op))
+    elif not isinstance(operand, list) or len(operand) != 2:
+        raise Broken("invalid-condition", f"`{op}` takes a list of two operands",
+                     f"write `{{{op}: [$state.x, 1]}}`; operands are paths or literals", (*at, op))
+
+
+def check_step_id(value: str) -> None:
+    if value == "end":
+        raise Broken("reserved-step-id", "`id: end` is reserved: `end` is the route that finishes a workflow",
+                     "give the step another id")
+
+
+def check_routes(next_: str | None, on: Mapping[str, str] | None) -> None:
+    if next_ is not None and on is not None and "ok" in on:
+        raise Broken("conflicting-routes", "the step gives both `next` and `on.ok`",
+                     "keep one: `next: <step>` is shorthand for `on: {ok: <step>}`")
+
+
+def check_foreach_body(uses: str | None, workflow: str | None) -> None:
+    if (uses is None) == (workflow is None):
+        raise Broken("invalid-foreach", "a foreach step needs exactly one of `uses` or `workflow`",
+                     "add `uses: <source>.<capability>` or `workflow: <name>` (not both) to say what runs "
+                     "for each item")
+
+
+def check_branches(branches: Mapping[str, list[Any]]) -> None:
+    empty = [name for name, steps in branches.items() if not steps]
+    if empty:
+        raise Broken("invalid-parallel", f"branch `{empty[0]}` has no steps",
+                     "give every branch at least one step (a subworkflow branch is one `workflow:` step)")
+
+
+def check_bindings(bindings: Mapping[str, str]) -> None:
+    if "std" in bindings:
+        raise Broken("reserved-source-id", "`std` is the built-in source and cannot be rebound",
+                     "remove the `std` binding; bind the logical sources your workflows name instead", ("std",))
+
+
+def check_source_ids(sources: Mapping[str, Any]) -> None:
+    if "std" in sources:
+        raise Broken("reserved-source-id", "`std` is the platform source and cannot be redeclared",
+                     "give the source another id")
+
+
+def check_command_form(value: Any) -> None:
+    """Before its type is checked: a shell string gets its own explanation."""
+    if isinstance(value, str):
+        raise Broken("shell-command", "`command` must be an argv list; a shell string is not allowed",
+                     "write the command as a list, e.g. `command: [python, -m, server]`; wfops never runs a shell")
+
+
+def check_cwd(value: str | None) -> None:
+    # Caught here, in the file, where it can be seen; a symlink out is refused when the
+    # server starts (wfops.sources.mcp).
+    if value is not None and (value.startswith(("/", "\\")) or ".." in value.replace("\\", "/").split("/")):
+        raise Broken("invalid-source", f"`cwd` {value!r} leaves the project",
+                     "give a directory inside the project, relative to its root (e.g. `cwd: servers`)")
+
+
+def check_transport(command: list[str] | None, url: str | None, env: Mapping[str, str], cwd: str | None) -> None:
+    if (command is None) == (url is None):
+        raise Broken("invalid-source", "an mcp source needs exactly one of `command` or `url`",
+                     "use `command: [argv, ...]` for a stdio server or `url: http://...` for HTTP")
+    if url is not None and (env or cwd):
+        raise Broken("invalid-source", "`env` and `cwd` apply only to a `command` source",
+                     "remove `env` and `cwd`, or start the server with `command:`")
