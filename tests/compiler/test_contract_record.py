@@ -254,3 +254,20 @@ def test_a_fresh_process_after_a_workflow_edit_does_not_import(root: Path) -> No
     write(root, {"helper.py": HELPER + "\n# edited\n"})
     assert [d["code"] for d in validate_process()["diagnostics"]] == ["type-mismatch"]
     assert imports(root) == 2
+
+
+@pytest.mark.slow
+def test_a_served_validate_loads_neither_pydantic_nor_the_module(root: Path) -> None:
+    # What a commit that edits only a workflow pays for: no pydantic, no user code.
+    script = ("import sys\nfrom wfops.cli.main import main\ntry:\n    main(['validate'])\nexcept SystemExit:\n    pass\n"
+              "print(sorted(m for m in ('pydantic', 'helped', 'helper', 'wfops.sources.python') if m in sys.modules))\n")
+
+    def loaded() -> str:
+        done = subprocess.run([sys.executable, "-c", script], cwd=root, capture_output=True, text=True,
+                              env=process_env(), timeout=120)
+        return done.stdout.splitlines()[-1]
+
+    assert "'helped'" in loaded()
+    edit_workflow(root, "text: 5")
+    assert loaded() == "[]"
+    assert imports(root) == 1
