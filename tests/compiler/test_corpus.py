@@ -19,12 +19,15 @@ def expected(path: Path) -> list[tuple[str, int, int]]:
     return sorted((code, int(line), int(col)) for code, line, col in found)
 
 
+# plain: the checks read the plain objects `wfops validate` loads (wfops.model.objects) or the
+# pydantic models the other commands load; they must find the same either way.
+@pytest.mark.parametrize("plain", [False, True], ids=["models", "plain"])
 @pytest.mark.parametrize("case", CASES, ids=[c.stem for c in CASES])
-def test_corpus_case(project, case: Path) -> None:
+def test_corpus_case(project, case: Path, plain: bool) -> None:
     want = expected(case)
     assert want, f"{case.name} has no `# expect:` header"
     root = project({f"workflows/{case.name}": case.read_text()})
-    found = [d for d in validate_project(root).diagnostics if d.file == f"workflows/{case.name}"]
+    found = [d for d in validate_project(root, plain=plain).diagnostics if d.file == f"workflows/{case.name}"]
     assert codes(found) == want, "\n".join(f"{d.code} {d.line}:{d.column} {d.message}" for d in found)
     for d in found:
         assert d.hint, f"{d.code} has no hint"
@@ -43,3 +46,10 @@ def test_every_documented_code_has_a_case() -> None:
               "contract-unknown", "invalid-reducer"}
     covered = {code for case in CASES for code, _, _ in expected(case)}
     assert wanted <= covered, wanted - covered
+
+
+def test_the_worked_examples_give_the_same_findings_from_either_loader() -> None:
+    root = Path(__file__).resolve().parents[2]
+    models, plain = validate_project(root), validate_project(root, plain=True)
+    assert plain.diagnostics == models.diagnostics
+    assert all(type(loaded.model).__module__ == "wfops.model.objects" for loaded in plain.project.workflows.values())

@@ -225,3 +225,22 @@ def test_a_bad_import_time_limit_is_a_finding(project, monkeypatch) -> None:
     monkeypatch.setenv("WFOPS_IMPORT_TIMEOUT", "soon")
     [d] = found(root, "source-error")
     assert "WFOPS_IMPORT_TIMEOUT='soon'" in d.message
+
+
+def test_the_route_hint_for_the_last_step_offers_end_once(project) -> None:
+    root = project({"workflows/tail.yaml": textwrap.dedent("""\
+        name: tail
+        steps:
+          - id: a
+            uses: std.echo
+            with: {value: 1}
+            next: b
+          - id: b
+            uses: std.echo
+            with: {value: 2}
+        """)})
+    (unrouted,) = found(root, "unrouted-outcome")
+    assert unrouted.hint == "add `next: end`"
+    root = project({"workflows/tail.yaml": (root / "workflows/tail.yaml").read_text().replace("    next: b\n", "")})
+    hints = sorted(d.hint for d in found(root, "unrouted-outcome"))
+    assert hints == ["add `next: b` (or `next: end`)", "add `next: end`"]

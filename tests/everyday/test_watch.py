@@ -163,7 +163,7 @@ def test_ctrl_c_stops_watch_cleanly(project: Path) -> None:
 def test_a_bug_during_a_pass_does_not_end_the_session(project: Path, monkeypatch, capsys) -> None:
     import wfops.compiler.validate as validate
 
-    def boom(root: Path, *, live: bool = False) -> None:
+    def boom(root: Path, **_: object) -> None:
         raise RuntimeError("simulated bug")
 
     monkeypatch.setattr(validate, "validate_project", boom)

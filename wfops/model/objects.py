@@ -10,7 +10,7 @@ alike. A test builds both from the same documents and compares them field by fie
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 from wfops.model import rules
 from wfops.model.kinds import StepKind
@@ -27,6 +27,14 @@ class PlainModel:
 
     def check(self) -> None:
         """The rules of this format its schema cannot state (raises `rules.Broken`)."""
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None) -> Self:
+        """A shallow copy with some fields replaced, as pydantic's `model_copy` (unchecked)."""
+        copy = object.__new__(type(self))
+        copy.__dict__.update(self.__dict__)
+        copy.__dict__.update(update or {})
+        copy.model_extra = self.model_extra
+        return copy
 
     def __repr__(self) -> str:
         shown = ", ".join(f"{name}={value!r}" for name, value in self.__dict__.items())

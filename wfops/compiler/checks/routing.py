@@ -102,5 +102,5 @@ def _route_hint(loaded: Loaded, index: int, outcome: str) -> str:
     following = steps[index + 1].id if index + 1 < len(steps) else "end"
     step = steps[index]
     if outcome == "ok" and fields(step).get("on") is None:
-        return f"add `next: {following}` (or `next: end`)"
+        return f"add `next: {following}`" + (" (or `next: end`)" if following != "end" else "")
     return f"add `{outcome}: <step id or end>` under `on:`, e.g. `on: {{{outcome}: {following}}}`"
