@@ -20,8 +20,9 @@ A later validate serves the python sources from the record, without importing th
 of that still matches; anything else (a difference, an unreadable record) imports them as
 before. A failed import is never recorded: its findings come from the import itself. What
 the imports read other than modules (environment variables, data files) is not covered,
-as for the validate cache. Only `wfops validate` uses the record; compile, check, run, test,
-watch and the MCP server always import the modules.
+as for the validate cache. Only validation of the saved project (`project_diagnostics`: the
+CLI's validate, the API's and MCP's, each watch pass) uses the record; compile, check, run
+and test always import the modules (they need them, or must see drift).
 """
 
 from __future__ import annotations
