@@ -31,15 +31,14 @@ class Validation:
         return not any(d.is_error for d in self.diagnostics)
 
 
-def validate_project(root: Path, *, live: bool = False, plain: bool = False) -> Validation:
+def validate_project(root: Path, *, live: bool = False) -> Validation:
     """Load and check everything under `root`.
 
     MCP contracts come from wfops.lock unless `live` (then the servers are listed).
     A capability of an MCP source the lock does not hold is `contract-unknown`
-    (a warning here; `check` makes it an error). `plain`: see `load_project` (for
-    callers that only want the findings).
+    (a warning here; `check` makes it an error).
     """
-    return validate_loaded(load_project(Path(root), plain=plain), live=live)
+    return validate_loaded(load_project(Path(root)), live=live)
 
 
 def validate_loaded(project: Project, *, live: bool = False) -> Validation:
