@@ -9,7 +9,8 @@ from typing import Any
 
 from wfops.engine.engine import Engine
 from wfops.engine.types import RunSnapshot, TraceEntry
-from wfops.model.workflow import Workflow
+from wfops.model.objects import Workflow
+from wfops.model.plain import validated
 from wfops.sources.base import CallResult, Capability, StepContext
 from wfops.sources.registry import BoundResolver
 from wfops.sources.std import StdSource
@@ -82,7 +83,7 @@ class TestSource:
 
 
 def workflow(data: dict[str, Any]) -> Workflow:
-    return Workflow.model_validate(data)
+    return validated("workflow", data)
 
 
 def make_engine(workflows: list[dict[str, Any]], source: TestSource | None = None,

@@ -10,7 +10,8 @@ import pytest
 from tests.everyday.helpers import REPO
 from tests.harness import cli
 from wfops.loader.yaml import load_yaml_text
-from wfops.model.workflow import Workflow
+from wfops.model.objects import Workflow
+from wfops.model.plain import validated
 from wfops.report.graph import graph_parts, render_graph
 
 ALL_KINDS = """
@@ -49,11 +50,11 @@ steps:
 
 
 def kinds() -> Workflow:
-    return Workflow.model_validate(load_yaml_text(ALL_KINDS, "kinds.yaml").data)
+    return validated("workflow", load_yaml_text(ALL_KINDS, "kinds.yaml").data)
 
 
 def example(name: str) -> Workflow:
-    return Workflow.model_validate(load_yaml_text((REPO / "workflows" / f"{name}.yaml").read_text(), "x").data)
+    return validated("workflow", load_yaml_text((REPO / "workflows" / f"{name}.yaml").read_text(), "x").data)
 
 
 def mermaid_edges(text: str) -> set[tuple[str, str, str, bool]]:
@@ -112,7 +113,7 @@ def test_kinds_have_distinct_shapes_and_end_is_not_a_mermaid_keyword() -> None:
 
 
 def test_labels_are_escaped() -> None:
-    workflow = Workflow.model_validate({"name": "esc", "steps": [
+    workflow = validated("workflow", {"name": "esc", "steps": [
         {"id": "a", "if": {"eq": ['x"y<z>|', 1]}, "then": "b", "else": "b"}, {"id": "b", "end": "done"}]})
     mermaid = render_graph(workflow, "mermaid")
     line = next(line for line in mermaid.splitlines() if line.startswith("    s0{"))
@@ -154,7 +155,7 @@ def test_graph_cli_errors(capsys: pytest.CaptureFixture[str], make_project) -> N
 
 
 def test_broken_routes_and_start_are_skipped_not_fatal() -> None:
-    workflow = Workflow.model_validate({"name": "broken", "start": "nowhere", "steps": [
+    workflow = validated("workflow", {"name": "broken", "start": "nowhere", "steps": [
         {"id": "a", "uses": "std.echo", "with": {"value": 1}, "on": {"ok": "missing", "other": "a"}}]})
     for fmt in ("mermaid", "dot"):
         text = render_graph(workflow, fmt, taken=["a", "ghost"])

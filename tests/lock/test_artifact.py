@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from wfops.compiler.artifact import ArtifactSet, load_artifact, normalize_workflow
 from wfops.loader.yaml import load_yaml_text
-from wfops.model.workflow import Workflow
+from wfops.model.plain import validated
 
 
 def workflow_text() -> str:
@@ -23,8 +23,8 @@ def workflow_text() -> str:
 
 
 def hash_of(text: str) -> str:
-    model = Workflow.model_validate(load_yaml_text(text, "w.yaml").data)
-    loud = Workflow.model_validate({"name": "loud", "steps": [{"id": "e", "end": "done"}]})
+    model = validated("workflow", load_yaml_text(text, "w.yaml").data)
+    loud = validated("workflow", {"name": "loud", "steps": [{"id": "e", "end": "done"}]})
     return ArtifactSet({"hello": model, "loud": loud}).hash_of("hello")
 
 
@@ -87,7 +87,7 @@ def test_every_semantic_edit_changes_the_hash() -> None:
 
 
 def test_normalized_form_round_trips_and_is_a_fixed_point() -> None:
-    model = Workflow.model_validate(load_yaml_text(workflow_text(), "w.yaml").data)
+    model = validated("workflow", load_yaml_text(workflow_text(), "w.yaml").data)
     normalized = normalize_workflow(model)
     assert normalize_workflow(load_artifact(normalized)) == normalized
     assert normalized["start"] == "greet"
@@ -95,8 +95,8 @@ def test_normalized_form_round_trips_and_is_a_fixed_point() -> None:
 
 
 def test_cycles_and_missing_children_do_not_recurse_forever() -> None:
-    a = Workflow.model_validate({"name": "a", "steps": [{"id": "s", "workflow": "b", "next": "end"}]})
-    b = Workflow.model_validate({"name": "b", "steps": [{"id": "s", "workflow": "a", "next": "end"},
+    a = validated("workflow", {"name": "a", "steps": [{"id": "s", "workflow": "b", "next": "end"}]})
+    b = validated("workflow", {"name": "b", "steps": [{"id": "s", "workflow": "a", "next": "end"},
                                                       {"id": "t", "workflow": "zz", "next": "end"}]})
     artifacts = ArtifactSet({"a": a, "b": b})
     assert len(artifacts.hash_of("a")) == 64 and len(artifacts.hash_of("b")) == 64

@@ -21,10 +21,11 @@ from wfops.loader.project import (
     SOURCES_FILE,
     WORKFLOWS_DIR,
     Loaded,
+    load_document,
     load_project,
     register,
-    validate_document,
 )
+from wfops.model.objects import Deployment, Workflow
 from wfops.report import render
 
 Kind = Literal["workflow", "deployment", "sources"]
@@ -100,7 +101,7 @@ def project_diagnostics(root: Path) -> tuple[list[Diagnostic], dict[str, str]]:
     from wfops.compiler.checks.wftests import test_file_findings
     from wfops.compiler.validate import validate_project
 
-    validation = validate_project(root, plain=True, cached_contracts=True)
+    validation = validate_project(root, cached_contracts=True)  # validate alone may skip unchanged imports
     diagnostics = sorted([*validation.diagnostics, *test_file_findings(validation.project)], key=sort_key)
     deployments = {loaded.file: name for name, loaded in validation.project.deployments.items()}
     cache.store(root, key, diagnostics, deployments, replay=_rendered(diagnostics))
@@ -178,7 +179,7 @@ def validate_overlay(root: Path, text: str, kind: Kind, path: str | None) -> tup
         doc = load_yaml_text(text, display)
     except YamlLoadError as exc:
         return display, _others(root, display) + [exc.diagnostic], False
-    model, found = validate_document(doc, _model(kind))
+    model, found = load_document(doc, kind)
     if model is None:
         return display, sorted(_others(root, display) + found, key=sort_key), False
     project = load_project(root)
@@ -189,6 +190,7 @@ def validate_overlay(root: Path, text: str, kind: Kind, path: str | None) -> tup
         project.sources = loaded
     else:
         table = project.workflows if kind == "workflow" else project.deployments
+        assert isinstance(model, Workflow | Deployment)
         for name, other in list(table.items()):
             if other.file == display:
                 del table[name]
@@ -203,13 +205,3 @@ def validate_overlay(root: Path, text: str, kind: Kind, path: str | None) -> tup
 def _others(root: Path, display: str) -> list[Diagnostic]:
     """The project's findings about every file but `display` (whose text does not load)."""
     return [d for d in project_diagnostics(root)[0] if d.file != display]
-
-
-def _model(kind: Kind) -> type:
-    # deferred: wfops.model imports pydantic (~30 ms), which a validate cache hit does not need
-    from wfops.model.deployment import Deployment
-    from wfops.model.sources import SourcesFile
-    from wfops.model.workflow import Workflow
-
-    return {"workflow": Workflow, "deployment": Deployment, "sources": SourcesFile}[kind]
-

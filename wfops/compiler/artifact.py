@@ -1,6 +1,6 @@
 """Workflow artifacts: the canonical normalized form of a workflow, and its hash.
 
-The normalized form is plain JSON data that `Workflow.model_validate` loads back
+The normalized form is plain JSON data that `load_artifact` loads back
 (alias keys `with`, `if`, `else`), so the runner can store it and rebuild the
 workflow on resume. Normalizing makes equal meaning give equal bytes:
 
@@ -18,15 +18,12 @@ of a cycle is recorded as "missing" / "cycle" (validation reports it as an error
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from wfops.canonical import sha256_of
 from wfops.model.kinds import walk_steps
-
-if TYPE_CHECKING:
-    from pydantic import BaseModel
-
-    from wfops.model.workflow import Workflow
+from wfops.model.objects import ParallelStep, Step, Workflow
+from wfops.model.plain import validated
 
 MISSING = "missing"
 CYCLE = "cycle"
@@ -34,52 +31,22 @@ CYCLE = "cycle"
 
 def normalize_workflow(workflow: Workflow) -> dict[str, Any]:
     """The canonical normalized form of one workflow (without its subworkflows)."""
-    data = _dump(workflow)
+    data = workflow.to_data(drop_none=True)
     data["start"] = workflow.start_step
     data["steps"] = [_normalize_step(step) for step in workflow.steps]
     return data
 
 
-def _normalize_step(step: BaseModel) -> dict[str, Any]:
-    data = _dump(step)
-    branches = getattr(step, "parallel", None)
-    if branches:
-        data["parallel"] = {name: [_normalize_step(s) for s in steps] for name, steps in branches.items()}
-    if "next" in type(step).model_fields or "on" in type(step).model_fields:
+def _normalize_step(step: Step) -> dict[str, Any]:
+    # Model fields left unset (None) are dropped; a null inside user data (`with: {x: null}`,
+    # a schema's `default: null`) is meaning and stays.
+    data = step.to_data(drop_none=True)
+    if isinstance(step, ParallelStep):
+        data["parallel"] = {name: [_normalize_step(s) for s in steps] for name, steps in step.parallel.items()}
+    if "next" in step.__dict__ or "on" in step.__dict__:
         data.pop("next", None)
-        data["on"] = step.routes()  # type: ignore[attr-defined]
+        data["on"] = step.routes()
     return data
-
-
-def _dump(model: BaseModel) -> dict[str, Any]:
-    """model_dump by alias, minus declared fields that are None (unset and null mean the same).
-
-    Only model fields are pruned: a null inside user data (`with: {x: null}`, a
-    schema's `default: null`) is meaning and stays.
-    """
-    out: dict[str, Any] = {}
-    fields = type(model).model_fields
-    for name, info in fields.items():
-        value = getattr(model, name)
-        if value is None:
-            continue
-        out[info.alias or name] = _plain(value)
-    for key, value in (model.model_extra or {}).items():
-        out[key] = _plain(value)
-    return out
-
-
-def _plain(value: Any) -> Any:
-    # deferred: pydantic (~30 ms); callers pass models, so it is loaded by then
-    from pydantic import BaseModel
-
-    if isinstance(value, BaseModel):
-        return _dump(value)
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    return value
 
 
 def called_workflows(workflow: Workflow) -> list[str]:
@@ -139,6 +106,6 @@ class ArtifactSet:
 
 def load_artifact(normalized: Mapping[str, Any]) -> Workflow:
     """Rebuild a workflow from its stored normalized form."""
-    from wfops.model.workflow import Workflow  # deferred: wfops.model imports pydantic (~30 ms)
-
-    return Workflow.model_validate(dict(normalized))
+    loaded = validated("workflow", dict(normalized))
+    assert isinstance(loaded, Workflow)
+    return loaded

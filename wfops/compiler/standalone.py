@@ -15,7 +15,7 @@ from wfops.compiler.checks.context import IDENTITY, Catalog, CheckContext, Sink
 from wfops.compiler.checks.run import env_checks, file_checks
 from wfops.diagnostics import Diagnostic, error, sort_key
 from wfops.errors import UsageError
-from wfops.loader.project import Loaded, Project, validate_document
+from wfops.loader.project import Loaded, Project, load_document
 from wfops.loader.yaml import YamlLoadError, load_yaml_file, load_yaml_text
 from wfops.sources.std import StdSource
 
@@ -69,16 +69,7 @@ def validate_text(text: str, kind: str, file: str = "<text>") -> list[Diagnostic
 
 
 def _check_document(doc: Any, kind: str) -> list[Diagnostic]:
-    # deferred: pydantic (~30 ms) and the models built on it, only once a file has parsed
-    from pydantic import BaseModel
-
-    from wfops.model.deployment import Deployment
-    from wfops.model.sources import SourcesFile
-    from wfops.model.workflow import Workflow
-
-    models: dict[str, type[BaseModel]] = {"workflow": Workflow, "deployment": Deployment, "sources": SourcesFile}
-    model_type = models[kind]
-    parsed, found = validate_document(doc, model_type)
+    parsed, found = load_document(doc, kind)
     if parsed is None or kind != "workflow":
         return sorted(found, key=sort_key)
     loaded = Loaded(doc.file, doc, parsed)

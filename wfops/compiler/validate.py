@@ -32,18 +32,16 @@ class Validation:
         return not any(d.is_error for d in self.diagnostics)
 
 
-def validate_project(root: Path, *, live: bool = False, plain: bool = False,
-                     cached_contracts: bool = False) -> Validation:
+def validate_project(root: Path, *, live: bool = False, cached_contracts: bool = False) -> Validation:
     """Load and check everything under `root`.
 
     MCP contracts come from wfops.lock unless `live` (then the servers are listed).
     A capability of an MCP source the lock does not hold is `contract-unknown`
-    (a warning here; `check` makes it an error). `plain`: see `load_project` (for
-    callers that only want the findings). `cached_contracts` (`wfops validate` only):
-    python sources may be served from the contracts the last validate recorded,
-    unimported (wfops.compiler.contracts).
+    (a warning here; `check` makes it an error).
+    `cached_contracts` (`wfops validate` only): python sources may be served from the
+    contracts the last validate recorded, unimported (wfops.compiler.contracts).
     """
-    return validate_loaded(load_project(Path(root), plain=plain), live=live, cached_contracts=cached_contracts)
+    return validate_loaded(load_project(Path(root)), live=live, cached_contracts=cached_contracts)
 
 
 def validate_loaded(project: Project, *, live: bool = False, cached_contracts: bool = False) -> Validation:

@@ -15,7 +15,7 @@ from wfops.model.kinds import STEP_KEYS, StepKind, raw_kind
 from wfops.model.paths import parse_save_target
 
 if TYPE_CHECKING:
-    from wfops.model.workflow import Workflow
+    from wfops.model.objects import Workflow
 
 #: What the engine plans from: a workflow's normalized form (plain JSON data, as the gate
 #: record and the store keep it) or, from callers that hold one, its model.

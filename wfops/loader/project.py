@@ -11,6 +11,7 @@ from wfops.dburl import location_of
 from wfops.diagnostics import Diagnostic, error
 from wfops.loader.root import DEPLOYMENTS_DIR, LOCK_FILE, SOURCES_FILE, WORKFLOWS_DIR, find_root
 from wfops.model.json_schema import model_of
+from wfops.model.objects import PlainModel, from_model
 from wfops.model.plain import load as plain_load
 
 if TYPE_CHECKING:
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
     from wfops.loader.yaml import Document
 
 __all__ = ["DEPLOYMENTS_DIR", "LOCK_FILE", "SOURCES_FILE", "WORKFLOWS_DIR", "Loaded", "Project", "find_root",
-           "load_project", "project_db_path", "validate_document", "yaml_files"]
+           "load_document", "load_project", "project_db_path", "validate_document", "yaml_files"]
 
 STATE_DIR = ".wfops"
 
@@ -56,24 +57,20 @@ def yaml_files(directory: Path) -> list[Path]:
     return sorted(p for p in directory.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file())
 
 
-def load_project(root: Path, *, plain: bool = False) -> Project:
+def load_project(root: Path) -> Project:
     """Load sources.yaml, workflows/*.yaml and deployments/*.yaml; problems become diagnostics.
 
-    `plain`: a file the plain loader is sure of becomes a `wfops.model.objects` object
-    instead of a pydantic model (same fields and methods; no pydantic import when every
-    file is valid). For readers of the models only, such as the checks: compiling an
-    artifact needs the pydantic models.
-    """
+    Each valid file becomes its `wfops.model.objects` object (see `load_document`)."""
     project = Project(root=root.resolve())
     sources_path = project.root / SOURCES_FILE
     if sources_path.exists():
-        project.sources = _load(project, sources_path, "sources", plain)
+        project.sources = _load(project, sources_path, "sources")
     for path in _listed(project, WORKFLOWS_DIR):
-        loaded = _load(project, path, "workflow", plain)
+        loaded = _load(project, path, "workflow")
         if loaded is not None:
             register(project, project.workflows, loaded, "workflow", "duplicate-workflow")
     for path in _listed(project, DEPLOYMENTS_DIR):
-        loaded = _load(project, path, "deployment", plain)
+        loaded = _load(project, path, "deployment")
         if loaded is not None:
             register(project, project.deployments, loaded, "deployment", "duplicate-deployment")
     return project
@@ -105,7 +102,7 @@ def register(project: Project, table: dict[str, Loaded], loaded: Loaded, what: s
     table[name] = loaded
 
 
-def _load(project: Project, path: Path, kind: str, plain: bool) -> Loaded | None:
+def _load(project: Project, path: Path, kind: str) -> Loaded | None:
     # The path as listed (a symlink keeps its own name), relative to the root.
     rel = path.relative_to(project.root).as_posix()
     # deferred: record-hit path, which finds the root and the store but reads no YAML
@@ -120,11 +117,7 @@ def _load(project: Project, path: Path, kind: str, plain: bool) -> Loaded | None
         project.diagnostics.append(exc.diagnostic)
         project.broken_files.add(exc.diagnostic.file)
         return None
-    if plain:
-        sure = plain_load(kind, doc.data)
-        if sure is not None:
-            return Loaded(rel, doc, sure)
-    parsed, diagnostics = validate_document(doc, model_of(kind))
+    parsed, diagnostics = load_document(doc, kind)
     project.diagnostics.extend(diagnostics)
     if parsed is None:
         project.broken_files.add(rel)
@@ -146,6 +139,18 @@ def _refuse_path(project: Project, path: Path, rel: str) -> Diagnostic | None:
         return error("file-outside-project", f"{rel} is a symlink to {target}, outside the project", rel,
                      hint="copy the file into the project; wfops reads only files under the project root")
     return None
+
+
+def load_document(doc: Document, kind: str) -> tuple[PlainModel | None, list[Diagnostic]]:
+    """A workflow, deployment or sources file as its plain object, or the reasons it is invalid.
+
+    The plain loader decides a file it is sure of without pydantic; any other goes to the
+    pydantic models, which word every error (and whose result is turned plain)."""
+    sure = plain_load(kind, doc.data)
+    if sure is not None:
+        return sure, []
+    parsed, diagnostics = validate_document(doc, model_of(kind))
+    return (from_model(parsed) if parsed is not None else None), diagnostics
 
 
 def validate_document(doc: Document, model: type[BaseModel]) -> tuple[Any, list[Diagnostic]]:

@@ -26,7 +26,7 @@ from wfops.lockfile import LOCK_NAME, lock_path, read_lock
 
 if TYPE_CHECKING:
     from wfops.compiler.validate import Validation
-    from wfops.model.workflow import Workflow
+    from wfops.model.objects import Workflow
     from wfops.sources.base import Capability
 
 

@@ -9,6 +9,7 @@ alike. A test builds both from the same documents and compares them field by fie
 
 from __future__ import annotations
 
+import keyword
 from collections.abc import Mapping
 from typing import Any, ClassVar, Self
 
@@ -36,9 +37,51 @@ class PlainModel:
         copy.model_extra = self.model_extra
         return copy
 
+    def to_data(self, *, drop_none: bool = False) -> dict[str, Any]:
+        """The fields under their file keys (`with`), nested models as data, then the extra keys.
+        `drop_none`: leave out fields that are None (unset and null mean the same), never a
+        null inside user data (`with: {x: null}`)."""
+        out = {key_of(name): _data(value, drop_none) for name, value in self.__dict__.items()
+               if value is not None or not drop_none}
+        for key, value in (self.model_extra or {}).items():
+            out[key] = _data(value, drop_none)
+        return out
+
     def __repr__(self) -> str:
         shown = ", ".join(f"{name}={value!r}" for name, value in self.__dict__.items())
         return f"{type(self).__name__}({shown})"
+
+
+def _data(value: Any, drop_none: bool) -> Any:
+    if isinstance(value, PlainModel):
+        return value.to_data(drop_none=drop_none)
+    if isinstance(value, Mapping):
+        return {str(key): _data(item, drop_none) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_data(item, drop_none) for item in value]
+    return value
+
+
+def attribute_of(key: str) -> str:
+    """The attribute a file key is held in (pydantic's alias convention here: `with` -> `with_`)."""
+    return key + "_" if keyword.iskeyword(key) else key
+
+
+def key_of(attribute: str) -> str:
+    return attribute[:-1] if attribute.endswith("_") and keyword.iskeyword(attribute[:-1]) else attribute
+
+
+def from_model(value: Any) -> Any:
+    """A pydantic model (the loader's last word on a file the plain loader was not sure of) as
+    its plain twin, recursively: downstream code sees one kind of object."""
+    cls = CLASSES.get(type(value).__name__)
+    if cls is not None and hasattr(type(value), "model_fields"):
+        return cls({name: from_model(item) for name, item in value.__dict__.items()}, value.model_extra)
+    if isinstance(value, dict):
+        return {key: from_model(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [from_model(item) for item in value]
+    return value
 
 
 def routes_of(next_: str | None, on: Mapping[str, str] | None) -> dict[str, str]:
@@ -47,6 +90,9 @@ def routes_of(next_: str | None, on: Mapping[str, str] | None) -> dict[str, str]
     if next_ is not None:
         table["ok"] = next_
     return table
+
+
+Save = str | dict[str, str]
 
 
 class Retry(PlainModel):
@@ -67,6 +113,9 @@ class _Step(PlainModel):
     def check(self) -> None:
         rules.check_step_id(self.id)
 
+    def routes(self) -> dict[str, str]:
+        raise NotImplementedError
+
 
 class _Routed(_Step):
     next: str | None
@@ -82,10 +131,21 @@ class _Routed(_Step):
 
 class CallStep(_Routed):
     kind: ClassVar[StepKind] = "call"
+    uses: str
+    with_: dict[str, Any]
+    save: Save | None
+    retry: Retry | None
+    timeout: float | None
+    catch: Catch | None
 
 
 class SubworkflowStep(_Routed):
     kind: ClassVar[StepKind] = "workflow"
+    workflow: str
+    with_: dict[str, Any]
+    save: Save | None
+    timeout: float | None
+    catch: Catch | None
 
 
 class ConditionStep(_Step):
@@ -104,8 +164,19 @@ class ConditionStep(_Step):
 
 class ForeachStep(_Routed):
     kind: ClassVar[StepKind] = "foreach"
+    foreach: str
     uses: str | None
     workflow: str | None
+    with_: dict[str, Any]
+    save: Save | None
+    save_each: Save | None
+    mode: str
+    concurrency: int | None
+    on_item_error: str
+    errors: str | None
+    retry: Retry | None
+    timeout: float | None
+    catch: Catch | None
 
     def check(self) -> None:
         super().check()
@@ -114,7 +185,11 @@ class ForeachStep(_Routed):
 
 class ParallelStep(_Routed):
     kind: ClassVar[StepKind] = "parallel"
-    parallel: dict[str, list[Any]]
+    parallel: dict[str, list[Step]]
+    on_branch_error: str
+    errors: str | None
+    timeout: float | None
+    catch: Catch | None
 
     def check(self) -> None:
         super().check()
@@ -123,6 +198,10 @@ class ParallelStep(_Routed):
 
 class InterruptStep(_Step):
     kind: ClassVar[StepKind] = "interrupt"
+    interrupt: str
+    request: Any
+    resume_schema: dict[str, Any] | None
+    save: Save | None
     on: dict[str, str]
 
     def routes(self) -> dict[str, str]:
@@ -131,9 +210,13 @@ class InterruptStep(_Step):
 
 class EndStep(_Step):
     kind: ClassVar[StepKind] = "end"
+    end: str
 
     def routes(self) -> dict[str, str]:
         return {}
+
+
+Step = CallStep | SubworkflowStep | ConditionStep | ForeachStep | ParallelStep | InterruptStep | EndStep
 
 
 class StateField(PlainModel):
@@ -145,12 +228,19 @@ class StateField(PlainModel):
 
 class Workflow(PlainModel):
     name: str
+    version: int | str | None
+    description: str | None
+    input: dict[str, Any] | None
+    state: dict[str, StateField]
+    output: dict[str, Any] | None
+    output_schema: dict[str, Any] | None
     start: str | None
-    steps: list[Any]
+    timeout: float | None
+    steps: list[Step]
 
     @property
     def start_step(self) -> str:
-        return self.start or str(self.steps[0].id)
+        return self.start or self.steps[0].id
 
 
 class LocalExecutorSpec(PlainModel):
@@ -164,8 +254,13 @@ class DaskExecutorSpec(PlainModel):
 
 class Deployment(PlainModel):
     name: str
+    description: str | None
     workflow: str
     bindings: dict[str, str]
+    drift: str
+    input: dict[str, Any]
+    secrets: list[str]
+    executor: LocalExecutorSpec | DaskExecutorSpec
 
     def check(self) -> None:
         rules.check_bindings(self.bindings)
@@ -194,6 +289,7 @@ def pin_of(ref: str) -> str | None:
 class PythonSource(PlainModel):
     kind: str
     module: str
+    description: str | None
 
 
 class McpSource(PlainModel):
@@ -202,6 +298,8 @@ class McpSource(PlainModel):
     url: str | None
     env: dict[str, str]
     cwd: str | None
+    timeout: float
+    description: str | None
 
     def check(self) -> None:
         rules.check_cwd(self.cwd)
@@ -209,7 +307,7 @@ class McpSource(PlainModel):
 
 
 class SourcesFile(PlainModel):
-    sources: dict[str, Any]
+    sources: dict[str, PythonSource | McpSource]
 
     def check(self) -> None:
         rules.check_source_ids(self.sources)

@@ -17,13 +17,12 @@ a test feeds both loaders the same documents to show there is none.
 from __future__ import annotations
 
 import json
-import keyword
 import re
 from functools import cache
 from typing import Any
 
-from wfops.model.json_schema import committed_path
-from wfops.model.objects import CLASSES, ROOTS, PlainModel
+from wfops.model.json_schema import committed_path, model_of
+from wfops.model.objects import CLASSES, ROOTS, PlainModel, attribute_of, from_model
 from wfops.model.rules import Broken
 
 # Keywords that only describe: they never reject a value.
@@ -53,6 +52,16 @@ def load(kind: str, data: Any) -> PlainModel | None:
         return None
 
 
+def validated(kind: str, data: Any) -> PlainModel:
+    """`data` of a `kind` file as its plain object; what the plain loader is not sure of, the
+    pydantic models decide (raising their `ValidationError` when it is invalid)."""
+    sure = load(kind, data)
+    if sure is not None:
+        return sure
+    made: PlainModel = from_model(model_of(kind).model_validate(data))
+    return made
+
+
 @cache
 def _schema(kind: str) -> dict[str, Any]:
     loaded: dict[str, Any] = json.loads(committed_path(kind).read_text(encoding="utf-8"))
@@ -62,11 +71,6 @@ def _schema(kind: str) -> dict[str, Any]:
 @cache
 def _regex(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern)
-
-
-def python_name(key: str) -> str:
-    """The attribute a key is held in: pydantic's alias convention here (`with` -> `with_`)."""
-    return key + "_" if keyword.iskeyword(key) else key
 
 
 class _Walk:
@@ -227,13 +231,13 @@ class _Walk:
         fields: dict[str, Any] = {}
         for name, spec in properties.items():
             if name in value:
-                fields[python_name(name)] = self.value(spec, value[name])
+                fields[attribute_of(name)] = self.value(spec, value[name])
             elif "default" in spec:
-                fields[python_name(name)] = self._default(spec)
+                fields[attribute_of(name)] = self._default(spec)
             elif spec.get("type") == "object":
-                fields[python_name(name)] = {}  # the model's default_factory=dict
+                fields[attribute_of(name)] = {}  # the model's default_factory=dict
             elif spec.get("type") == "array":
-                fields[python_name(name)] = []
+                fields[attribute_of(name)] = []
             else:
                 raise _Unsure
         extra = {key: item for key, item in value.items() if key not in properties}

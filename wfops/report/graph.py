@@ -14,12 +14,20 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from wfops.errors import UsageError
-
-if TYPE_CHECKING:
-    from wfops.model.workflow import Step, Workflow
+from wfops.model.objects import (
+    CallStep,
+    ConditionStep,
+    EndStep,
+    ForeachStep,
+    InterruptStep,
+    ParallelStep,
+    Step,
+    SubworkflowStep,
+    Workflow,
+)
 
 FORMATS = ("mermaid", "dot")
 END = "end"
@@ -95,17 +103,6 @@ def _target(target: str, scope: str, end: str) -> str:
 
 
 def _detail(step: Step) -> tuple[str, ...]:
-    # deferred: wfops.model imports pydantic (~30 ms); callers pass a Workflow, so it is loaded
-    from wfops.model.workflow import (
-        CallStep,
-        ConditionStep,
-        EndStep,
-        ForeachStep,
-        InterruptStep,
-        ParallelStep,
-        SubworkflowStep,
-    )
-
     if isinstance(step, CallStep):
         return (step.uses,)
     if isinstance(step, SubworkflowStep):

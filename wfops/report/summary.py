@@ -19,7 +19,7 @@ from wfops.report.graph import render_graph
 
 if TYPE_CHECKING:
     from wfops.engine.types import RunSnapshot, TraceEntry
-    from wfops.model.workflow import Workflow
+    from wfops.model.objects import Workflow
 
 # GitHub caps a step summary at 1 MiB; keep the output block well under it.
 MAX_OUTPUT_CHARS = 64 * 1024

@@ -30,6 +30,8 @@ from wfops.compiler.artifact import MISSING, artifact_hash
 from wfops.diagnostics import Diagnostic
 from wfops.errors import WfopsError
 from wfops.loader.project import LOCK_FILE, SOURCES_FILE
+from wfops.model.objects import McpSource, SourcesFile
+from wfops.model.plain import load as plain_load
 from wfops.runner.sources import used_refs
 from wfops.sources.registry import load_python_source
 from wfops.sources.std import StdSource
@@ -160,10 +162,13 @@ def _build_sources(root: Path, specs: Mapping[str, Mapping[str, Any]]) -> dict[s
                 return None
         elif spec["kind"] == "mcp":
             # deferred: wfops.sources.mcp imports logging and mcp, only for runs that call a server
-            from wfops.model.sources import McpSource
             from wfops.sources.mcp import McpClientSource
 
-            built[source_id] = McpClientSource(source_id, McpSource.model_validate(spec["spec"]), root)
+            declared = plain_load("sources", {"sources": {source_id: spec["spec"]}})
+            mcp = declared.sources[source_id] if isinstance(declared, SourcesFile) else None
+            if not isinstance(mcp, McpSource):
+                return None  # not a declaration this wfops reads: the full gate decides
+            built[source_id] = McpClientSource(source_id, mcp, root)
         else:
             return None
     return built
@@ -236,5 +241,5 @@ def _declarations(validation: Validation, ids: Iterable[str]) -> dict[str, dict[
         if spec.kind == "python":
             out[source_id] = {"kind": "python", "module": spec.module}
         else:
-            out[source_id] = {"kind": spec.kind, "spec": spec.model_dump(mode="json", by_alias=True)}
+            out[source_id] = {"kind": spec.kind, "spec": spec.to_data()}
     return out

@@ -31,7 +31,7 @@ from wfops.sources.mcp_result import convert_result, tool_error_text
 if TYPE_CHECKING:
     import asyncio  # imported where used: `wfops validate` builds sources but never opens one
 
-    from wfops.model.sources import McpSource
+    from wfops.model.objects import McpSource
 
 #: The output contract of a tool that declares no output schema.
 ANY_RESULT_SCHEMA: dict[str, Any] = {"type": "object", "properties": {"result": {}}}

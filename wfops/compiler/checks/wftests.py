@@ -19,7 +19,7 @@ from wfops.loader.wftests import find_test_files, load_test_files
 from wfops.model.kinds import walk_steps
 
 if TYPE_CHECKING:
-    from wfops.model.workflow import Workflow
+    from wfops.model.objects import Workflow
 
 _INDEX = re.compile(r"\[\d+\]$")
 
