@@ -6,7 +6,8 @@ valid, and for a valid file the answer is already known from the committed edito
 schemas (generated from the models, kept in step by a test) and the rules they
 cannot state (`wfops.model.rules`). `load` walks a document against its schema with
 the models' strict reading (an integer is not a bool, a number field holds a float,
-keys are text) and builds `wfops.model.objects` as it goes.
+keys are text) and builds `wfops.model.objects` as it goes. Each schema is compiled
+once into nested checking functions, so a file costs a walk of its own data only.
 
 It says yes only when it is sure. Anything it rejects, and any form it does not
 decide, returns None and goes to the pydantic models, which have the final word and
@@ -17,11 +18,14 @@ a test feeds both loaders the same documents to show there is none.
 from __future__ import annotations
 
 import json
+import operator
 import re
+from collections.abc import Callable
 from functools import cache
 from typing import Any
 
 from wfops.model.json_schema import committed_path, model_of
+from wfops.model.kinds import raw_kind
 from wfops.model.objects import CLASSES, ROOTS, PlainModel, attribute_of, from_model
 from wfops.model.rules import Broken
 
@@ -42,14 +46,14 @@ class _Unsure(Exception):
 def load(kind: str, data: Any) -> PlainModel | None:
     """The plain object of a `kind` file ("workflow", "deployment", "sources") when `data` is
     certainly valid; None when the pydantic models must decide."""
-    root = ROOTS.get(kind)
-    if root is None:
+    check = _compiled(kind)
+    if check is None:
         return None
-    schema = _schema(kind)
     try:
-        return _Walk(schema.get("$defs", {})).model(schema, data, root)
+        made: PlainModel = check(data)
     except (_Unsure, Broken, OverflowError, RecursionError):
         return None
+    return made
 
 
 def validated(kind: str, data: Any) -> PlainModel:
@@ -62,10 +66,19 @@ def validated(kind: str, data: Any) -> PlainModel:
     return made
 
 
+Check = Callable[[Any], Any]
+
+
 @cache
-def _schema(kind: str) -> dict[str, Any]:
-    loaded: dict[str, Any] = json.loads(committed_path(kind).read_text(encoding="utf-8"))
-    return loaded
+def _compiled(kind: str) -> Check | None:
+    root = ROOTS.get(kind)
+    if root is None:
+        return None
+    schema: dict[str, Any] = json.loads(committed_path(kind).read_text(encoding="utf-8"))
+    try:
+        return _Compiler(schema.get("$defs", {})).model(schema, root)
+    except _Unsure:  # a schema with a keyword this loader does not know: the models decide
+        return None
 
 
 @cache
@@ -73,187 +86,293 @@ def _regex(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern)
 
 
-class _Walk:
+def _unsure(_: Any = None) -> Any:
+    raise _Unsure
+
+
+def _is_step_union(alternatives: list[dict[str, Any]]) -> bool:
+    names = [a.get("$ref", "").rsplit("/", 1)[-1] for a in alternatives]
+    return all(name in CLASSES and name in _STEP_NAMES for name in names)
+
+
+_STEP_NAMES = {name for name, cls in CLASSES.items() if isinstance(getattr(cls, "kind", None), str)
+               and name.endswith("Step")}
+
+
+class _Compiler:
+    """Schema -> a function that returns the value as the model would hold it, or raises _Unsure."""
+
     def __init__(self, defs: dict[str, Any]) -> None:
         self.defs = defs
+        self.table: dict[str, Check] = {}
 
-    def value(self, schema: dict[str, Any], value: Any) -> Any:
-        """`value` as the model would hold it, or _Unsure."""
+    def ref(self, ref: str) -> Check:
+        name = ref.rsplit("/", 1)[-1]
+        if not ref.startswith("#/$defs/") or name not in self.defs or name not in CLASSES:
+            raise _Unsure
+        if name not in self.table:
+            self.table[name] = _unsure  # a recursive reference resolves through the table below
+            self.table[name] = self.model(self.defs[name], CLASSES[name])
+        table = self.table
+        return lambda value: table[name](value)
+
+    def value(self, schema: dict[str, Any]) -> Check:
         if not schema.keys() <= _KNOWN:
             raise _Unsure
-        ref = schema.get("$ref")
-        if ref is not None:
-            name = ref.rsplit("/", 1)[-1]
-            if not ref.startswith("#/$defs/") or name not in self.defs or name not in CLASSES:
-                raise _Unsure
-            return self.model(self.defs[name], value, CLASSES[name])
-        tag = schema.get("discriminator")
-        if tag is not None:
-            value = self._tagged(tag, value)
-        else:
-            for combinator in ("anyOf", "oneOf"):
-                if combinator in schema:
-                    value = self._one_of(schema[combinator], value)
-        if "not" in schema and self._fits(schema["not"], value):
-            raise _Unsure
-        return self._typed(schema, value)
+        if "$ref" in schema:
+            return self.ref(schema["$ref"])
+        first: Check | None = None
+        if "discriminator" in schema:
+            first = self._tagged(schema["discriminator"])
+        elif "anyOf" in schema or "oneOf" in schema:
+            first = self._one_of(schema.get("anyOf") or schema["oneOf"])
+        refuse = self.value(schema["not"]) if "not" in schema else None
+        typed = self._typed(schema)
+        if first is None and refuse is None:
+            return typed
 
-    def _tagged(self, tag: dict[str, Any], value: Any) -> Any:
+        def combined(value: Any) -> Any:
+            if first is not None:
+                value = first(value)
+            if refuse is not None and _fits(refuse, value):
+                raise _Unsure
+            return typed(value)
+        return combined
+
+    def _tagged(self, tag: dict[str, Any]) -> Check:
         """A union picked by a key's value, as pydantic's discriminated unions: the key must be
         there (a default `kind` does not choose)."""
         name = tag.get("propertyName")
-        if type(value) is not dict or name not in value or not isinstance(value[name], str):
-            raise _Unsure
-        ref = tag.get("mapping", {}).get(value[name])
-        if ref is None:
-            raise _Unsure
-        return self.value({"$ref": ref}, value)
+        mapping = {key: self.ref(ref) for key, ref in tag.get("mapping", {}).items()}
 
-    def _one_of(self, alternatives: list[dict[str, Any]], value: Any) -> Any:
+        def tagged(value: Any) -> Any:
+            if type(value) is not dict or not isinstance(value.get(name), str) or value[name] not in mapping:
+                raise _Unsure
+            return mapping[value[name]](value)
+        return tagged
+
+    def _one_of(self, alternatives: list[dict[str, Any]]) -> Check:
         """The alternatives here never overlap (pydantic's unions pick by type or tag): exactly one
         must take the value, which is then what it built."""
-        built = []
-        for alternative in alternatives:
-            try:
-                built.append(self.value(alternative, value))
-            except (_Unsure, Broken):
-                continue
-        if len(built) != 1:
-            raise _Unsure
-        return built[0]
+        if _is_step_union(alternatives):
+            # Pydantic picks a step's kind by its first kind key; the other kinds forbid that key.
+            by_kind = {CLASSES[a["$ref"].rsplit("/", 1)[-1]].kind: self.ref(a["$ref"])  # type: ignore[attr-defined]
+                       for a in alternatives}
 
-    def _fits(self, schema: dict[str, Any], value: Any) -> bool:
-        try:
-            self.value(schema, value)
-        except (_Unsure, Broken):
-            return False
-        return True
+            def step(value: Any) -> Any:
+                kind = raw_kind(value) if type(value) is dict else None
+                if kind is None or kind not in by_kind:
+                    raise _Unsure
+                return by_kind[kind](value)
+            return step
+        nullable = any(a == {"type": "null"} for a in alternatives)
+        others = [self.value(a) for a in alternatives if a != {"type": "null"}]
+        # Every other alternative has a type or is a model: none of them takes null.
+        null_only = nullable and all("type" in a or "$ref" in a for a in alternatives if a != {"type": "null"})
+        if null_only and len(others) == 1:  # `X | None`, the common case
+            (only,) = others
+            return lambda value: None if value is None else only(value)
 
-    def _typed(self, schema: dict[str, Any], value: Any) -> Any:
+        def one_of(value: Any) -> Any:
+            if value is None and null_only:
+                return None
+            built = []
+            for alternative in others:
+                try:
+                    built.append(alternative(value))
+                except (_Unsure, Broken):
+                    continue
+            if value is None and nullable:
+                built.append(None)
+            if len(built) != 1:
+                raise _Unsure
+            return built[0]
+        return one_of
+
+    def _typed(self, schema: dict[str, Any]) -> Check:
         kind = schema.get("type")
         if kind is None:
-            out = value
+            check: Check = _same
         elif kind == "string":
-            out = self._string(schema, value)
+            check = self._string(schema)
         elif kind == "integer" or kind == "number":
-            out = self._number(schema, value, kind)
+            check = self._number(schema, kind)
         elif kind == "boolean":
-            if type(value) is not bool:
-                raise _Unsure
-            out = value
+            check = _of_type(bool)
         elif kind == "null":
-            if value is not None:
-                raise _Unsure
-            out = value
+            check = _null
         elif kind == "array":
-            out = self._array(schema, value)
+            check = self._array(schema)
         elif kind == "object":
-            out = self._mapping(schema, value)
+            check = self._mapping(schema)
         else:
             raise _Unsure
-        if "enum" in schema and not any(type(e) is type(out) and e == out for e in schema["enum"]):
-            raise _Unsure
-        if "const" in schema and not (type(schema["const"]) is type(out) and schema["const"] == out):
-            raise _Unsure
-        return out
+        if "enum" not in schema and "const" not in schema:
+            return check
+        allowed = schema["enum"] if "enum" in schema else [schema["const"]]
 
-    def _string(self, schema: dict[str, Any], value: Any) -> str:
-        if type(value) is not str:
-            raise _Unsure
-        if not schema.get("minLength", 0) <= len(value) <= schema.get("maxLength", len(value)):
-            raise _Unsure
-        pattern = schema.get("pattern")
-        # Pydantic matches with Rust's regex, whose `$` does not match before a final newline
-        # as Python's does: a value with a line break is left to pydantic.
-        if pattern is not None and ("\n" in value or not _regex(pattern).search(value)):
-            raise _Unsure
-        return value
+        def listed(value: Any) -> Any:
+            out = check(value)
+            if not any(type(e) is type(out) and e == out for e in allowed):
+                raise _Unsure
+            return out
+        return listed
 
-    def _number(self, schema: dict[str, Any], value: Any, kind: str) -> int | float:
-        if type(value) is not int and (kind == "integer" or type(value) is not float):
-            raise _Unsure
-        number = value if kind == "integer" else float(value)  # a float field holds a float
-        if "minimum" in schema and not number >= schema["minimum"] \
-                or "maximum" in schema and not number <= schema["maximum"] \
-                or "exclusiveMinimum" in schema and not number > schema["exclusiveMinimum"] \
-                or "exclusiveMaximum" in schema and not number < schema["exclusiveMaximum"]:
-            raise _Unsure
+    def _string(self, schema: dict[str, Any]) -> Check:
+        low, high = schema.get("minLength", 0), schema.get("maxLength")
+        pattern = _regex(schema["pattern"]) if "pattern" in schema else None
+
+        def string(value: Any) -> Any:
+            if type(value) is not str or len(value) < low or high is not None and len(value) > high:
+                raise _Unsure
+            # Pydantic matches with Rust's regex, whose `$` does not match before a final
+            # newline as Python's does: a value with a line break is left to pydantic.
+            if pattern is not None and ("\n" in value or not pattern.search(value)):
+                raise _Unsure
+            return value
+        return string
+
+    def _number(self, schema: dict[str, Any], kind: str) -> Check:
+        bounds = [(schema[key], test) for key, test in (
+            ("minimum", operator.ge), ("maximum", operator.le),
+            ("exclusiveMinimum", operator.gt), ("exclusiveMaximum", operator.lt)) if key in schema]
+        integer = kind == "integer"
+
+        def number(value: Any) -> Any:
+            if type(value) is not int and (integer or type(value) is not float):
+                raise _Unsure
+            out = value if integer else float(value)  # a float field holds a float
+            for bound, test in bounds:
+                if not test(out, bound):
+                    raise _Unsure
+            return out
         return number
 
-    def _array(self, schema: dict[str, Any], value: Any) -> list[Any]:
-        if type(value) is not list or not schema.get("minItems", 0) <= len(value) <= schema.get("maxItems", len(value)):
-            raise _Unsure
-        items = schema.get("items")
-        return list(value) if items is None else [self.value(items, item) for item in value]
+    def _array(self, schema: dict[str, Any]) -> Check:
+        low, high = schema.get("minItems", 0), schema.get("maxItems")
+        items = self.value(schema["items"]) if "items" in schema else None
 
-    def _keys(self, schema: dict[str, Any], value: Any) -> dict[str, Any]:
-        if type(value) is not dict or not all(type(key) is str for key in value):
-            raise _Unsure
-        if not schema.get("minProperties", 0) <= len(value) <= schema.get("maxProperties", len(value)):
-            raise _Unsure
-        names = schema.get("propertyNames")
-        if names is not None:
-            for key in value:
-                self.value(names, key)
-        return value
+        def array(value: Any) -> Any:
+            if type(value) is not list or len(value) < low or high is not None and len(value) > high:
+                raise _Unsure
+            return list(value) if items is None else [items(item) for item in value]
+        return array
 
-    def _mapping(self, schema: dict[str, Any], value: Any) -> dict[str, Any]:
+    def _keys(self, schema: dict[str, Any]) -> Check:
+        low, high = schema.get("minProperties", 0), schema.get("maxProperties")
+        names = self.value(schema["propertyNames"]) if "propertyNames" in schema else None
+
+        def keys(value: Any) -> Any:
+            if type(value) is not dict or not all(type(key) is str for key in value) \
+                    or len(value) < low or high is not None and len(value) > high:
+                raise _Unsure
+            if names is not None:
+                for key in value:
+                    names(key)
+            return value
+        return keys
+
+    def _mapping(self, schema: dict[str, Any]) -> Check:
         """A dict field (not a model): its values by `additionalProperties` / `patternProperties`."""
-        value = self._keys(schema, value)
         if "properties" in schema or "required" in schema:
             raise _Unsure  # only models have named properties here
-        patterns = schema.get("patternProperties")
+        keys = self._keys(schema)
         rest = schema.get("additionalProperties", True)
-        out = {}
-        for key, item in value.items():
-            if patterns is not None:
-                # Pydantic's `dict[Pattern, X]`: every key must match (JSON Schema would let
-                # other keys through).
-                matched = [s for p, s in patterns.items() if "\n" not in key and _regex(p).search(key)]
-                if len(matched) != 1 or rest is not True:
-                    raise _Unsure
-                out[key] = self.value(matched[0], item)
-            elif rest is True:
-                out[key] = item
-            elif rest is False:
+        if "patternProperties" in schema:
+            if rest is not True:
                 raise _Unsure
-            else:
-                out[key] = self.value(rest, item)
-        return out
+            patterns = [(_regex(p), self.value(s)) for p, s in schema["patternProperties"].items()]
 
-    def model(self, schema: dict[str, Any], value: Any, cls: type[PlainModel]) -> PlainModel:
+            def by_pattern(value: Any) -> Any:
+                out = {}
+                for key, item in keys(value).items():
+                    # Pydantic's `dict[Pattern, X]`: every key must match (JSON Schema would let
+                    # other keys through).
+                    matched = [check for regex, check in patterns if "\n" not in key and regex.search(key)]
+                    if len(matched) != 1:
+                        raise _Unsure
+                    out[key] = matched[0](item)
+                return out
+            return by_pattern
+        if rest is True:
+            return lambda value: dict(keys(value))
+        if rest is False:
+            def empty(value: Any) -> Any:
+                if keys(value):
+                    raise _Unsure
+                return {}
+            return empty
+        each = self.value(rest)
+        return lambda value: {key: each(item) for key, item in keys(value).items()}
+
+    def model(self, schema: dict[str, Any], cls: type[PlainModel]) -> Check:
         if not schema.keys() <= _KNOWN or schema.get("type") != "object" or "patternProperties" in schema:
             raise _Unsure
-        value = self._keys(schema, value)
-        properties: dict[str, Any] = schema.get("properties", {})
-        if any(name not in value for name in schema.get("required", ())):
-            raise _Unsure
-        fields: dict[str, Any] = {}
-        for name, spec in properties.items():
-            if name in value:
-                fields[attribute_of(name)] = self.value(spec, value[name])
-            elif "default" in spec:
-                fields[attribute_of(name)] = self._default(spec)
-            elif spec.get("type") == "object":
-                fields[attribute_of(name)] = {}  # the model's default_factory=dict
-            elif spec.get("type") == "array":
-                fields[attribute_of(name)] = []
-            else:
-                raise _Unsure
-        extra = {key: item for key, item in value.items() if key not in properties}
-        rest = schema.get("additionalProperties", True)
-        if extra and rest is not True:
-            raise _Unsure  # closed models (`extra="forbid"`); no model here types its extras
-        made = cls(fields, extra if rest is True else None)
-        made.check()
-        return made
+        keys = self._keys(schema)
+        required = tuple(schema.get("required", ()))
+        fields = [(name, attribute_of(name), self.value(spec), self._default(spec))
+                  for name, spec in schema.get("properties", {}).items()]
+        known = {name for name, *_ in fields}
+        open_ = schema.get("additionalProperties", True) is True  # closed models: `extra="forbid"`
 
-    def _default(self, spec: dict[str, Any]) -> Any:
+        def model(value: Any) -> Any:
+            keys(value)
+            for name in required:
+                if name not in value:
+                    raise _Unsure
+            extra = None
+            if open_:
+                extra = {key: item for key, item in value.items() if key not in known}
+            elif not known.issuperset(value):
+                raise _Unsure
+            made: dict[str, Any] = {}
+            for name, attribute, check, default in fields:
+                made[attribute] = check(value[name]) if name in value else default()
+            built = cls(made, extra)
+            built.check()
+            return built
+        return model
+
+    def _default(self, spec: dict[str, Any]) -> Callable[[], Any]:
         """As pydantic keeps it: a plain default as written (not converted: `timeout: 30` stays an
-        int), a model default (the executor's) as its plain object."""
+        int), a model default (the executor's) as its plain object; no default: the model's
+        `default_factory` (an empty dict or list)."""
+        if "default" not in spec:
+            if spec.get("type") == "object":
+                return dict
+            if spec.get("type") == "array":
+                return list
+            return _unsure
         default = spec["default"]
         if isinstance(default, dict) and ("$ref" in spec or "oneOf" in spec or "anyOf" in spec):
-            return self.value(spec, default)
+            check = self.value(spec)
+            return lambda: check(default)
         if isinstance(default, dict | list):
-            raise _Unsure  # pydantic copies mutable defaults; none of ours is one
-        return default
+            return _unsure  # pydantic copies mutable defaults; none of ours is one
+        return lambda: default
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+def _null(value: Any) -> Any:
+    if value is not None:
+        raise _Unsure
+    return value
+
+
+def _of_type(kind: type) -> Check:
+    def typed(value: Any) -> Any:
+        if type(value) is not kind:
+            raise _Unsure
+        return value
+    return typed
+
+
+def _fits(check: Check, value: Any) -> bool:
+    try:
+        check(value)
+    except (_Unsure, Broken):
+        return False
+    return True
