@@ -211,7 +211,8 @@ def called(ready: Ready) -> list[tuple[str, str]]:
 def save(root: Path, deployment: str, validation: Validation, ready: Ready,
          live: Mapping[str, Mapping[str, Capability]]) -> None:
     """Record the full gate's decision for `deployment` (best effort: a read-only checkout runs
-    uncached). Called after the gate passed and the sources the run calls are open."""
+    uncached). Called after the gate passed and the sources the run calls are open. The
+    canonical texts it writes are kept on `ready` too, for the store to write the same."""
     project = validation.project
     loaded = project.deployments[deployment]
     files = [loaded.file, *(project.workflows[wf].file for wf in ready.workflows), SOURCES_FILE, LOCK_FILE]
@@ -237,9 +238,10 @@ def save(root: Path, deployment: str, validation: Validation, ready: Ready,
     }
     target = record_path(root, deployment)
     try:
+        texts = [ready.texts.get(digest) or canonical_json(ready.normalized[digest]) for digest in order]
+        ready.texts.update(zip(order, texts, strict=True))
         make_state_dir(root / RECORDS.parts[0])
         target.parent.mkdir(parents=True, exist_ok=True)
-        texts = [ready.texts.get(digest) or canonical_json(ready.normalized[digest]) for digest in order]
         write_atomic(target, "\n".join([json.dumps(entry, sort_keys=True), *texts, ""]), durable=False)
     except (OSError, WfopsError, TypeError, ValueError):  # TypeError/ValueError: input defaults that are not JSON
         pass
