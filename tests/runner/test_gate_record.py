@@ -157,6 +157,8 @@ RECORD_EDITS = {
     "a child's hash": lambda e, t: e["children"][e["artifacts"]["hello"]].update(loud="0" * 64),
     "a workflow's hash": lambda e, t: e["artifacts"].update(loud=e["artifacts"]["hello"]),
     "texts swapped": lambda e, t: t.reverse(),
+    # A text no workflow uses would be stored with the run under a hash nobody checked.
+    "an extra text": lambda e, t: (e["normalized"].append("f" * 64), t.append(t[0])),
 }
 
 

@@ -69,7 +69,7 @@ class Ready:
     contracts: dict[str, str] | None = None  # recorded "source.capability" -> contract hash
     executor: str = "local"                  # the deployment's `executor:` in `--executor` form
     texts: dict[str, str] = field(default_factory=dict)  # artifact hash -> canonical JSON of its normalized
-                                                          # workflow, when already at hand (a record hit)
+                                                          # workflow, when at hand (read or written record)
 
 
 def record_path(root: Path, deployment: str) -> Path:
@@ -112,8 +112,8 @@ def recorded(root: Path, deployment: str) -> Ready | None:
             return None
         artifacts: dict[str, str] = dict(entry["artifacts"])
         order: list[str] = list(entry["normalized"])
-        if len(lines) != len(order) + 1 or lines[-1] != b"":
-            return None  # cut short or lines added: not what was written
+        if len(lines) != len(order) + 1 or lines[-1] != b"" or set(order) != set(artifacts.values()):
+            return None  # cut short, lines added, or a text no workflow uses: not what was written
         texts = dict(zip(order, lines[:-1], strict=True))
         if not _artifacts_intact(artifacts, texts, entry["children"]):
             return None
