@@ -4,6 +4,7 @@ deployment depends on runs the full checks again."""
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -13,7 +14,9 @@ import pytest
 from tests.conftest import write
 from tests.harness import process_env, run_cli
 from tests.lock.conftest import FILES
+from wfops.canonical import canonical_json
 from wfops.compiler import cachekey
+from wfops.compiler.artifact import artifact_hash
 from wfops.runner import gate_record
 from wfops.runner.gate_record import record_path, recorded
 
@@ -30,6 +33,17 @@ def run(root: Path, name: str = "hello.local") -> dict:
     done = run_cli("run", name, "--json", "--project", str(root))
     assert done.code == 0, done.stderr
     return done.json()
+
+
+def read_record(root: Path, name: str = "hello.local") -> tuple[dict, list[str]]:
+    """The record's decision (its first line) and the canonical texts of its workflows (one a line)."""
+    head, *texts, last = record_path(root, name).read_text(encoding="utf-8").split("\n")
+    assert last == ""
+    return json.loads(head), texts
+
+
+def write_record(root: Path, entry: dict, texts: list[str], name: str = "hello.local") -> None:
+    record_path(root, name).write_text("\n".join([json.dumps(entry), *texts, ""]), encoding="utf-8")
 
 
 def hit(root: Path, name: str = "hello.local") -> bool:
@@ -107,25 +121,111 @@ def test_a_miss_runs_the_full_checks(recorded_project: Path) -> None:
 def test_a_contract_that_differs_from_the_record_runs_the_full_checks(recorded_project: Path) -> None:
     # The files hash the same but a source reports another contract (an MCP server upgraded):
     # the run does not trust the record; the full gate decides (here: the lock agrees, it runs).
-    path = record_path(recorded_project, "hello.local")
-    entry = json.loads(path.read_text())
+    entry, texts = read_record(recorded_project)
     entry["contracts"] = {ref: "0" * 64 for ref in entry["contracts"]}
-    path.write_text(json.dumps(entry))
+    write_record(recorded_project, entry, texts)
     assert run(recorded_project)["status"] == "completed"
-    assert json.loads(path.read_text())["contracts"] != entry["contracts"]  # recorded again
+    assert read_record(recorded_project)[0]["contracts"] != entry["contracts"]  # recorded again
+
+
+def loud_text(entry: dict, texts: list[str]) -> int:
+    """The line of the `loud` subworkflow's text among `texts`."""
+    return entry["normalized"].index(entry["artifacts"]["loud"])
 
 
 def test_a_record_whose_workflows_were_edited_misses(recorded_project: Path) -> None:
     # A hit plans from the recorded normalized forms, so they must still be what the gate passed:
     # each is checked against its artifact hash (subworkflows included).
-    path = record_path(recorded_project, "hello.local")
-    entry = json.loads(path.read_text())
+    entry, texts = read_record(recorded_project)
     assert hit(recorded_project)
-    form = entry["normalized"][entry["artifacts"]["loud"]]
+    at = loud_text(entry, texts)
+    form = json.loads(texts[at])
     form["steps"][0]["with"] = {"text": "not what the gate passed"}
-    path.write_text(json.dumps(entry))
+    texts[at] = canonical_json(form)
+    write_record(recorded_project, entry, texts)
     assert not hit(recorded_project)
     assert run(recorded_project)["status"] == "completed" and hit(recorded_project)  # recorded again
+
+
+RECORD_EDITS = {
+    # The same meaning in other bytes: the hash is of the bytes, so this misses too.
+    "text reformatted": lambda e, t: t.__setitem__(loud_text(e, t), json.dumps(json.loads(t[loud_text(e, t)]))),
+    "text cut short": lambda e, t: t.__setitem__(loud_text(e, t), t[loud_text(e, t)][:-1]),
+    "a line removed": lambda e, t: t.pop(),
+    "a line added": lambda e, t: t.append(t[0]),
+    # The root claims another child: its hash no longer matches, nor does the child's.
+    "a child's hash": lambda e, t: e["children"][e["artifacts"]["hello"]].update(loud="0" * 64),
+    "a workflow's hash": lambda e, t: e["artifacts"].update(loud=e["artifacts"]["hello"]),
+    "texts swapped": lambda e, t: t.reverse(),
+    # A text no workflow uses would be stored with the run under a hash nobody checked.
+    "an extra text": lambda e, t: (e["normalized"].append("f" * 64), t.append(t[0])),
+}
+
+
+@pytest.mark.parametrize("edit", RECORD_EDITS, ids=list(RECORD_EDITS))
+def test_a_record_edited_by_hand_misses_and_the_full_gate_runs(recorded_project: Path, edit: str) -> None:
+    entry, texts = read_record(recorded_project)
+    RECORD_EDITS[edit](entry, texts)
+    write_record(recorded_project, entry, texts)
+    assert not hit(recorded_project)
+    assert run(recorded_project)["output"] == {"text": "HELLO ADA"}
+    assert hit(recorded_project)  # the full gate recorded it again
+
+
+def test_the_recorded_texts_are_the_canonical_forms_whose_hashes_the_lock_pins(recorded_project: Path) -> None:
+    # The record keeps each normalized workflow as the exact bytes its artifact hash covers,
+    # and a hit hands that text to the store: the run's stored artifacts are byte for byte
+    # the canonical JSON of the forms, under the hashes the lock holds.
+    entry, texts = read_record(recorded_project)
+    lock = json.loads((recorded_project / "wfops.lock").read_text())
+    assert {name: lock["workflows"][name]["hash"] for name in entry["artifacts"]} == entry["artifacts"]
+    for digest, text in zip(entry["normalized"], texts, strict=True):
+        assert canonical_json(json.loads(text)) == text
+        assert artifact_hash(json.loads(text), entry["children"][digest]) == digest
+    run_id = run(recorded_project)["run_id"]  # a hit
+    conn = sqlite3.connect(recorded_project / ".wfops" / "wfops.db")
+    stored = dict(conn.execute("SELECT a.hash, a.normalized FROM artifacts a JOIN run_artifacts ra "
+                               "ON ra.hash = a.hash WHERE ra.run_id = ?", (run_id,)).fetchall())
+    conn.close()
+    assert stored == dict(zip(entry["normalized"], texts, strict=True))
+
+
+def test_a_run_that_started_from_the_record_resumes(tmp_path: Path) -> None:
+    # The run stored the record's texts as its artifacts; a resume rebuilds its workflows from them.
+    root = write(tmp_path / "proj", ASKING)
+    assert run_cli("compile", "--project", str(root)).code == 0
+    assert interrupted(root)["status"] == "interrupted"  # the full gate, which records
+    assert hit(root, "ask.local")
+    waiting = interrupted(root)  # from the record
+    done = run_cli("resume", waiting["run_id"], "--outcome", "approve", "--payload", '{"note": "fine"}',
+                   "--json", "--project", str(root))
+    assert done.code == 0, done.stderr
+    assert done.json()["status"] == "completed"
+    assert done.json()["output"] == {"note": "fine", "n": 3}
+
+
+def interrupted(root: Path) -> dict:
+    done = run_cli("run", "ask.local", "--json", "--project", str(root))
+    assert done.code == 3, done.stderr  # waiting at its interrupt
+    return done.json()
+
+
+ASKING = {
+    "sources.yaml": "sources: {}\n",
+    "workflows/ask.yaml": """
+        name: ask
+        state: {note: {type: string}, n: {type: integer}}
+        output: {note: $state.note, n: $state.n}
+        steps:
+          - {id: count, uses: std.echo, with: {value: 3}, save: {value: state.n}, next: ask}
+          - id: ask
+            interrupt: approval
+            resume_schema: {type: object, properties: {note: {type: string}}, required: [note]}
+            save: {note: state.note}
+            on: {approve: end}
+        """,
+    "deployments/ask.yaml": "name: ask.local\nworkflow: ask\n",
+}
 
 
 def test_a_hit_starts_from_the_normalized_forms(recorded_project: Path) -> None:
@@ -140,8 +240,9 @@ def test_a_hit_starts_from_the_normalized_forms(recorded_project: Path) -> None:
 
 
 def test_the_record_holds_what_the_run_needs(recorded_project: Path) -> None:
-    entry = json.loads(record_path(recorded_project, "hello.local").read_text())
+    entry, texts = read_record(recorded_project)
     assert set(entry["artifacts"]) == {"hello", "loud"}
+    assert sorted(entry["normalized"]) == sorted(entry["artifacts"].values()) and len(texts) == 2
     assert {"deployments/hello.local.yaml", "workflows/hello.yaml", "workflows/loud.yaml", "sources.yaml",
             "wfops.lock", "nodes/ops.py", "nodes/helper.py"} <= set(entry["files"])
     assert "workflows/other.yaml" not in entry["files"]

@@ -240,3 +240,20 @@ def test_a_value_the_store_cannot_hold_is_unstorable_and_stores_nothing(store, b
     with pytest.raises(UnstorableValue):
         store.commit(snap("r2"), [entry(1, output=bad)])
     assert store.trace("r2") == []
+
+
+class _NotSerialized(dict):
+    """A normalized form the store must not serialize: its text was given."""
+
+    def items(self):  # type: ignore[override]
+        raise AssertionError("the store serialized a form whose canonical text it was given")
+
+
+def test_a_given_canonical_text_is_stored_as_the_artifact(store) -> None:
+    from wfops.canonical import canonical_json
+
+    store.begin_run("r1", artifacts={"wf": "h1", "child": "h2"},
+                    normalized={"h1": _NotSerialized(ART), "h2": {"name": "child", "steps": []}},
+                    meta={}, texts={"h1": canonical_json(ART)})
+    store.commit(snap("r1"), [])
+    assert store.run_workflows("r1") == {"wf": ("h1", ART), "child": ("h2", {"name": "child", "steps": []})}

@@ -31,8 +31,27 @@ class SaveTarget:
 
 
 def compile_save(save: str | dict[str, str] | None) -> tuple[SaveTarget, ...]:
+    """The targets of a `save` (or `errors`, `save_each`, a catch's `save`). Targets are
+    immutable, so steps that save alike (most steps of a long chain) share one tuple."""
     if save is None:
         return ()
+    try:
+        key: Any = save if isinstance(save, str) else tuple(save.items())
+        targets = _SAVES.get(key)
+    except TypeError:  # a value that is not text: let `_save_targets` say what is wrong
+        return _save_targets(save)
+    if targets is None:
+        if len(_SAVES) >= _MAX_SAVES:  # long-lived processes (watch, mcp) compile new workflows
+            _SAVES.clear()
+        targets = _SAVES[key] = _save_targets(save)
+    return targets
+
+
+_SAVES: dict[Any, tuple[SaveTarget, ...]] = {}
+_MAX_SAVES = 4096
+
+
+def _save_targets(save: str | dict[str, str]) -> tuple[SaveTarget, ...]:
     if isinstance(save, str):
         name, keys = parse_save_target(save)
         return (SaveTarget(None, name, keys, save),)

@@ -61,14 +61,22 @@ def compile_path(text: str) -> Getter:
     pure functions of the text, so one is shared by every step that reads the same path."""
     getter = _PATHS.get(text)
     if getter is None:
-        if len(_PATHS) >= _MAX_PATHS:  # long-lived processes (watch, mcp) compile new workflows
-            _PATHS.clear()
+        _bound()
         getter = _PATHS[text] = _compile_path(text)
     return getter
 
 
 _PATHS: dict[str, Getter] = {}
+_RESOLVERS: dict[str, Getter] = {}  # path text -> its getter with missing mapped to null
+_FLAT: dict[tuple[tuple[str, str], ...], Getter] = {}  # a flat dict of text -> its getter
 _MAX_PATHS = 4096
+
+
+def _bound() -> None:
+    if max(len(_PATHS), len(_RESOLVERS), len(_FLAT)) >= _MAX_PATHS:  # long-lived processes (watch,
+        _PATHS.clear()                                                 # mcp) compile new workflows
+        _RESOLVERS.clear()
+        _FLAT.clear()
 
 
 def _compile_path(text: str) -> Getter:
@@ -80,6 +88,20 @@ def _compile_path(text: str) -> Getter:
         name = parts[0]  # the common case, kept to one dict lookup
         return lambda s: s.state.get(name, MISSING)
     return lambda s: walk(root(s), parts)
+
+
+def _resolver(text: str) -> Getter:
+    """`compile_path(text)` with MISSING as null, shared like the path getters."""
+    resolve = _RESOLVERS.get(text)
+    if resolve is None:
+        getter = compile_path(text)
+
+        def resolve(s: Scope) -> Any:
+            found = getter(s)
+            return None if found is MISSING else found
+
+        _RESOLVERS[text] = resolve
+    return resolve
 
 
 def _const(value: Any) -> Getter:
@@ -96,33 +118,43 @@ def _unescaped(value: Any) -> Any:
     return value
 
 
-def _has_path(value: Any) -> bool:
-    if isinstance(value, str):
-        return value.startswith("$") and not value.startswith("$$")
-    if isinstance(value, dict):
-        return any(_has_path(v) for v in value.values())
-    if isinstance(value, list):
-        return any(_has_path(v) for v in value)
-    return False
-
-
 def compile_value(value: Any) -> Getter:
     """A getter that builds `value` with every path resolved (missing -> null)."""
-    if not _has_path(value):
-        return _const(_unescaped(value))
+    if type(value) is dict and all(type(v) is str for v in value.values()):
+        # The common `with:` (names to paths or text) is planned once for every step that
+        # passes the same: its getter is a pure function of the value and builds a new dict
+        # per call. (A constant is not shared: each step keeps its own object.)
+        key = tuple(value.items())
+        getter = _FLAT.get(key)
+        if getter is None:
+            getter = _with_paths(value)
+            if getter is None:
+                return _const(_unescaped(value))
+            _bound()
+            _FLAT[key] = getter
+        return getter
+    getter = _with_paths(value)
+    return _const(_unescaped(value)) if getter is None else getter
+
+
+def _with_paths(value: Any) -> Getter | None:
+    """The getter of a value that holds a path, or None for one that holds none (a constant);
+    one pass over the value (planning a long workflow runs this for every step)."""
     if isinstance(value, str):
-        getter = compile_path(value)
-
-        def resolve(s: Scope) -> Any:
-            found = getter(s)
-            return None if found is MISSING else found
-
-        return resolve
+        return _resolver(value) if value.startswith("$") and not value.startswith("$$") else None
     if isinstance(value, dict):
-        items = [(k, compile_value(v)) for k, v in value.items()]
+        found = [(k, _with_paths(v)) for k, v in value.items()]
+        if all(g is None for _k, g in found):
+            return None
+        items = [(k, _const(_unescaped(value[k])) if g is None else g) for k, g in found]
         return lambda s: {k: g(s) for k, g in items}
-    getters = [compile_value(v) for v in value]
-    return lambda s: [g(s) for g in getters]
+    if isinstance(value, list):
+        elements = [_with_paths(v) for v in value]
+        if all(g is None for g in elements):
+            return None
+        getters = [_const(_unescaped(v)) if g is None else g for v, g in zip(value, elements, strict=True)]
+        return lambda s: [g(s) for g in getters]
+    return None
 
 
 Predicate = Callable[[Scope], bool]

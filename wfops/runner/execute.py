@@ -102,7 +102,8 @@ async def run_deployment(options: RunOptions) -> RunResult:
                 with store.run_lock(run_id):
                     store.begin_run(run_id, artifacts=ready.artifacts, normalized=ready.normalized,
                                     meta={"bindings": dict(ready.bindings), "secrets": list(ready.secrets),
-                                          "project": str(root), "executor": choice.name})
+                                          "project": str(root), "executor": choice.name},
+                                    texts=ready.texts)
                     stop = StopSignal(store)
                     engine = Engine(ready.workflows, _resolver(opened, ready.bindings, executor),
                                     ProgressSink(store, options.on_step, options.on_start),

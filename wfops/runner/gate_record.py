@@ -12,6 +12,10 @@ python sources looked for a module (files that were imported, failed to import o
 exist), and this wfops (code, version, Python). Any difference is a miss: the full gate
 runs. On a hit the sources are still opened (a run needs them) and the contracts they
 report must equal the recorded ones, or the full gate runs (it reports the drift).
+
+The file is one line of JSON (the decision), then the canonical JSON of each recorded
+normalized workflow, one per line. A hit checks each against its artifact hash by hashing
+those bytes (no re-serialization), parses each once, and hands the same text to the store.
 """
 
 from __future__ import annotations
@@ -25,8 +29,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from wfops.atomic import write_atomic
+from wfops.canonical import canonical_json
 from wfops.compiler import cache
-from wfops.compiler.artifact import MISSING, artifact_hash
+from wfops.compiler.artifact import MISSING, text_hash
 from wfops.diagnostics import Diagnostic
 from wfops.errors import WfopsError
 from wfops.loader.project import LOCK_FILE, SOURCES_FILE
@@ -44,7 +49,7 @@ if TYPE_CHECKING:
     from wfops.sources.base import Capability, Source
 
 RECORDS = Path(".wfops") / "cache" / "runs"
-FORMAT = 2  # 2: the deployment's executor
+FORMAT = 3  # 2: the deployment's executor; 3: the normalized workflows as canonical text lines
 _LISTED = ("workflows", "deployments")
 
 
@@ -65,6 +70,8 @@ class Ready:
     source_ids: list[str] = field(default_factory=list)       # the ones it calls, in order
     contracts: dict[str, str] | None = None  # recorded "source.capability" -> contract hash
     executor: str = "local"                  # the deployment's `executor:` in `--executor` form
+    texts: dict[str, str] = field(default_factory=dict)  # artifact hash -> canonical JSON of its normalized
+                                                          # workflow, when at hand (read or written record)
 
 
 def record_path(root: Path, deployment: str) -> Path:
@@ -96,7 +103,8 @@ def _places_unchanged(root: Path, files: Mapping[str, str | None]) -> bool:
 def recorded(root: Path, deployment: str) -> Ready | None:
     """The recorded decision for `deployment`, or None on any miss (or an unreadable record)."""
     try:
-        entry = json.loads(record_path(root, deployment).read_text(encoding="utf-8"))
+        head, *lines = record_path(root, deployment).read_bytes().split(b"\n")
+        entry = json.loads(head)
         if entry.get("format") != FORMAT or entry.get("deployment") != deployment \
                 or entry.get("tool") != cache.tool_fingerprint() or entry.get("listing") != _listing(root) \
                 or not _places_unchanged(root, entry["files"]):
@@ -105,27 +113,35 @@ def recorded(root: Path, deployment: str) -> Ready | None:
         if sources is None:
             return None
         artifacts: dict[str, str] = dict(entry["artifacts"])
-        normalized: dict[str, dict[str, Any]] = dict(entry["normalized"])
-        if not _artifacts_intact(artifacts, normalized):
+        order: list[str] = list(entry["normalized"])
+        if len(lines) != len(order) + 1 or lines[-1] != b"" or set(order) != set(artifacts.values()):
+            return None  # cut short, lines added, or a text no workflow uses: not what was written
+        texts = dict(zip(order, lines[:-1], strict=True))
+        if not _artifacts_intact(artifacts, texts, entry["children"]):
             return None
         # The engine plans from the normalized forms themselves: a hit builds no workflow model.
+        normalized: dict[str, dict[str, Any]] = {digest: json.loads(text) for digest, text in texts.items()}
         return Ready(entry["workflow"], {wf: normalized[digest] for wf, digest in artifacts.items()},
                      artifacts, normalized, dict(entry["bindings"]),
                      warnings=[Diagnostic(**d) for d in entry["warnings"]],
                      input=dict(entry["input"]), secrets=list(entry["secrets"]),
                      sources=sources, source_ids=list(entry["source_ids"]), contracts=dict(entry["contracts"]),
-                     executor=str(entry["executor"]))
+                     executor=str(entry["executor"]),
+                     texts={digest: text.decode("utf-8") for digest, text in texts.items()})
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
 
 
-def _artifacts_intact(artifacts: Mapping[str, str], normalized: Mapping[str, Mapping[str, Any]]) -> bool:
-    """Every recorded workflow still hashes to its artifact hash (children included): a record
-    edited or damaged by hand is a miss, not a run of something the gate never passed."""
+def _artifacts_intact(artifacts: Mapping[str, str], texts: Mapping[str, bytes],
+                      children: Mapping[str, Mapping[str, str]]) -> bool:
+    """Every recorded workflow still hashes to its artifact hash, with the recorded hashes of
+    the workflows it calls: a record edited or damaged by hand is a miss, not a run of something
+    the gate never passed. The artifact hash covers the called names, so the recorded `children`
+    of a text that hashes right are the ones the gate computed."""
     for digest in artifacts.values():
-        form = normalized[digest]
-        children = {name: artifacts.get(name, MISSING) for name in _called_names(form["steps"])}
-        if artifact_hash(form, children) != digest:
+        called = children[digest]
+        if any(artifacts.get(name, MISSING) != child for name, child in called.items()) \
+                or text_hash(texts[digest], called) != digest:
             return False
     return True
 
@@ -200,12 +216,14 @@ def called(ready: Ready) -> list[tuple[str, str]]:
 def save(root: Path, deployment: str, validation: Validation, ready: Ready,
          live: Mapping[str, Mapping[str, Capability]]) -> None:
     """Record the full gate's decision for `deployment` (best effort: a read-only checkout runs
-    uncached). Called after the gate passed and the sources the run calls are open."""
+    uncached). Called after the gate passed and the sources the run calls are open. The
+    canonical texts it writes are kept on `ready` too, for the store to write the same."""
     project = validation.project
     loaded = project.deployments[deployment]
     files = [loaded.file, *(project.workflows[wf].file for wf in ready.workflows), SOURCES_FILE, LOCK_FILE]
     places: dict[str, str | None] = {rel: cache.file_hash(root / rel) for rel in files}
     places.update(cache.python_inputs(root))
+    order = sorted(ready.normalized)
     contracts: dict[str, str] = {}
     for source_id, name in called(ready):
         cap = live.get(source_id, {}).get(name)
@@ -215,7 +233,9 @@ def save(root: Path, deployment: str, validation: Validation, ready: Ready,
     entry = {
         "format": FORMAT, "deployment": deployment, "tool": cache.tool_fingerprint(),
         "listing": _listing(root), "files": places,
-        "workflow": ready.workflow, "artifacts": ready.artifacts, "normalized": ready.normalized,
+        "workflow": ready.workflow, "artifacts": ready.artifacts, "normalized": order,
+        "children": {digest: {name: ready.artifacts.get(name, MISSING) for name in _called_names(form["steps"])}
+                     for digest, form in ready.normalized.items()},
         "bindings": ready.bindings, "input": ready.input, "secrets": ready.secrets,
         "warnings": [d.to_dict(subject=True) for d in ready.warnings],
         "source_ids": ready.source_ids, "sources": _declarations(validation, ready.source_ids),
@@ -223,9 +243,11 @@ def save(root: Path, deployment: str, validation: Validation, ready: Ready,
     }
     target = record_path(root, deployment)
     try:
+        texts = [ready.texts.get(digest) or canonical_json(ready.normalized[digest]) for digest in order]
+        ready.texts.update(zip(order, texts, strict=True))
         make_state_dir(root / RECORDS.parts[0])
         target.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(target, json.dumps(entry, sort_keys=True), durable=False)
+        write_atomic(target, "\n".join([json.dumps(entry, sort_keys=True), *texts, ""]), durable=False)
     except (OSError, WfopsError, TypeError, ValueError):  # TypeError/ValueError: input defaults that are not JSON
         pass
 

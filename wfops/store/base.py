@@ -54,6 +54,7 @@ class Pending(NamedTuple):
     artifacts: dict[str, str]
     normalized: dict[str, Mapping[str, Any]]
     meta: dict[str, Any]
+    texts: dict[str, str]  # hash -> canonical JSON of its normalized form, where the caller had it
 
 
 #: What a run row says (status, outcome, and the JSON of output, error and interrupt).
@@ -118,8 +119,9 @@ class SqlStore(ABC):
     # -- the per-step commit's parts ------------------------------------------------------
 
     def begin_run(self, run_id: str, *, artifacts: Mapping[str, str],
-                  normalized: Mapping[str, Mapping[str, Any]], meta: Mapping[str, Any]) -> None:
-        self._pending[run_id] = Pending(dict(artifacts), dict(normalized), dict(meta))
+                  normalized: Mapping[str, Mapping[str, Any]], meta: Mapping[str, Any],
+                  texts: Mapping[str, str] | None = None) -> None:
+        self._pending[run_id] = Pending(dict(artifacts), dict(normalized), dict(meta), dict(texts or {}))
 
     def _step_rows(self, run: RunSnapshot, entries: list[TraceEntry]) -> tuple[Head, str, bool, list[TraceRow]]:
         """What a step's commit writes: the run row's head and cursor, whether it is `light`,
@@ -144,7 +146,7 @@ class SqlStore(ABC):
         if pending is not None:
             self._insert_run(tx, run, moment, *pending, new=True)
         elif run.run_id not in self._heads:  # first commit of this process: a resume, or no begin_run
-            self._insert_run(tx, run, moment, {}, {}, {}, new=False)
+            self._insert_run(tx, run, moment, {}, {}, {}, {}, new=False)
         cur = tx.execute(self._q.update_head,
                          {"status": head[0], "outcome": head[1], "output": head[2], "error": head[3],
                           "interrupt": head[4], "cursor": cursor, "stamp": moment, "id": run.run_id})
@@ -157,9 +159,9 @@ class SqlStore(ABC):
 
     def _insert_run(self, tx: Writes, run: RunSnapshot, moment: str,
                     artifacts: Mapping[str, str], normalized: Mapping[str, Mapping[str, Any]],
-                    meta: Mapping[str, Any], *, new: bool) -> None:
+                    meta: Mapping[str, Any], texts: Mapping[str, str], *, new: bool) -> None:
         """Create the run's rows. A `new` run whose id is taken fails: two runs never mix."""
-        self._put_artifacts(tx, run.run_id, {run.workflow: run.artifact, **artifacts}, normalized)
+        self._put_artifacts(tx, run.run_id, {run.workflow: run.artifact, **artifacts}, normalized, texts)
         tx.execute(self._q.insert_input, (run.run_id, dump(run.input) or "null", dump(meta) or "{}"))
         tx.execute(self._q.insert_run if new else self._q.insert_run_if_new,
                    (run.run_id, run.deployment, run.workflow, run.artifact, run.status, run.outcome,
@@ -167,11 +169,13 @@ class SqlStore(ABC):
                     dump(run.cursor) or "{}", moment, moment))
 
     def _put_artifacts(self, tx: Writes, run_id: str, artifacts: Mapping[str, str],
-                       normalized: Mapping[str, Mapping[str, Any]]) -> None:
+                       normalized: Mapping[str, Mapping[str, Any]], texts: Mapping[str, str] | None = None) -> None:
         self._share_artifacts(tx)
+        given = texts or {}
         # Sorted: two runs inserting the same artifacts take their index entries in one order
         # (no deadlock between concurrent first commits).
-        tx.executemany(self._q.insert_artifact, [(h, canonical_json(normalized[h])) for h in sorted(normalized)])
+        tx.executemany(self._q.insert_artifact, [(h, given.get(h) or canonical_json(normalized[h]))
+                                                 for h in sorted(normalized)])
         tx.executemany(self._q.insert_run_artifact, [(run_id, name, artifacts[name]) for name in sorted(artifacts)])
 
     # -- other writes ---------------------------------------------------------------------

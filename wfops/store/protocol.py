@@ -40,9 +40,12 @@ class Store(Protocol):
     def commit(self, run: RunSnapshot, entries: list[TraceEntry]) -> None: ...
 
     def begin_run(self, run_id: str, *, artifacts: Mapping[str, str],
-                  normalized: Mapping[str, Mapping[str, Any]], meta: Mapping[str, Any]) -> None:
+                  normalized: Mapping[str, Mapping[str, Any]], meta: Mapping[str, Any],
+                  texts: Mapping[str, str] | None = None) -> None:
         """Remember which artifacts (workflow name -> hash) a run uses, before it starts.
-        Idempotent; the run row itself appears with the engine's first `commit`."""
+        Idempotent; the run row itself appears with the engine's first `commit`. `texts`: the
+        canonical JSON of some of `normalized` (by hash), when the caller holds it already; it
+        is stored as given instead of serializing the form again."""
 
     def get_run(self, run_id: str) -> RunRecord:
         """Raise `UnknownRunError` for an id the store does not hold."""
