@@ -8,7 +8,6 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from wfops.model import rules
 from wfops.model.errors import enforce
-from wfops.model.objects import pin_of, workflow_name
 from wfops.model.workflow import NAME_PATTERN
 
 #: A Dask scheduler address as `distributed.Client` takes it.
@@ -56,14 +55,3 @@ class Deployment(BaseModel):
     def _std_fixed(cls, value: dict[str, str]) -> dict[str, str]:
         enforce(rules.check_bindings, value)
         return value
-
-    @property
-    def workflow_name(self) -> str:
-        return workflow_name(self.workflow)
-
-    @property
-    def pin(self) -> str | None:
-        return pin_of(self.workflow)
-
-    def concrete_source(self, logical: str) -> str:
-        return self.bindings.get(logical, logical)

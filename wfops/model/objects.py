@@ -85,7 +85,7 @@ def from_model(value: Any) -> Any:
 
 
 def routes_of(next_: str | None, on: Mapping[str, str] | None) -> dict[str, str]:
-    """Outcome -> target, with `next` expanded (shared with the pydantic steps)."""
+    """Outcome -> target, with `next` expanded."""
     table = dict(on or {})
     if next_ is not None:
         table["ok"] = next_
@@ -278,7 +278,7 @@ class Deployment(PlainModel):
 
 
 def workflow_name(ref: str) -> str:
-    """`name` of a deployment's `workflow: name[@sha256:prefix]` (shared with the pydantic model)."""
+    """`name` of a deployment's `workflow: name[@sha256:prefix]`."""
     return ref.split("@", 1)[0]
 
 

@@ -21,7 +21,6 @@ from pydantic import (
 from wfops.model import rules
 from wfops.model.errors import enforce
 from wfops.model.kinds import KIND_KEYS, STEP_KEYS, StepKind, walk_steps
-from wfops.model.objects import routes_of
 from wfops.model.rules import CONDITION_OPERATORS
 
 NAME_PATTERN = r"^[a-z0-9][a-z0-9_.-]*$"
@@ -79,10 +78,6 @@ class _Routed(_StepBase):
         enforce(rules.check_routes, self.next, self.on)
         return self
 
-    def routes(self) -> dict[str, str]:
-        """Outcome -> target, with `next` expanded."""
-        return routes_of(self.next, self.on)
-
 
 def _save_form(value: Any) -> str:
     return "save-map" if isinstance(value, dict) else "save-path"
@@ -124,9 +119,6 @@ class ConditionStep(_StepBase):
     def _valid(cls, value: dict[str, Any]) -> dict[str, Any]:
         enforce(rules.check_condition, value)
         return value
-
-    def routes(self) -> dict[str, str]:
-        return {"then": self.then, "else": self.else_}
 
 
 class ForeachStep(_Routed):
@@ -186,16 +178,10 @@ class InterruptStep(_StepBase):
     save: Save | None = None
     on: dict[str, StepRef] = Field(description="Resume outcome -> next step.", min_length=1)
 
-    def routes(self) -> dict[str, str]:
-        return dict(self.on)
-
 
 class EndStep(_StepBase):
     kind: ClassVar[StepKind] = "end"
     end: str = Field(pattern=r"^[A-Za-z0-9_-]+$", description="The workflow outcome.")
-
-    def routes(self) -> dict[str, str]:
-        return {}
 
 
 #: The key that makes a step a kind -> the model of that kind (in KIND_KEYS order).
@@ -241,9 +227,6 @@ class StateField(BaseModel):
     model_config = ConfigDict(extra="allow", frozen=True, strict=True)
     reducer: Reducer = Field("replace", description="How writes merge: " + ", ".join(REDUCERS))
 
-    def json_schema(self) -> dict[str, Any]:
-        return dict(self.model_extra or {})
-
 
 class Workflow(_Strict):
     name: str = Field(pattern=NAME_PATTERN, description="Unique in the project.")
@@ -258,6 +241,3 @@ class Workflow(_Strict):
                                   "not counted); past it the run fails with a `Timeout` error.")
     steps: list[Step] = Field(min_length=1)
 
-    @property
-    def start_step(self) -> str:
-        return self.start or self.steps[0].id
