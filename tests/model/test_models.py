@@ -5,23 +5,28 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from wfops.model.deployment import Deployment
-from wfops.model.sources import McpSource, PythonSource, SourcesFile
-from wfops.model.workflow import (
+from wfops.model.objects import (
     CallStep,
     ConditionStep,
+    Deployment,
     EndStep,
     ForeachStep,
     InterruptStep,
-    StateField,
+    McpSource,
+    PythonSource,
+    SourcesFile,
     SubworkflowStep,
     Workflow,
-    step_kind_of,
 )
+from wfops.model.plain import validated
+from wfops.model.workflow import step_kind_of
 
 
+# What every reader gets: the plain objects (the models decide and word what is invalid).
 def workflow(*steps: dict, **top: object) -> Workflow:
-    return Workflow.model_validate({"name": "w", "steps": list(steps), **top})
+    made = validated("workflow", {"name": "w", "steps": list(steps), **top})
+    assert isinstance(made, Workflow)
+    return made
 
 
 def test_call_step() -> None:
@@ -31,10 +36,10 @@ def test_call_step() -> None:
                    "next": "b"},
                   {"id": "b", "end": "ok"})
     step = wf.steps[0]
-    assert isinstance(step, CallStep) and step_kind_of(step) == "uses"
+    assert isinstance(step, CallStep) and step.kind == "call"
     assert step.with_ == {"path": "$input.path"} and step.retry is not None and step.retry.attempts == 3
     assert step.routes() == {"ok": "b", "empty": "b"}
-    dumped = step.model_dump(by_alias=True, exclude_none=True)
+    dumped = step.to_data(drop_none=True)
     assert dumped["with"] == {"path": "$input.path"} and "with_" not in dumped
     assert wf.start_step == "a"
 
@@ -54,13 +59,13 @@ def test_subworkflow_condition_foreach_interrupt_end() -> None:
     )
     kinds = [type(s) for s in wf.steps]
     assert kinds == [SubworkflowStep, ConditionStep, ForeachStep, InterruptStep, EndStep]
-    assert [step_kind_of(s) for s in wf.steps] == ["workflow", "if", "foreach", "interrupt", "end"]
+    assert [s.kind for s in wf.steps] == ["workflow", "condition", "foreach", "interrupt", "end"]
     assert wf.steps[0].routes() == {"ok": "cond"}
     assert wf.steps[1].routes() == {"then": "each", "else": "done"}
     assert wf.steps[2].routes() == {"ok": "ask"}
     assert wf.steps[3].routes() == {"approved": "end", "rejected": "done"}
     assert wf.steps[4].routes() == {}
-    assert wf.steps[1].model_dump(by_alias=True)["if"]["and"][0] == {"exists": "$state.child"}
+    assert wf.steps[1].to_data()["if"]["and"][0] == {"exists": "$state.child"}
 
 
 def test_foreach_may_run_a_subworkflow() -> None:
@@ -79,7 +84,7 @@ def test_state_field_reducer_and_schema() -> None:
                   state={"log": {"type": "array", "reducer": "append"}, "n": {"type": "integer"}})
     assert wf.state["log"].reducer == "append" and wf.state["n"].reducer == "replace"
     assert wf.state["log"].json_schema() == {"type": "array"}
-    assert StateField.model_validate({}).json_schema() == {}
+    assert workflow({"id": "a", "end": "ok"}, state={"x": {}}).state["x"].json_schema() == {}
 
 
 @pytest.mark.parametrize("bad", [
@@ -102,12 +107,12 @@ def test_invalid_steps_are_rejected(bad: dict) -> None:
 
 
 def test_sources_models() -> None:
-    parsed = SourcesFile.model_validate({"sources": {
+    parsed = validated("sources", {"sources": {
         "ops": {"kind": "python", "module": "examples.ops"},
         "clock": {"kind": "mcp", "command": ["python", "-m", "mcp_server_time"], "env": {"TZ": "UTC"}},
         "remote": {"kind": "mcp", "url": "http://127.0.0.1:8931/mcp"},
     }})
-    assert isinstance(parsed.sources["ops"], PythonSource)
+    assert isinstance(parsed, SourcesFile) and isinstance(parsed.sources["ops"], PythonSource)
     assert isinstance(parsed.sources["clock"], McpSource) and parsed.sources["clock"].timeout == 30
     for bad in ({"kind": "mcp", "command": "python -m server"},
                 {"kind": "mcp"},
@@ -116,16 +121,18 @@ def test_sources_models() -> None:
                 {"kind": "mcp", "command": []},
                 {"kind": "python", "module": "../evil"}):
         with pytest.raises(ValidationError):
-            SourcesFile.model_validate({"sources": {"s": bad}})
+            validated("sources", {"sources": {"s": bad}})
     with pytest.raises(ValidationError):
-        SourcesFile.model_validate({"sources": {"std": {"kind": "python", "module": "x"}}})
+        validated("sources", {"sources": {"std": {"kind": "python", "module": "x"}}})
 
 
 def test_deployment_model() -> None:
-    d = Deployment.model_validate({"name": "w.local", "workflow": "w@sha256:abcd12", "bindings": {"n": "r"}})
+    d = validated("deployment", {"name": "w.local", "workflow": "w@sha256:abcd12", "bindings": {"n": "r"}})
+    assert isinstance(d, Deployment)
     assert (d.workflow_name, d.pin, d.drift) == ("w", "abcd12", "fail")
     assert d.concrete_source("n") == "r" and d.concrete_source("other") == "other"
-    plain = Deployment.model_validate({"name": "d", "workflow": "w"})
+    plain = validated("deployment", {"name": "d", "workflow": "w"})
+    assert isinstance(plain, Deployment)
     assert plain.pin is None and plain.workflow_name == "w"
     with pytest.raises(ValidationError):
-        Deployment.model_validate({"name": "d", "workflow": "w@sha256:xyz"})
+        validated("deployment", {"name": "d", "workflow": "w@sha256:xyz"})
