@@ -217,6 +217,9 @@ class EndStep(_Step):
 
 
 Step = CallStep | SubworkflowStep | ConditionStep | ForeachStep | ParallelStep | InterruptStep | EndStep
+#: Step kind -> its class.
+STEP_CLASSES: dict[StepKind, type[_Step]] = {cls.kind: cls for cls in (
+    CallStep, SubworkflowStep, ConditionStep, ForeachStep, ParallelStep, InterruptStep, EndStep)}
 
 
 class StateField(PlainModel):

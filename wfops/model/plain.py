@@ -26,7 +26,7 @@ from typing import Any
 
 from wfops.model.json_schema import committed_path, model_of
 from wfops.model.kinds import raw_kind
-from wfops.model.objects import CLASSES, ROOTS, PlainModel, attribute_of, from_model
+from wfops.model.objects import CLASSES, ROOTS, STEP_CLASSES, PlainModel, attribute_of, from_model
 from wfops.model.rules import Broken
 
 # Keywords that only describe: they never reject a value.
@@ -90,13 +90,11 @@ def _unsure(_: Any = None) -> Any:
     raise _Unsure
 
 
-def _is_step_union(alternatives: list[dict[str, Any]]) -> bool:
-    names = [a.get("$ref", "").rsplit("/", 1)[-1] for a in alternatives]
-    return all(name in CLASSES and name in _STEP_NAMES for name in names)
-
-
-_STEP_NAMES = {name for name, cls in CLASSES.items() if isinstance(getattr(cls, "kind", None), str)
-               and name.endswith("Step")}
+def _step_union(alternatives: list[dict[str, Any]]) -> dict[str, str] | None:
+    """Step kind -> `$ref` when the alternatives are the step kinds (pydantic's `Step` union)."""
+    refs = {a.get("$ref", "").rsplit("/", 1)[-1]: a.get("$ref", "") for a in alternatives}
+    kinds = {cls.__name__: kind for kind, cls in STEP_CLASSES.items()}
+    return {kinds[name]: ref for name, ref in refs.items()} if refs.keys() == kinds.keys() else None
 
 
 class _Compiler:
@@ -154,10 +152,10 @@ class _Compiler:
     def _one_of(self, alternatives: list[dict[str, Any]]) -> Check:
         """The alternatives here never overlap (pydantic's unions pick by type or tag): exactly one
         must take the value, which is then what it built."""
-        if _is_step_union(alternatives):
+        steps = _step_union(alternatives)
+        if steps is not None:
             # Pydantic picks a step's kind by its first kind key; the other kinds forbid that key.
-            by_kind = {CLASSES[a["$ref"].rsplit("/", 1)[-1]].kind: self.ref(a["$ref"])  # type: ignore[attr-defined]
-                       for a in alternatives}
+            by_kind = {kind: self.ref(ref) for kind, ref in steps.items()}
 
             def step(value: Any) -> Any:
                 kind = raw_kind(value) if type(value) is dict else None
