@@ -31,6 +31,7 @@ from wfops.compiler.cachekey import (
     file_hash,
     input_files,
     place_hash,
+    places_unchanged,
     tool_fingerprint,
 )
 from wfops.diagnostics import Diagnostic
@@ -39,7 +40,7 @@ from wfops.sources.modules import consulted_files
 
 # The key and the hit's replay live in `cachekey`, which a hit loads alone.
 __all__ = ["CACHE_FILE", "FORMAT", "REPLAYED", "cache_key", "file_hash", "imported_project_files", "input_files", "lookup",
-           "python_inputs", "store", "tool_fingerprint"]
+           "places_unchanged", "python_inputs", "store", "tool_fingerprint"]
 
 
 def lookup(root: Path, key: str) -> tuple[list[Diagnostic], dict[str, str]] | None:

@@ -91,16 +91,18 @@ def place_hash(root: Path, rel: str) -> str | None:
     return file_hash(root / rel)
 
 
+def places_unchanged(root: Path, places: dict[str, str | None]) -> bool:
+    """Every recorded place (`rel` -> its `place_hash` then) is as it was."""
+    return all(place_hash(root, rel) == digest for rel, digest in places.items())
+
+
 def current_entry(root: Path, key: str) -> dict[str, Any] | None:
     """The stored entry when it is for `key` and no python place it recorded changed; else None
     (a miss, or an unreadable cache)."""
     try:
         entry = json.loads((root / CACHE_FILE).read_text(encoding="utf-8"))
-        if not isinstance(entry, dict) or entry.get("key") != key:
+        if not isinstance(entry, dict) or entry.get("key") != key or not places_unchanged(root, entry["python"]):
             return None
-        for rel, digest in entry["python"].items():
-            if place_hash(root, rel) != digest:
-                return None
         return entry
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None

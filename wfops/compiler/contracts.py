@@ -38,7 +38,7 @@ from typing import Any
 import wfops
 from wfops.atomic import write_atomic
 from wfops.compiler.cache import python_inputs
-from wfops.compiler.cachekey import place_hash, tool_fingerprint
+from wfops.compiler.cachekey import places_unchanged, tool_fingerprint
 from wfops.errors import WfopsError
 from wfops.lockfile import contract_entry, parse_contract
 from wfops.sources.base import Capability
@@ -69,7 +69,7 @@ class ContractFile:
             if any(_stat(file) != stat for file, stat in entry["libraries"].items()):
                 return None
             places: dict[str, str | None] = entry["python"]
-            if any(place_hash(self.root, rel) != digest for rel, digest in places.items()):
+            if not places_unchanged(self.root, places):
                 return None
             contracts = {sid: {name: parse_contract(contract).as_capability(sid, name)
                                for name, contract in entry["contracts"][sid].items()} for sid in modules}

@@ -89,17 +89,6 @@ def _listing(root: Path) -> dict[str, list[str] | None]:
     return out
 
 
-def _places_unchanged(root: Path, files: Mapping[str, str | None]) -> bool:
-    for rel, digest in files.items():
-        if rel.endswith("/"):
-            now: str | None = "dir" if (root / rel).is_dir() else None
-        else:
-            now = cache.file_hash(root / rel)
-        if now != digest:
-            return False
-    return True
-
-
 def recorded(root: Path, deployment: str) -> Ready | None:
     """The recorded decision for `deployment`, or None on any miss (or an unreadable record)."""
     try:
@@ -107,7 +96,7 @@ def recorded(root: Path, deployment: str) -> Ready | None:
         entry = json.loads(head)
         if entry.get("format") != FORMAT or entry.get("deployment") != deployment \
                 or entry.get("tool") != cache.tool_fingerprint() or entry.get("listing") != _listing(root) \
-                or not _places_unchanged(root, entry["files"]):
+                or not cache.places_unchanged(root, entry["files"]):
             return None
         sources = _build_sources(root, entry["sources"])
         if sources is None:
