@@ -13,7 +13,7 @@
         └── StepTimeout
 
 The classes carry no exit codes: the CLI maps them to its exit statuses at its own
-boundary (`wfops.cli.exits`), and the MCP server turns them into results.
+boundary (`wfops.exits`), and the MCP server turns them into results.
 """
 
 from __future__ import annotations

@@ -17,8 +17,8 @@ from typing import Any
 
 from wfops.api import Project
 from wfops.cli import run_cmd
-from wfops.cli.crash import report_crash
 from wfops.cli.output import say
+from wfops.crashlog import report_crash
 from wfops.errors import WfopsError
 from wfops.report import render
 
