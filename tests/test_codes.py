@@ -96,3 +96,19 @@ def test_summaries_are_one_line() -> None:
     for code, summary in CODES.items():
         assert CODE_SHAPE.match(code), code
         assert summary and "\n" not in summary and len(summary) <= 120, code
+
+
+def test_no_table_of_codes_names_an_unknown_one() -> None:
+    """A set, list or dict of codes (e.g. the MCP advice's lock codes) that names a code
+    wfops/codes.py does not list matches nothing: dead code, or a typo."""
+    stray: dict[str, str] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            items = node.keys if isinstance(node, ast.Dict) else \
+                node.elts if isinstance(node, ast.Set | ast.List | ast.Tuple) else []
+            texts = [i.value for i in items if isinstance(i, ast.Constant) and isinstance(i.value, str)]
+            if any(text in KNOWN for text in texts):
+                for text in texts:
+                    if CODE_SHAPE.match(text) and text not in KNOWN:
+                        stray[text] = f"{path.relative_to(REPO)}:{node.lineno}"
+    assert not stray, f"tables of codes name codes wfops/codes.py does not list: {stray}"

@@ -1,19 +1,50 @@
 """The exception tree every public function of wfops raises from.
 
-    WfopsError                 a known failure: `message` says what, `hint` how to fix it
-    ├── UsageError             bad arguments: a flag, a path, a JSON value
-    ├── RefusedError           a run that may not start (input, validation, drift); `diagnostics` say why
-    ├── ProjectNotFound        no wfops project where one was asked for
-    ├── UnknownRunError        no run with that id in the store
-    ├── StoreError             the store is locked, corrupt, full or too new
-    │   └── RunBusyError       another process is driving this run
-    ├── UnstorableValue        a value the store cannot hold as JSON (the engine fails the step)
-    ├── CallFailed             `Project.call`: the capability failed; `error` is `{type, message, step}`
-    └── CapabilityError        raised by capabilities (or sources) for a failed call: a step failure
-        └── StepTimeout
+    WfopsError                           a known failure: `message` says what, `hint` how to fix it
+    ├── UsageError                       bad arguments: a flag, a path, a JSON value
+    │   ├── InvalidArgument              an API or tool argument unknown, ill-typed or out of range; names it
+    │   └── api.jsonpatch.PatchError     a patch that is malformed or does not apply
+    ├── RefusedError                     a run that may not start (input, validation, drift); `diagnostics` say why
+    │   └── engine.errors.InvalidInput   the run input or a resume payload does not match its schema
+    ├── ProjectNotFound                  no wfops project where one was asked for
+    ├── UnknownRunError                  no run with that id in the store
+    ├── StoreError                       the store is locked, corrupt, full or too new
+    │   └── RunBusyError                 another process is driving this run
+    ├── UnstorableValue                  a value the store cannot hold as JSON (the engine fails the step)
+    ├── CallFailed                       `Project.call`: the capability failed; `error` is `{type, message, step}`
+    ├── CapabilityError                  raised by capabilities (or sources) for a failed call: a step failure
+    │   ├── StepTimeout                  the call outlived its step's `timeout`
+    │   ├── SourceLost                   the source's server or connection was lost during the call
+    │   ├── sources.contract.ContractError          the call broke its capability's contract
+    │   ├── sources.dask_executor.RemoteCallError   the call failed on a Dask worker
+    │   ├── sources.python.NodeExit      a node raised `SystemExit` or `KeyboardInterrupt`
+    │   └── testing.mocks.TestProblem    a test case that is itself wrong (`wfops test`)
+    ├── RunStopped                       a run stopped before its end without failing; resuming goes on
+    ├── sources.modules.ModuleOutsideProject    a python source's module resolves outside the project
+    ├── sources.modules.ImportTimedOut          a python source's import did not finish in time
+    └── sources.python.NodeDefinitionError      a node whose signature or models wfops cannot use
 
-The classes carry no exit codes: the CLI maps them to its exit statuses at its own
-boundary (`wfops.cli.exits`), and the MCP server turns them into results.
+Names with a module path are defined there (relative to `wfops`); the rest here. The
+exceptions below are not part of the tree: each is raised and caught inside wfops, as
+control flow or to carry a finding to the place that words it.
+
+    engine.errors.StepFailed        a step failed: routed by `catch`, or it fails the run
+    engine.run.Paused               unwinds every frame once an interrupt is committed
+    engine.parallel._BranchFailed   a parallel branch failed: its siblings are cancelled
+    engine.reducers.ReducerError    a write its reducer refuses (the step fails with `SaveError`)
+    model.rules.Broken              a format rule's verdict, turned into a diagnostic
+    model.plain._Unsure             the plain loader hands the document to the pydantic models
+    model.paths.PathSyntaxError     a malformed value path (`$state.x`)
+    loader.yaml.YamlLoadError       a YAML document that cannot be read, with its diagnostic
+    jsonvalues._NotFinite           a JSON number wfops refuses (NaN, Infinity, an overflow)
+    jsonvalues._TooLong             an integer with too many digits to read
+    lockfile._Corrupt               a lock file of the wrong shape ("wfops.lock is corrupt: ...")
+    schemacheck.PatternTimeout      a schema `pattern` that took too long to match
+    mcpserver.bounded.TooLarge      an MCP result that does not fit even with every value cut
+    cli.fastparse._Probe            stops a typer command while the argument table is generated
+
+The classes carry no exit codes: the faces map them to exit statuses at their own
+boundary (`wfops.exits`), and the MCP server turns them into results.
 """
 
 from __future__ import annotations

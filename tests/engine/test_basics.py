@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from wfops.cli.exits import for_error
 from wfops.engine.errors import InvalidInput
+from wfops.exits import for_error
 from wfops.sources.base import CallResult
 
 from .helpers import make_engine, run

@@ -4,9 +4,9 @@ import copy
 
 import pytest
 
-from wfops.cli.exits import for_error
 from wfops.engine.errors import InvalidInput
 from wfops.errors import RefusedError
+from wfops.exits import for_error
 
 from .helpers import make_engine, run
 

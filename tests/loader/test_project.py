@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from wfops.cli.exits import for_error
 from wfops.errors import ProjectNotFound
+from wfops.exits import for_error
 from wfops.loader.project import find_root, load_project, project_db_path
 
 GOOD = "name: {name}\nsteps:\n  - id: a\n    end: ok\n"

@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from wfops.cli.exits import for_error
 from wfops.diagnostics import Diagnostic, error, warning
 from wfops.errors import UsageError
+from wfops.exits import for_error
 from wfops.report import FORMATS, render
 
 DIAGS = [

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from wfops.api.inputs import read_input_file as _read_input_file
 from wfops.cli.inputs import parse_assignments
-from wfops.cli.inputs import read_input_file as _read_input_file
 from wfops.cli.progress import ProgressPrinter
 from wfops.engine.types import TraceEntry
 from wfops.errors import RefusedError, UsageError

@@ -212,7 +212,7 @@ def test_password_hidden_in_server_errors_and_reports(project: Path, pg_cluster:
 def test_a_crash_log_hides_the_password(tmp_path: Path) -> None:
     probe = (
         "import sys\n"
-        "from wfops.cli.crash import report_crash\n"
+        "from wfops.crashlog import report_crash\n"
         f"report_crash(RuntimeError('boom at postgresql://ana:{SECRET}@db/x password={SECRET}'))\n")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                           env={"PYTHONPATH": str(Path(__file__).resolve().parents[2]), "TMPDIR": str(tmp_path)})

@@ -20,6 +20,9 @@ from io import StringIO
 from pathlib import Path
 from typing import Any, Literal
 
+from ruamel.yaml import YAML
+from ruamel.yaml.error import YAMLError
+
 from wfops.api.jsonpatch import apply_patch
 from wfops.api.validate import Kind, project_diagnostics, validate_overlay
 from wfops.atomic import write_atomic
@@ -33,6 +36,7 @@ from wfops.loader.project import (
     WORKFLOWS_DIR,
     load_project,
 )
+from wfops.model.workflow import NAME_PATTERN
 
 FileKind = Literal["workflow", "deployment", "sources", "test", "python", "lock", "yaml"]
 #: Folders never read or listed: wfops's own state, git's, and environments a project may hold.
@@ -273,10 +277,6 @@ def patch_file(root: Path, path: str, patch: Any) -> WriteReport:
 
 def patched_text(text: str, patch: Any, file: str) -> str:
     """`text` with `patch` applied, re-emitted with the file's own indentation and quoting."""
-    # deferred: ruamel (~40 ms), only to edit a file
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import YAMLError
-
     yaml = YAML(typ="rt")
     yaml.preserve_quotes = True
     yaml.width = 4096  # never re-wrap long lines
@@ -316,9 +316,6 @@ def _indentation(text: str) -> tuple[int, int]:
 def new_workflow(root: Path, capability: Any, name: str, *, write: bool = False) -> Skeleton:
     """A workflow that calls `capability` (a CapabilityInfo), its required inputs bound from a
     generated input schema and every outcome routed; written to workflows/NAME.yaml if asked."""
-    # deferred: wfops.model.workflow imports pydantic (~30 ms), which reading and listing do not need
-    from wfops.model.workflow import NAME_PATTERN
-
     if not re.fullmatch(NAME_PATTERN, name):
         raise UsageError(f"workflow name {name!r} is not valid", hint=f"names match {NAME_PATTERN}")
     path = f"{WORKFLOWS_DIR}/{name}.yaml"

@@ -145,8 +145,7 @@ class Project:
         """Run the workflow tests (`*.wftest.yaml`) under `paths` (files or folders relative to
         `base`, default the project root; default the project's `tests/` folder), offline with
         capabilities mocked; `pattern` keeps the cases whose `file::name` contains it."""
-        # deferred: the test runner loads the engine, the checks and pydantic, which the
-        # validate cache-hit path (pre-commit) does not
+        # deferred: the test runner loads the engine, the checks and pydantic; no hot command tests
         from wfops.testing.run import run_tests
 
         files = find_test_files(self.root, list(paths or []), base=Path(base) if base is not None else None)
@@ -400,8 +399,7 @@ class Project:
     def step_summary(self, run_id: str) -> str:
         """The run as markdown (status, output, error, the graph with the path taken), as
         `wfops run` appends it to a GitHub Actions job summary."""
-        # deferred: wfops.compiler.artifact and wfops.report.summary are not needed on the validate
-        # cache-hit path (pre-commit)
+        # deferred: off the validate cache-hit path (findings route) and `runs list`
         from wfops.compiler.artifact import load_artifact
         from wfops.report.summary import step_summary
 

@@ -16,6 +16,10 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.error import YAMLError
+
 from wfops import REPOSITORY, __version__
 from wfops.errors import UsageError
 
@@ -79,11 +83,6 @@ def merge_hooks(existing: str, fresh: str, shown: str) -> str | None:
     own list style, so every byte of the user's file stays as it was; only a layout that
     leaves no such place (a flow-style `repos: [...]`) is rewritten by a YAML round trip,
     which still keeps the comments."""
-    # deferred: ruamel (~20 ms), only `init` in a repository with a pre-commit config
-    from ruamel.yaml import YAML
-    from ruamel.yaml.comments import CommentedMap, CommentedSeq
-    from ruamel.yaml.error import YAMLError
-
     yaml = YAML()
     yaml.preserve_quotes = True
     yaml.indent(**_indentation(existing))
@@ -140,10 +139,6 @@ def _insert_entry(existing: str, doc: Any, entry: str) -> str | None:
 
 def _holds(text: str, hooks: list[Any]) -> bool:
     """The text parses and its `repos` hold every hook of `hooks` (a guard on the insertion)."""
-    # deferred: ruamel, as in merge_hooks
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import YAMLError
-
     try:
         doc = YAML(typ="safe").load(text)
     except YAMLError:

@@ -96,8 +96,7 @@ def project_diagnostics(root: Path) -> tuple[list[Diagnostic], dict[str, str]]:
     cached = cache.lookup(root, key)
     if cached is not None:
         return cached
-    # deferred: the test-file checks import pydantic and ruamel, which the cache-hit path
-    # (pre-commit) does not load
+    # deferred: the checks (ruamel, pydantic for test files) only on a miss, not on a cache hit
     from wfops.compiler.checks.wftests import test_file_findings
     from wfops.compiler.validate import validate_project
 

@@ -10,8 +10,8 @@ import json
 from typing import TYPE_CHECKING
 
 from wfops.api import Project
+from wfops.api.inputs import read_input_file
 from wfops.api.step_snippet import example_step
-from wfops.cli.inputs import read_input_file
 from wfops.cli.output import print_json, say, warn
 
 if TYPE_CHECKING:

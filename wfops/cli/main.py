@@ -13,10 +13,10 @@ import os
 import sys
 from typing import Any
 
-from wfops.cli import exits
-from wfops.cli.exits import INTERRUPTED
+from wfops import exits
 from wfops.errors import UsageError as WfopsUsageError
 from wfops.errors import WfopsError
+from wfops.exits import INTERRUPTED
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -33,7 +33,7 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(0)
     except BaseException as exc:  # noqa: BLE001 - the boundary: never a raw traceback
         # deferred: cache-hit path (a hit neither fails nor crashes: no crash log, no URL to redact)
-        from wfops.cli.crash import report_crash
+        from wfops.crashlog import report_crash
         from wfops.dburl import redact
 
         if isinstance(exc, WfopsError):

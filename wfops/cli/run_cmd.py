@@ -15,8 +15,8 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from wfops import exits
 from wfops.api import Project
-from wfops.cli import exits
 from wfops.cli.inputs import parse_payload, run_input
 from wfops.cli.output import print_json, say, warn
 from wfops.cli.progress import ProgressPrinter

@@ -15,10 +15,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from watchfiles import watch
+
 from wfops.api import Project
 from wfops.cli import run_cmd
-from wfops.cli.crash import report_crash
 from wfops.cli.output import say
+from wfops.crashlog import report_crash
 from wfops.errors import WfopsError
 from wfops.report import render
 
@@ -59,9 +61,6 @@ def watch_loop(root: Path, handle: Handler, *, stop_event: threading.Event | Non
     """Call `handle(set())` once, then `handle(changed_paths)` after each debounced burst of
     relevant changes, until `stop_event` is set or `max_passes` change-passes ran.
     Returns the number of change-passes (the seam tests drive)."""
-    # deferred: watchfiles (~22 ms), only once watching starts
-    from watchfiles import watch
-
     handle(set())
     passes = 0
     for changes in watch(root, watch_filter=lambda _, path: is_watched(root, path), debounce=debounce_ms,

@@ -18,7 +18,8 @@ from wfops.engine.errors import InvalidInput, StepFailed
 from wfops.engine.frame import Frame, new_frame
 from wfops.engine.plan import Plan, StepPlan, WorkflowSource, compile_workflow
 from wfops.engine.redact import Redactor
-from wfops.engine.run import Paused, RunContext
+from wfops.engine.run import Executor, Paused, RunContext
+from wfops.engine.steps import EXECUTORS
 from wfops.engine.types import (
     CancelSignal,
     CapabilityResolver,
@@ -27,6 +28,7 @@ from wfops.engine.types import (
     TraceEntry,
 )
 from wfops.errors import RefusedError
+from wfops.model.kinds import StepKind
 from wfops.schemacheck import first_error, with_defaults
 from wfops.sources.base import Capability
 
@@ -52,6 +54,7 @@ class Engine:
         self.redactor = Redactor(self.secrets.values())
         self.max_steps = max_steps
         self.cancel = cancel
+        self.executors: Mapping[StepKind, Executor] = EXECUTORS
         self._plans: dict[str, Plan] = {}
         self._caps: dict[str, Capability] = {}
 

@@ -1,5 +1,8 @@
 """One run being driven: numbering, redaction and committing of trace entries, capability
-calls with retries and timeouts, and the loop that walks a frame's steps."""
+calls with retries and timeouts, and the loop that walks a frame's steps.
+
+The step kinds (`steps`, `foreach`, `parallel`) are written on top of this module; the loop
+reaches them through its driver's `executors` table, so this module imports none of them."""
 
 from __future__ import annotations
 
@@ -7,21 +10,25 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from wfops.engine.errors import StepFailed, failure_of
 from wfops.engine.frame import Frame, new_frame
 from wfops.engine.plan import Plan, SaveTarget, StepPlan
 from wfops.engine.redact import Redactor
 from wfops.engine.reducers import REDUCERS, ReducerError, apply_write
-from wfops.engine.types import Interrupt, RunSnapshot, TraceEntry
+from wfops.engine.types import (
+    CapabilityResolver,
+    CheckpointSink,
+    Interrupt,
+    RunSnapshot,
+    TraceEntry,
+)
 from wfops.engine.values import Scope
 from wfops.errors import RunStopped, SourceLost, UnstorableValue
+from wfops.model.kinds import StepKind
 from wfops.schemacheck import first_error, with_defaults
 from wfops.sources.base import Capability, StepContext
-
-if TYPE_CHECKING:
-    from wfops.engine.engine import Engine
 
 REPLACE = REDUCERS["replace"]
 APPEND = REDUCERS["append"]
@@ -54,8 +61,25 @@ class Transition:
     failed: dict[str, Any] | None = None  # the frame's error when the step fails it
 
 
+class Driver(Protocol):
+    """What a run needs of the engine that drives it (`wfops.engine.engine.Engine`)."""
+
+    resolver: CapabilityResolver
+    sink: CheckpointSink
+    deployment: str | None
+    secrets: Mapping[str, str]
+    artifacts: Mapping[str, str]
+    redactor: Redactor
+    max_steps: int
+    executors: Mapping[StepKind, Executor]  # one per step kind (`wfops.engine.steps.EXECUTORS`)
+
+    def plan(self, name: str) -> Plan: ...
+
+    def capability(self, ref: str) -> Capability: ...
+
+
 class RunContext:
-    def __init__(self, engine: Engine, run_id: str, workflow: str, input: Any, seq: int = 0,
+    def __init__(self, engine: Driver, run_id: str, workflow: str, input: Any, seq: int = 0,
                  decision: tuple[str, str, Any] | None = None, resumed: RunSnapshot | None = None,
                  resumed_trace: list[TraceEntry] | None = None) -> None:
         self.engine = engine
@@ -264,9 +288,7 @@ class RunContext:
 
     # -- frames ----------------------------------------------------------------------
     async def run_frame(self, frame: Frame, *, top: bool = False) -> None:
-        # deferred: cycle, wfops.engine.steps imports this module (RunContext, Transition)
-        from wfops.engine.steps import EXECUTORS
-
+        executors = self.engine.executors
         if frame.done and top:
             self.commit([], self.final(frame))
         while not frame.done:
@@ -284,7 +306,7 @@ class RunContext:
                     self.commit([], self.final(frame))
                 return
             pending, frame.pending = frame.pending, []
-            move = await EXECUTORS[sp.kind](self, frame, sp, pending)
+            move = await executors[sp.kind](self, frame, sp, pending)
             entry = move.entry
             before = (frame.state, frame.visits.get(sp.id), frame.current)
             if move.state is not None:
@@ -377,4 +399,4 @@ def _foreign_failure(exc: BaseException) -> StepFailed:
 
 
 Executor = Callable[[RunContext, Frame, StepPlan, list[TraceEntry]], Awaitable[Transition]]
-__all__ = ["Paused", "Plan", "RunContext", "Transition", "now"]
+__all__ = ["Driver", "Executor", "Paused", "Plan", "RunContext", "Transition", "now"]

@@ -6,16 +6,12 @@ These are the contract between the engine and any store (`wfops.store`) or face
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, Protocol
 
 from wfops.sources.base import CallResult, Capability, StepContext
 
 RunStatus = Literal["running", "completed", "failed", "interrupted", "cancelled"]
-
-#: Statuses a run never leaves by itself; `failed` and `cancelled` ones can still be resumed.
-STOPPED: tuple[RunStatus, ...] = ("completed", "failed", "cancelled")
 
 
 @dataclass(slots=True)
@@ -107,6 +103,3 @@ class CapabilityResolver(Protocol):
     def capability(self, ref: str) -> Capability: ...
 
     async def call(self, ref: str, payload: dict[str, Any], context: StepContext) -> CallResult: ...
-
-
-SourceMap = Mapping[str, Any]

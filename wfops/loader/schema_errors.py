@@ -16,7 +16,10 @@ from typing import Any
 from wfops.diagnostics import Diagnostic, error
 from wfops.jsonvalues import described
 from wfops.loader.yaml import Document
+from wfops.model.deployment import Deployment
 from wfops.model.kinds import STEP_KEYS
+from wfops.model.sources import McpSource, PythonSource, SourcesFile
+from wfops.model.workflow import STEP_KINDS, Catch, Retry, Workflow
 
 _STEP_KINDS = STEP_KEYS
 _SOURCE_KINDS = ("python", "mcp")
@@ -255,9 +258,6 @@ def allowed_keys(root: str, data: Any, container: tuple[Any, ...]) -> list[str]:
 
 def _model_at(root: str, data: Any, container: tuple[Any, ...]) -> Any:
     if root == "Workflow":
-        # deferred: wfops.model imports pydantic (~30 ms); loaded only on a schema error
-        from wfops.model.workflow import STEP_KINDS, Catch, Retry, Workflow
-
         if container == ():
             return Workflow
         step = _step_at(data, container[:2])
@@ -270,14 +270,8 @@ def _model_at(root: str, data: Any, container: tuple[Any, ...]) -> Any:
             return Retry if container[2] == "retry" else Catch
         return None
     if root == "Deployment" and container == ():
-        # deferred: wfops.model imports pydantic (~30 ms); loaded only on a schema error
-        from wfops.model.deployment import Deployment
-
         return Deployment
     if root == "SourcesFile":
-        # deferred: wfops.model imports pydantic (~30 ms); loaded only on a schema error
-        from wfops.model.sources import McpSource, PythonSource, SourcesFile
-
         if container == ():
             return SourcesFile
         if len(container) == 2 and container[0] == "sources":

@@ -19,6 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ruamel.yaml import YAML
+from ruamel.yaml import events as ev
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.reader import ReaderError
+
 from wfops.diagnostics import Diagnostic, error
 from wfops.jsonvalues import MAX_INT_DIGITS, described, number_problem
 
@@ -169,11 +174,6 @@ class _Builder:
         raise YamlLoadError(error(code, message, self.file, at, hint))
 
     def build(self, text: str) -> Document:
-        # deferred: ruamel.yaml (~11 ms); a validate cache hit parses no YAML
-        from ruamel.yaml import YAML
-        from ruamel.yaml.error import MarkedYAMLError, YAMLError
-        from ruamel.yaml.reader import ReaderError
-
         yaml = YAML(typ="safe")
         try:
             self._consume(yaml, yaml.parse(text))
@@ -207,8 +207,6 @@ class _Builder:
         return doc
 
     def _consume(self, yaml: Any, events: Any) -> None:
-        from ruamel.yaml import events as ev  # deferred: ruamel.yaml (~11 ms), see build
-
         # Local names: this loop runs once per event, up to MAX_NODES times.
         scalar_event, map_start, seq_start = ev.ScalarEvent, ev.MappingStartEvent, ev.SequenceStartEvent
         map_end, seq_end = ev.MappingEndEvent, ev.SequenceEndEvent
@@ -269,7 +267,6 @@ class _Builder:
         tag = event.tag
         if tag is None or tag == "!":
             return
-        from ruamel.yaml import events as ev  # deferred: ruamel.yaml (~11 ms), see build
 
         if tag not in _STANDARD_TAGS:
             shown = "!!" + tag[len(_CORE_PREFIX):] if tag.startswith(_CORE_PREFIX) else tag

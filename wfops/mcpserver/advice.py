@@ -15,7 +15,7 @@ from typing import Any
 from wfops.diagnostics import Diagnostic
 from wfops.mcpserver.models import NextAction
 
-LOCK_CODES = {"stale-lock", "contract-unknown", "capability-drift", "capability-missing", "lock-missing"}
+LOCK_CODES = {"stale-lock", "contract-unknown", "capability-drift", "capability-missing"}
 
 
 def act(tool: str, reason: str, **arguments: Any) -> NextAction:

@@ -30,9 +30,9 @@ from pydantic import Field, ValidationError
 from wfops import __version__
 from wfops.api import Project
 from wfops.api.scaffold import SCHEMA_KINDS, schema
-from wfops.cli.crash import report_crash
-from wfops.cli.exits import for_error, for_run
+from wfops.crashlog import report_crash
 from wfops.errors import InvalidArgument, RefusedError, WfopsError
+from wfops.exits import for_error, for_run
 from wfops.mcpserver import advice, bounded
 from wfops.mcpserver import operations as ops
 from wfops.mcpserver.models import (

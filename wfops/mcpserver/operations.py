@@ -10,8 +10,8 @@ import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from wfops.cli.exits import for_run
 from wfops.errors import InvalidArgument
+from wfops.exits import for_run
 from wfops.mcpserver import advice, bounded
 from wfops.mcpserver.models import (
     CallResult,

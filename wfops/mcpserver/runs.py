@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from wfops.cli.crash import report_crash
+from wfops.crashlog import report_crash
 from wfops.errors import WfopsError
 
 POLL_SECONDS = 0.1

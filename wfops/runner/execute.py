@@ -17,6 +17,7 @@ from typing import Any
 from wfops.compiler.artifact import load_artifact
 from wfops.dburl import location_of
 from wfops.diagnostics import Diagnostic
+from wfops.engine.engine import Engine
 from wfops.engine.fork import fork_point
 from wfops.engine.types import RunSnapshot
 from wfops.errors import ProjectNotFound, RefusedError, UsageError
@@ -84,9 +85,6 @@ async def run_deployment(options: RunOptions) -> RunResult:
     runs the full checks. Raises `RefusedError` (with diagnostics) before anything is
     stored when the run may not start.
     """
-    # deferred: wfops.engine.engine imports asyncio (~33 ms) and pydantic (~30 ms), only for a run
-    from wfops.engine.engine import Engine
-
     root = find_root(explicit=options.project)
     given_executor = ExecutorChoice.parse(options.executor) if options.executor else None
     store: Any = None
@@ -127,8 +125,7 @@ async def _gated(root: Path, name: str) -> AsyncIterator[tuple[Ready, dict[str, 
             if contracts_match(ready, live_catalog(opened)):
                 yield ready, opened
                 return
-    # deferred: the full checks (ruamel, jsonschema, every static check) are off the
-    # record-hit path: an unchanged deployment starts from its gate record without them
+    # deferred: the full checks (ruamel, every static check) only when the gate record misses
     from wfops.compiler.validate import validate_project
     from wfops.lock.gate import check_deployment
 
@@ -208,9 +205,6 @@ def _fork_input(schema: dict[str, Any] | None, original: Any, changes: Mapping[s
 async def _continue(store: Any, root: Path, run_id: str, outcome: str | None, payload: Any,
                     on_step: OnStep | None, given_executor: ExecutorChoice | None = None) -> RunResult:
     """Drive a stored run on from its trace, holding its lock."""
-    # deferred: wfops.engine.engine imports asyncio (~33 ms) and pydantic (~30 ms), only for a run
-    from wfops.engine.engine import Engine
-
     # deferred: comparing contracts with the lock is off the record-hit path (a plain run)
     from wfops.runner.resume_drift import resumed_contract_drift
 

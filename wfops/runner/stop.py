@@ -3,6 +3,7 @@ process) or Ctrl-C in the driving process. The engine polls `requested` while it
 
 from __future__ import annotations
 
+import asyncio
 import signal
 import threading
 from collections.abc import Iterator
@@ -31,8 +32,6 @@ class StopSignal:
     def on_sigint(self) -> Iterator[None]:
         """While driving on the main thread: the first Ctrl-C cancels the run cleanly (it is
         recorded `cancelled`); a second one stops the process at once."""
-        import asyncio  # deferred: asyncio (~33 ms), only while a run is driven
-
         loop = asyncio.get_running_loop()
         if threading.current_thread() is not threading.main_thread():
             yield

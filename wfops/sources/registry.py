@@ -11,12 +11,9 @@ from wfops.errors import CapabilityError, WfopsError
 from wfops.loader.project import Project
 from wfops.sources.base import CallResult, Capability, Source, StepContext
 from wfops.sources.contract import call_checked
+from wfops.sources.modules import ImportTimedOut, ModuleOutsideProject
 from wfops.sources.recorded import ContractRecord, RecordedSource
 from wfops.sources.std import StdSource
-
-
-class ImportBlocked(WfopsError):
-    """A python source's module did not finish importing within the time limit."""
 
 
 def build_sources(project: Project, *, cached: ContractRecord | None = None
@@ -63,7 +60,7 @@ def _python_source(project: Project, source_id: str, module: str) -> Source | Di
     where = project.sources.doc.at(("sources", source_id, "module"))
     try:
         return load_python_source(project.root, source_id, module)
-    except ImportBlocked as exc:
+    except ImportTimedOut as exc:
         return error("source-import-timeout", f"source {source_id!r}: {exc.message}",
                      project.sources.file, where, source=source_id, hint=exc.hint)
     except WfopsError as exc:
@@ -79,20 +76,12 @@ def _python_source(project: Project, source_id: str, module: str) -> Source | Di
 
 def load_python_source(root: Path, source_id: str, module: str) -> Source:
     # deferred: wfops.sources.python imports pydantic (~30 ms), only for python sources
-    from wfops.sources.python import (
-        ImportTimedOut,
-        ModuleOutsideProject,
-        NodeDefinitionError,
-        PythonSource,
-        import_project_module,
-    )
+    from wfops.sources.python import NodeDefinitionError, PythonSource, import_project_module
 
     try:
         loaded = import_project_module(root, module)
     except ModuleOutsideProject as exc:
         raise WfopsError(exc.message, hint="keep python sources inside the project directory") from None
-    except ImportTimedOut as exc:
-        raise ImportBlocked(exc.message, hint=exc.hint) from None
     except ModuleNotFoundError as exc:
         missing = _missing_package(root, module, exc)
         if missing is not None:

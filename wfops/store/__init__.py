@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from wfops.dburl import is_url
 from wfops.errors import StoreError
+from wfops.store.sqlite import SqliteStore, env_timeout
 
 if TYPE_CHECKING:
     from wfops.store.protocol import Store
@@ -19,9 +20,6 @@ def open_store(location: Path | str, *, timeout: float | None = None) -> Store:
     `timeout`: seconds to wait for another process's write (and, on PostgreSQL, to
     connect); default $WFOPS_DB_TIMEOUT or 10.
     """
-    # deferred: wfops.store.sqlite imports sqlite3 (~3 ms), kept out of the CLI's start-up
-    from wfops.store.sqlite import SqliteStore, env_timeout
-
     wait = timeout if timeout is not None else env_timeout()
     if is_url(location):
         return _postgres(str(location), wait)

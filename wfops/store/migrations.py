@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 
 from wfops.errors import StoreError
 
-DIALECTS = ("sqlite", "postgres")
 DIALECT_WORDS: dict[str, dict[str, str]] = {
     # SQLite's clustered table; PostgreSQL tables are heaps with a primary-key index anyway.
     "sqlite": {"@WITHOUT_ROWID@": "WITHOUT ROWID"},

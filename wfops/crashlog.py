@@ -7,8 +7,8 @@ import tempfile
 import traceback
 from pathlib import Path
 
-from wfops.cli.exits import CRASH
 from wfops.dburl import redact
+from wfops.exits import CRASH
 
 
 def report_crash(exc: BaseException) -> int:
