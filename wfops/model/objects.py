@@ -24,7 +24,7 @@ __all__ = ["PlainModel", "attribute_of", "key_of"]  # re-exported: the plain obj
 
 def from_model(value: Any) -> Any:
     """A pydantic model (the loader's last word on a file the plain loader was not sure of) as
-    its plain twin, recursively: downstream code sees one kind of object."""
+    its plain object, recursively: downstream code sees one kind of object."""
     cls = CLASSES.get(type(value).__name__)
     if cls is not None and hasattr(type(value), "model_fields"):
         return cls({name: from_model(item) for name, item in value.__dict__.items()}, value.model_extra)
