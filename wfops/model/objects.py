@@ -174,9 +174,16 @@ class SourcesFile(declared.SourcesFileFields):
         rules.check_source_ids(self.sources)
 
 
-#: `$defs` name (the pydantic class's name) -> plain class: one for every model (a model
-#: without its class here fails at import).
-CLASSES: dict[str, type[PlainModel]] = {name: globals()[name] for name in declared.MODELS}
+def _classes() -> dict[str, type[PlainModel]]:
+    missing = [name for name in declared.MODELS if name not in globals()]
+    if missing:  # a new model (a new nested kind of object): its class goes here, methods or not
+        raise ImportError(f"wfops.model.objects has no class for the model(s) {', '.join(missing)}; "
+                          f"add `class {missing[0]}(declared.{missing[0]}Fields)`")
+    return {name: globals()[name] for name in declared.MODELS}
+
+
+#: `$defs` name (the pydantic class's name) -> plain class, one for every model.
+CLASSES: dict[str, type[PlainModel]] = _classes()
 
 #: Step kind -> its class.
 STEP_CLASSES: dict[StepKind, type[_Step]] = {
