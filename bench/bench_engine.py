@@ -12,7 +12,8 @@ from typing import Any
 
 from wfops.engine.engine import Engine
 from wfops.engine.types import RunSnapshot, TraceEntry
-from wfops.model.workflow import Workflow
+from wfops.model.objects import Workflow
+from wfops.model.plain import validated
 from wfops.sources.registry import BoundResolver
 from wfops.sources.std import StdSource
 
@@ -25,8 +26,10 @@ class NoSink:
 def chain(n: int) -> Workflow:
     steps = [{"id": f"s{i}", "uses": "std.echo", "with": {"value": "$state.v"}, "save": {"value": "state.v"},
               "next": f"s{i + 1}" if i + 1 < n else "end"} for i in range(n)]
-    return Workflow.model_validate({"name": "chain", "state": {"v": {}}, "output": {"v": "$state.v"},
-                                    "steps": steps})
+    made = validated("workflow", {"name": "chain", "state": {"v": {}}, "output": {"v": "$state.v"},
+                                  "steps": steps})
+    assert isinstance(made, Workflow)
+    return made
 
 
 def engine_us_per_step(n: int, secrets: dict[str, str] | None = None) -> float:

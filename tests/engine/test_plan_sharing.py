@@ -67,4 +67,5 @@ def test_a_chain_plans_each_step_with_its_own_routes() -> None:
     plan = compile_workflow({"name": "chain", "start": "s0", "state": {"v": {}}, "steps": steps})
     assert [plan.steps[f"s{i}"].routes["ok"] for i in range(10)] == [*(f"s{i}" for i in range(1, 10)), "end"]
     assert len({id(sp.with_) for sp in plan.steps.values()}) == 1
-    assert compile_step(steps[0]).routes is not compile_step(steps[0]).routes
+    first = plan.steps["s0"].step
+    assert compile_step(first).routes is not compile_step(first).routes

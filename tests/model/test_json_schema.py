@@ -9,7 +9,7 @@ import pytest
 from tests.harness import run_cli
 from wfops.model.json_schema import DRAFT_07, KINDS, committed_path, schema_for, schema_text
 
-REGENERATE = "python -m wfops.model.json_schema"
+REGENERATE = "python -m wfops.model.generate"
 
 WORKFLOW = {
     "name": "w",

@@ -187,15 +187,3 @@ def test_random_edits_are_never_a_wrong_yes(start: tuple[str, Any], data: st.Dat
             parent[path[-1]][data.draw(st.sampled_from(KEYS))] = data.draw(VALUES)
     assert_sound(kind, changed)
 
-
-def test_each_plain_class_declares_its_models_fields() -> None:
-    """The plain twins are written out (typed attributes for the checks); the models define
-    the formats. The differential tests compare values; this keeps the declarations in step."""
-    from wfops.model import deployment, sources, workflow
-    from wfops.model.objects import CLASSES
-
-    for name, cls in CLASSES.items():
-        model = next(getattr(m, name) for m in (workflow, deployment, sources) if hasattr(m, name))
-        declared = {field for klass in cls.__mro__ for field, hint in getattr(klass, "__annotations__", {}).items()
-                    if "ClassVar" not in str(hint)}
-        assert declared == set(model.model_fields), name

@@ -1,25 +1,30 @@
-"""A workflow (its normalized form) compiled once into what the engine needs per step: parsed paths
-as closures, routing tables, save targets and the state reducers."""
+"""A workflow compiled once into what the engine needs per step: parsed paths as closures,
+routing tables, save targets and the state reducers, next to the steps as declared."""
 
 from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import Any, TypeAlias
 
-from wfops.compiler.artifact import normalize_workflow
+from wfops.compiler.artifact import load_artifact
 from wfops.engine.reducers import REDUCERS, Reducer
 from wfops.engine.values import Getter, Predicate, compile_condition, compile_value
-from wfops.model.kinds import STEP_KEYS, StepKind, raw_kind
+from wfops.model.kinds import StepKind
+from wfops.model.objects import (
+    ConditionStep,
+    ForeachStep,
+    InterruptStep,
+    ParallelStep,
+    Step,
+    Workflow,
+)
 from wfops.model.paths import parse_save_target
 
-if TYPE_CHECKING:
-    from wfops.model.objects import Workflow
-
-#: What the engine plans from: a workflow's normalized form (plain JSON data, as the gate
-#: record and the store keep it) or, from callers that hold one, its model.
-WorkflowSource: TypeAlias = "Workflow | Mapping[str, Any]"
+#: What the engine plans from: a workflow's plain object or its normalized form (plain JSON
+#: data, as the gate record and the store keep it).
+WorkflowSource: TypeAlias = Workflow | Mapping[str, Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,32 +69,46 @@ def _save_targets(save: str | dict[str, str]) -> tuple[SaveTarget, ...]:
 
 @dataclass(slots=True)
 class StepPlan:
-    id: str
-    kind: StepKind
-    routes: dict[str, str] = field(default_factory=dict)
+    """One step as the engine runs it. `step` is the step as declared: every field its kind's
+    declaration has, defaults filled in by that declaration, so a field added to the format
+    is here without a change to this module. The rest is compiled from it once: closures for
+    values and conditions, save targets, routes, the plans of parallel branches, and the
+    declared values the engine reads on any kind of step (None where the kind has no such
+    field)."""
+
+    step: Step
+    routes: dict[str, str]
     with_: Getter | None = None
     save: tuple[SaveTarget, ...] = ()
-    uses: str | None = None
-    workflow: str | None = None
-    attempts: int = 1
-    backoff: float = 0.0
-    timeout: float | None = None
-    catch_next: str | None = None
+    errors: tuple[SaveTarget, ...] = ()
+    save_each: tuple[SaveTarget, ...] = ()
     catch_save: tuple[SaveTarget, ...] = ()
     condition: Predicate | None = None
     condition_value: Getter | None = None
     foreach: Getter | None = None
-    parallel: bool = False
-    concurrency: int | None = None
-    on_item_error: str = "fail"
-    errors: tuple[SaveTarget, ...] = ()
-    save_each: tuple[SaveTarget, ...] = ()
-    branches: dict[str, Plan] = field(default_factory=dict)  # a parallel step's, by name
-    on_branch_error: str = "fail"
     request: Getter | None = None
+    branches: dict[str, Plan] = field(default_factory=dict)  # a parallel step's, by name
+    uses: str | None = None
+    workflow: str | None = None
+    timeout: float | None = None
+    concurrency: int | None = None
+    on_item_error: str | None = None
+    on_branch_error: str | None = None
     resume_schema: dict[str, Any] | None = None
     interrupt: str | None = None
     end: str | None = None
+    attempts: int = 1  # no `retry`: one attempt
+    backoff: float = 0.0
+    catch_next: str | None = None
+    parallel: bool = False  # a foreach whose items run side by side
+
+    @property
+    def id(self) -> str:
+        return self.step.id
+
+    @property
+    def kind(self) -> StepKind:
+        return self.step.kind
 
 
 @dataclass(slots=True)
@@ -110,98 +129,72 @@ class Plan:
         return copy.deepcopy(self.initial_state) if self.initial_state else {}
 
 
-def _common(plan: StepPlan, step: Mapping[str, Any]) -> None:
-    plan.routes = dict(step.get("on") or {})
-    retry = step.get("retry")
-    if retry is not None:
-        plan.attempts, plan.backoff = retry["attempts"], retry["backoff"]
-    plan.timeout = step.get("timeout")
-    catch = step.get("catch")
-    if catch is not None:
-        plan.catch_next = catch["next"]
-        plan.catch_save = compile_save(catch.get("save"))
-
-
-def compile_step(step: Mapping[str, Any]) -> StepPlan:
-    """One step of a normalized workflow (see `wfops.compiler.artifact`: defaults filled in,
-    `next` already folded into `on`, unset keys absent)."""
-    kind = raw_kind(step)
-    sid = step["id"]
-    if kind == "call":
-        plan = StepPlan(sid, kind, uses=step["uses"], with_=compile_value(step.get("with", {})),
-                        save=compile_save(step.get("save")))
-    elif kind == "workflow":
-        plan = StepPlan(sid, kind, workflow=step["workflow"], with_=compile_value(step.get("with", {})),
-                        save=compile_save(step.get("save")))
-    elif kind == "condition":
-        plan = StepPlan(sid, kind, routes={"then": step["then"], "else": step["else"]},
-                        condition=compile_condition(step["if"]), condition_value=compile_value(step["if"]))
-        return plan
-    elif kind == "foreach":
-        plan = StepPlan(sid, kind, uses=step.get("uses"), workflow=step.get("workflow"),
-                        with_=compile_value(step.get("with", {})), save=compile_save(step.get("save")),
-                        foreach=compile_value(step["foreach"]), parallel=step.get("mode", "serial") == "parallel",
-                        concurrency=step.get("concurrency"), on_item_error=step.get("on_item_error", "fail"),
-                        errors=compile_save(step.get("errors")), save_each=compile_save(step.get("save_each")))
-    elif kind == "parallel":
-        plan = StepPlan(sid, kind, on_branch_error=step.get("on_branch_error", "fail"),
-                        errors=compile_save(step.get("errors")))
-    elif kind == "interrupt":
-        plan = StepPlan(sid, kind, interrupt=step["interrupt"], request=compile_value(step.get("request")),
-                        resume_schema=step.get("resume_schema"), save=compile_save(step.get("save")))
-    elif kind == "end":
-        return StepPlan(sid, kind, end=step["end"])
-    else:
-        raise ValueError(f"step {sid!r} has none of the keys {', '.join(STEP_KEYS)}")
-    _common(plan, step)
+def compile_step(step: Step) -> StepPlan:
+    """One step of a workflow (a plain object, as the plain loader or `load_artifact` builds it)."""
+    declared = step.__dict__
+    retry, catch = declared.get("retry"), declared.get("catch")
+    plan = StepPlan(
+        step, step.routes(),
+        with_=compile_value(declared["with_"]) if "with_" in declared else None,
+        save=compile_save(declared.get("save")), errors=compile_save(declared.get("errors")),
+        save_each=compile_save(declared.get("save_each")),
+        catch_save=compile_save(catch.save) if catch is not None else (),
+        uses=declared.get("uses"), workflow=declared.get("workflow"), timeout=declared.get("timeout"),
+        concurrency=declared.get("concurrency"), on_item_error=declared.get("on_item_error"),
+        on_branch_error=declared.get("on_branch_error"), resume_schema=declared.get("resume_schema"),
+        interrupt=declared.get("interrupt"), end=declared.get("end"),
+        attempts=retry.attempts if retry is not None else 1, backoff=retry.backoff if retry is not None else 0.0,
+        catch_next=catch.next if catch is not None else None, parallel=declared.get("mode") == "parallel")
+    if isinstance(step, ConditionStep):
+        plan.condition, plan.condition_value = compile_condition(step.if_), compile_value(step.if_)
+    elif isinstance(step, ForeachStep):
+        plan.foreach = compile_value(step.foreach)
+    elif isinstance(step, InterruptStep):
+        plan.request = compile_value(step.request)
     return plan
 
 
-def _compile_steps(workflow: Mapping[str, Any], steps: list[Mapping[str, Any]]) -> dict[str, StepPlan]:
-    plans = {step["id"]: compile_step(step) for step in steps}
+def _compile_steps(workflow: Workflow, steps: list[Step]) -> dict[str, StepPlan]:
+    plans = {step.id: compile_step(step) for step in steps}
     for step in steps:
-        branches = step.get("parallel")
-        if branches and raw_kind(step) == "parallel":
-            plans[step["id"]].branches = {name: _branch_plan(workflow, branch) for name, branch in branches.items()}
+        if isinstance(step, ParallelStep):
+            plans[step.id].branches = {name: _branch_plan(workflow, branch) for name, branch in step.parallel.items()}
     return plans
 
 
-def _branch_plan(workflow: Mapping[str, Any], steps: list[Mapping[str, Any]]) -> Plan:
+def _branch_plan(workflow: Workflow, steps: list[Step]) -> Plan:
     """A parallel branch runs as a frame of its own: the workflow's state fields, its own steps."""
     whole = _compile(workflow, steps_only=True)
-    whole.start, whole.steps = steps[0]["id"], _compile_steps(workflow, steps)
+    whole.start, whole.steps = steps[0].id, _compile_steps(workflow, steps)
     return whole
 
 
 def compile_workflow(workflow: WorkflowSource) -> Plan:
-    """The plan of a workflow, from its normalized form (a record, a stored artifact) or a model."""
-    if not isinstance(workflow, Mapping):
-        workflow = normalize_workflow(workflow)
+    """The plan of a workflow, from its plain object or its normalized form (a record, a stored
+    artifact), which is loaded first, so a stored form gets the format's defaults for any field
+    it lacks. Raises ValueError for a form the format rejects."""
+    if isinstance(workflow, Mapping):
+        workflow = load_artifact(workflow)
     return _compile(workflow)
 
 
-def _state_schema(spec: Mapping[str, Any]) -> dict[str, Any]:
-    """A normalized state field is its JSON Schema plus `reducer`."""
-    return {key: value for key, value in spec.items() if key != "reducer"}
-
-
-def _compile(workflow: Mapping[str, Any], *, steps_only: bool = False) -> Plan:
-    state: Mapping[str, Mapping[str, Any]] = workflow.get("state") or {}
-    fields = {name: _state_schema(spec) for name, spec in state.items()}
-    output = workflow.get("output")
+def _compile(workflow: Workflow, *, steps_only: bool = False) -> Plan:
+    state = workflow.state
+    fields = {name: spec.json_schema() for name, spec in state.items()}
+    output = workflow.output
     return Plan(
-        name=workflow["name"],
-        start=workflow.get("start") or workflow["steps"][0]["id"],
-        steps={} if steps_only else _compile_steps(workflow, workflow["steps"]),
-        reducers={name: REDUCERS[spec.get("reducer", "replace")] for name, spec in state.items()},
+        name=workflow.name,
+        start=workflow.start_step,
+        steps={} if steps_only else _compile_steps(workflow, workflow.steps),
+        reducers={name: REDUCERS[spec.reducer] for name, spec in state.items()},
         initial_state={name: schema["default"] for name, schema in fields.items() if "default" in schema},
-        input_schema=None if steps_only else workflow.get("input"),
+        input_schema=None if steps_only else workflow.input,
         output=compile_value(output) if output is not None and not steps_only else None,
-        output_schema=None if steps_only else workflow.get("output_schema"),
+        output_schema=None if steps_only else workflow.output_schema,
         state_schemas=(schemas := {name: schema for name, schema in fields.items() if _constrains(schema)}),
         list_schemas={name: {k: v for k, v in schema.items() if k not in _LIST_SIZE}
                       for name, schema in schemas.items()},
-        timeout=None if steps_only else workflow.get("timeout"),
+        timeout=None if steps_only else workflow.timeout,
     )
 
 

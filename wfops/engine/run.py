@@ -188,7 +188,7 @@ class RunContext:
             except BaseException as exc:  # noqa: BLE001 - sys.exit() in a node must not end wfops (exit 3 reads "interrupted")
                 failure = _foreign_failure(exc)
             if attempt >= first + sp.attempts - 1:
-                if lost is not None and sp.catch_next is None and sp.on_item_error == "fail":
+                if lost is not None and sp.catch_next is None and sp.on_item_error in (None, "fail"):
                     # The source's server died, not the call's logic: keep the run resumable
                     # (unfinished at its last committed step) rather than failing it for good.
                     raise RunStopped(f"run {self.run_id} stopped at step {ctx.step}: {lost.message}",

@@ -3,13 +3,12 @@
 yaml-language-server reads draft-07, so the output is labelled draft-07; the
 `$defs` references pydantic writes are plain JSON pointers and still resolve.
 The committed copies under `wfops/schemas/` are regenerated with
-`python -m wfops.model.json_schema` and guarded by a test.
+`python -m wfops.model.generate` and guarded by a test.
 """
 
 from __future__ import annotations
 
 import json
-import sys
 from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -62,8 +61,3 @@ def write_all() -> list[Path]:
         write_atomic(path, schema_text(kind))
         written.append(path)
     return written
-
-
-if __name__ == "__main__":
-    for path in write_all():
-        sys.stdout.write(f"wrote {path}\n")

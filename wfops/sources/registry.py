@@ -28,7 +28,7 @@ def build_sources(project: Project, *, cached: ContractRecord | None = None
     diagnostics: list[Diagnostic] = []
     if project.sources is None:
         return sources, diagnostics
-    # By kind, not class: a spec is a pydantic model or its plain twin (wfops.model.objects).
+    # By kind, not class: a spec is a pydantic model or its plain object (wfops.model.objects).
     specs = project.sources.model.sources
     modules = {source_id: spec.module for source_id, spec in specs.items() if spec.kind == "python"}
     recorded = cached.recorded(modules) if cached is not None and modules else None

@@ -1,0 +1,187 @@
+"""The fields of the plain objects, generated from the pydantic models: do not edit.
+
+Regenerate with `python -m wfops.model.generate` (a test fails while this is stale).
+`wfops.model.objects` adds the methods; the plain loader fills the fields.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+
+from wfops.model.kinds import StepKind
+from wfops.model.plain_base import PlainModel
+
+if TYPE_CHECKING:
+    from wfops.model import objects
+
+#: The plain class of each model (by the model's name, as the schemas' `$defs` call it).
+MODELS: tuple[str, ...] = (
+    "Workflow",
+    "StateField",
+    "CallStep",
+    "Retry",
+    "Catch",
+    "SubworkflowStep",
+    "ConditionStep",
+    "ForeachStep",
+    "ParallelStep",
+    "InterruptStep",
+    "EndStep",
+    "Deployment",
+    "LocalExecutorSpec",
+    "DaskExecutorSpec",
+    "SourcesFile",
+    "PythonSource",
+    "McpSource",
+)
+
+#: File kind -> the model of the whole file.
+ROOTS: dict[str, str] = {
+    "workflow": "Workflow",
+    "deployment": "Deployment",
+    "sources": "SourcesFile",
+}
+
+
+class WorkflowFields(PlainModel):
+    name: str
+    version: int | str | None
+    description: str | None
+    input: dict[str, Any] | None
+    state: dict[str, objects.StateField]
+    output: dict[str, Any] | None
+    output_schema: dict[str, Any] | None
+    start: str | None
+    timeout: float | None
+    steps: list[objects.CallStep | objects.SubworkflowStep | objects.ConditionStep | objects.ForeachStep | objects.ParallelStep | objects.InterruptStep | objects.EndStep]
+
+
+class StateFieldFields(PlainModel):
+    reducer: Literal["replace", "append", "extend", "union", "merge", "add", "min", "max"]
+
+
+class StepBaseFields(PlainModel):
+    kind: ClassVar[StepKind]
+    id: str
+    description: str | None
+
+
+class RoutedFields(StepBaseFields):
+    next: str | None
+    on: dict[str, str] | None
+
+
+class CallStepFields(RoutedFields):
+    kind: ClassVar[StepKind] = "call"
+    uses: str
+    with_: dict[str, Any]
+    save: str | dict[str, str] | None
+    retry: objects.Retry | None
+    timeout: float | None
+    catch: objects.Catch | None
+
+
+class RetryFields(PlainModel):
+    attempts: int
+    backoff: float
+
+
+class CatchFields(PlainModel):
+    next: str
+    save: str | None
+
+
+class SubworkflowStepFields(RoutedFields):
+    kind: ClassVar[StepKind] = "workflow"
+    workflow: str
+    with_: dict[str, Any]
+    save: str | dict[str, str] | None
+    timeout: float | None
+    catch: objects.Catch | None
+
+
+class ConditionStepFields(StepBaseFields):
+    kind: ClassVar[StepKind] = "condition"
+    if_: dict[str, Any]
+    then: str
+    else_: str
+
+
+class ForeachStepFields(RoutedFields):
+    kind: ClassVar[StepKind] = "foreach"
+    foreach: str
+    uses: str | None
+    workflow: str | None
+    with_: dict[str, Any]
+    save: str | dict[str, str] | None
+    save_each: str | dict[str, str] | None
+    mode: Literal["serial", "parallel"]
+    concurrency: int | None
+    on_item_error: Literal["fail", "collect", "skip"]
+    errors: str | None
+    retry: objects.Retry | None
+    timeout: float | None
+    catch: objects.Catch | None
+
+
+class ParallelStepFields(RoutedFields):
+    kind: ClassVar[StepKind] = "parallel"
+    parallel: dict[str, list[objects.CallStep | objects.SubworkflowStep | objects.ConditionStep | objects.ForeachStep | objects.ParallelStep | objects.InterruptStep | objects.EndStep]]
+    on_branch_error: Literal["fail", "collect"]
+    errors: str | None
+    timeout: float | None
+    catch: objects.Catch | None
+
+
+class InterruptStepFields(StepBaseFields):
+    kind: ClassVar[StepKind] = "interrupt"
+    interrupt: str
+    request: Any
+    resume_schema: dict[str, Any] | None
+    save: str | dict[str, str] | None
+    on: dict[str, str]
+
+
+class EndStepFields(StepBaseFields):
+    kind: ClassVar[StepKind] = "end"
+    end: str
+
+
+class DeploymentFields(PlainModel):
+    name: str
+    description: str | None
+    workflow: str
+    bindings: dict[str, str]
+    drift: Literal["fail", "warn"]
+    input: dict[str, Any]
+    secrets: list[str]
+    executor: objects.LocalExecutorSpec | objects.DaskExecutorSpec
+
+
+class LocalExecutorSpecFields(PlainModel):
+    kind: Literal["local"]
+
+
+class DaskExecutorSpecFields(PlainModel):
+    kind: Literal["dask"]
+    address: str
+
+
+class SourcesFileFields(PlainModel):
+    sources: dict[str, objects.PythonSource | objects.McpSource]
+
+
+class PythonSourceFields(PlainModel):
+    kind: Literal["python"]
+    module: str
+    description: str | None
+
+
+class McpSourceFields(PlainModel):
+    kind: Literal["mcp"]
+    command: list[str] | None
+    url: str | None
+    env: dict[str, str]
+    cwd: str | None
+    timeout: float
+    description: str | None
