@@ -313,7 +313,7 @@ def test_the_cycles_are_real() -> None:
 
 def test_the_cache_hit_path_is_observed() -> None:
     hit = cache_hit_modules("findings")
-    assert {"wfops.cli.validate_fast", "wfops.api.validate", "wfops.report.github"} <= hit
+    assert {"wfops.cli.fastparse", "wfops.api.validate", "wfops.report.github"} <= hit
     assert "wfops.compiler.validate" not in hit  # the checks run only on a miss
     replayed = cache_hit_modules("report")
     assert "wfops.api.validate_hit" in replayed and "wfops.api.validate" not in replayed
