@@ -68,9 +68,10 @@ except SystemExit as exc:
 print(json.dumps(sorted(sys.modules)))
 """
 
-# Everything wfops a whole-project cache hit may load: the entry point, the route, the key.
-HIT_MODULES = {"wfops", "wfops.errors", "wfops.cli", "wfops.cli.main", "wfops.exits", "wfops.cli.validate_fast", "wfops.api",
-               "wfops.api.validate_hit", "wfops.compiler", "wfops.compiler.cachekey", "wfops.loader",
+# Everything wfops a whole-project cache hit may load: the entry point, the command table and
+# its parser (data and one small module: no command module), the replay, the key.
+HIT_MODULES = {"wfops", "wfops.errors", "wfops.cli", "wfops.cli.main", "wfops.exits", "wfops.cli.fastparse",
+               "wfops.cli.argtable", "wfops.api", "wfops.api.validate_hit", "wfops.compiler", "wfops.compiler.cachekey", "wfops.loader",
                "wfops.loader.root", "wfops.loader.testfiles"}
 
 

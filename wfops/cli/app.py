@@ -1,5 +1,8 @@
-"""The typer app: each verb parses its arguments and calls one plain function
-(`wfops.cli.<verb>_cmd.run`) that returns an exit code.
+"""The typer app, the one declaration of the command line: each command declares its
+parameters and returns the call of one plain function (`wfops.cli.<verb>_cmd.run`, which
+returns an exit code); the entry point makes that call. Plain command lines are parsed
+from a table generated from this app (`wfops.cli.tablegen`), so a change here is a change
+of the table (a test regenerates it and compares).
 
 Importing this module must stay cheap: pydantic, ruamel, jsonschema, sqlite3 and
 mcp are imported inside the verbs, never here (a test guards this). The error
@@ -9,7 +12,6 @@ boundary and the entry point are in `wfops.cli.main`.
 from __future__ import annotations
 
 import os
-from importlib import import_module
 from typing import Annotated, Any
 
 os.environ.setdefault("TYPER_USE_RICH", "0")  # rich costs start-up time and reflows our messages
@@ -17,6 +19,7 @@ os.environ.setdefault("TYPER_USE_RICH", "0")  # rich costs start-up time and ref
 import typer  # noqa: E402
 
 from wfops import __version__
+from wfops.cli.fastparse import VerbCall
 
 app = typer.Typer(
     name="wfops",
@@ -50,24 +53,26 @@ def _root(version: Annotated[bool, typer.Option("--version", callback=_print_ver
     """Declarative workflows in git: validate, compile, lock, check and run them."""
 
 
-def _call(verb: str, function: str = "run", **kwargs: Any) -> None:
-    """Run `wfops.cli.<verb>.<function>(**kwargs)` and exit with the code it returns."""
-    code = getattr(import_module(f"wfops.cli.{verb}"), function)(**kwargs)
-    raise typer.Exit(code or 0)
+def _verb(module: str, function: str = "run", /, **kwargs: Any) -> VerbCall:
+    """The call of `wfops.cli.<module>.<function>(**kwargs)` the command stands for.
+
+    A command only says what it calls: the entry point makes the call, whichever parser read
+    the command line, and the table generator reads each command's mapping by calling it."""
+    return VerbCall(module, function, kwargs)
 
 
 @app.command()
 def init(directory: Annotated[str, typer.Argument(help="Where to create the project.")] = ".",
-         force: Annotated[bool, typer.Option(help="Overwrite the files the scaffold writes (an existing .gitignore is appended to).")] = False) -> None:
+         force: Annotated[bool, typer.Option(help="Overwrite the files the scaffold writes (an existing .gitignore is appended to).")] = False) -> VerbCall:
     """Scaffold a working project: sources, a workflow, a deployment, pre-commit and CI config."""
-    _call("init_cmd", directory=directory, force=force)
+    return _verb("init_cmd", directory=directory, force=force)
 
 
 @app.command()
 def validate(paths: Annotated[list[str] | None, typer.Argument(help="Files to report on (default: the whole project).")] = None,
-             format: Format = "text", project: Project = None) -> None:
+             format: Format = "text", project: Project = None) -> VerbCall:
     """Check syntax, schema and static rules. Exit 0 clean, 1 errors."""
-    _call("validate_cmd", paths=paths or [], format=format, project=project)
+    return _verb("validate_cmd", paths=paths or [], format=format, project=project)
 
 
 @app.command("test")
@@ -75,32 +80,32 @@ def test_(paths: Annotated[list[str] | None, typer.Argument(help="Test files or 
           pattern: Annotated[str | None, typer.Option("-k", help="Only cases whose `file::name` contains this.")] = None,
           format: Annotated[str, typer.Option("--format", "-f", help="text, json, junit or github.")] = "text",
           output: Annotated[str | None, typer.Option("--output", "-o", help="Write the report to this file.")] = None,
-          project: Project = None) -> None:
+          project: Project = None) -> VerbCall:
     """Run the workflow tests (*.wftest.yaml) with mocked capabilities. Exit 0 passed, 1 failed, 2 invalid."""
-    _call("test_cmd", paths=paths or [], pattern=pattern, format=format, output=output, project=project)
+    return _verb("test_cmd", paths=paths or [], pattern=pattern, format=format, output=output, project=project)
 
 
 @app.command("compile")
 def compile_(out: Annotated[str | None, typer.Option("--out", help="Also write one artifact JSON per workflow here.")] = None,
-             format: Format = "text", project: Project = None) -> None:
+             format: Format = "text", project: Project = None) -> VerbCall:
     """Validate, snapshot capability contracts and write wfops.lock."""
-    _call("compile_cmd", out=out, format=format, project=project)
+    return _verb("compile_cmd", out=out, format=format, project=project)
 
 
 @app.command()
 def check(live: Annotated[bool, typer.Option("--live", help="Also contact MCP sources.")] = False,
-          format: Format = "text", project: Project = None) -> None:
+          format: Format = "text", project: Project = None) -> VerbCall:
     """Compare the project with wfops.lock (for pre-commit and CI). Exit 1 on drift or errors."""
-    _call("check_cmd", live=live, format=format, project=project)
+    return _verb("check_cmd", live=live, format=format, project=project)
 
 
 @app.command()
 def run(deployment: Annotated[str, typer.Argument(help="Deployment name.")],
         input: Annotated[list[str] | None, typer.Option("--input", "-i", help="K=V (V parsed as JSON when it parses).")] = None,
         input_file: Annotated[str | None, typer.Option("--input-file", help="JSON or YAML file with the input.")] = None,
-        executor: Executor = None, json: Json = False, project: Project = None, db: Db = None) -> None:
+        executor: Executor = None, json: Json = False, project: Project = None, db: Db = None) -> VerbCall:
     """Execute a deployment. Exit 0 completed, 1 failed, 2 refused, 3 interrupted, 6 cancelled (Ctrl-C)."""
-    _call("run_cmd", deployment=deployment, inputs=input or [], input_file=input_file, json_out=json,
+    return _verb("run_cmd", deployment=deployment, inputs=input or [], input_file=input_file, json_out=json,
           project=project, db=db, executor=executor)
 
 
@@ -108,42 +113,42 @@ def run(deployment: Annotated[str, typer.Argument(help="Deployment name.")],
 def resume(run_id: Annotated[str, typer.Argument(help="The run to continue.")],
            outcome: Annotated[str | None, typer.Option("--outcome", help="Outcome that answers the open interrupt.")] = None,
            payload: Annotated[str | None, typer.Option("--payload", help="JSON payload for the interrupt.")] = None,
-           executor: Executor = None, json: Json = False, project: Project = None, db: Db = None) -> None:
+           executor: Executor = None, json: Json = False, project: Project = None, db: Db = None) -> VerbCall:
     """Continue an interrupted, crashed or cancelled run, or redrive a failed one from its failed step."""
-    _call("run_cmd", "resume", run_id=run_id, outcome=outcome, payload=payload, json_out=json, project=project,
+    return _verb("run_cmd", "resume", run_id=run_id, outcome=outcome, payload=payload, json_out=json, project=project,
           db=db, executor=executor)
 
 
 @app.command()
 def cancel(run_id: Annotated[str, typer.Argument(help="The run to stop.")],
-           json: Json = False, project: Project = None, db: Db = None) -> None:
+           json: Json = False, project: Project = None, db: Db = None) -> VerbCall:
     """Stop a run: its driver stops at the next step boundary; one nobody drives is cancelled at once."""
-    _call("run_cmd", "cancel", run_id=run_id, json_out=json, project=project, db=db)
+    return _verb("run_cmd", "cancel", run_id=run_id, json_out=json, project=project, db=db)
 
 
 @runs_app.command("list")
 def runs_list(deployment: Annotated[str | None, typer.Option("--deployment")] = None,
               status: Annotated[str | None, typer.Option("--status")] = None,
               limit: Annotated[int, typer.Option("--limit", min=1)] = 20,
-              json: Json = False, project: Project = None, db: Db = None) -> None:
+              json: Json = False, project: Project = None, db: Db = None) -> VerbCall:
     """Run history, newest first."""
-    _call("runs_cmd", action="list", deployment=deployment, status=status, limit=limit, json_out=json,
+    return _verb("runs_cmd", action="list", deployment=deployment, status=status, limit=limit, json_out=json,
           project=project, db=db)
 
 
 @runs_app.command("show")
-def runs_show(run_id: str, json: Json = False, project: Project = None, db: Db = None) -> None:
+def runs_show(run_id: str, json: Json = False, project: Project = None, db: Db = None) -> VerbCall:
     """One run's status, outcome, output and open interrupt."""
-    _call("runs_cmd", action="show", run_id=run_id, json_out=json, project=project, db=db)
+    return _verb("runs_cmd", action="show", run_id=run_id, json_out=json, project=project, db=db)
 
 
 @runs_app.command("trace")
 def runs_trace(run_id: str,
                from_seq: Annotated[int | None, typer.Option("--from", help="First seq to show.")] = None,
                limit: Annotated[int | None, typer.Option("--limit", min=1)] = None,
-               json: Json = False, project: Project = None, db: Db = None) -> None:
+               json: Json = False, project: Project = None, db: Db = None) -> VerbCall:
     """A run's step trace in order."""
-    _call("runs_cmd", action="trace", run_id=run_id, from_seq=from_seq, limit=limit, json_out=json,
+    return _verb("runs_cmd", action="trace", run_id=run_id, from_seq=from_seq, limit=limit, json_out=json,
           project=project, db=db)
 
 
@@ -152,77 +157,77 @@ def runs_fork(run_id: str,
               from_step: Annotated[str, typer.Option("--from", help="Start before this (top-level) step.")],
               input: Annotated[list[str] | None, typer.Option("--input", "-i", help="K=V over the original input.")] = None,
               input_file: Annotated[str | None, typer.Option("--input-file", help="JSON or YAML file over the original input.")] = None,
-              json: Json = False, project: Project = None, db: Db = None) -> None:
+              json: Json = False, project: Project = None, db: Db = None) -> VerbCall:
     """Start a new run from the state a run had just before STEP (the original is untouched)."""
-    _call("run_cmd", "fork", run_id=run_id, from_step=from_step, inputs=input or [], input_file=input_file,
+    return _verb("run_cmd", "fork", run_id=run_id, from_step=from_step, inputs=input or [], input_file=input_file,
           json_out=json, project=project, db=db)
 
 
 @runs_app.command("prune")
 def runs_prune(older_than: Annotated[float, typer.Option("--older-than", help="Days.", min=0)],
-               project: Project = None, db: Db = None) -> None:
+               project: Project = None, db: Db = None) -> VerbCall:
     """Delete finished runs older than N days."""
-    _call("runs_cmd", action="prune", older_than=older_than, project=project, db=db)
+    return _verb("runs_cmd", action="prune", older_than=older_than, project=project, db=db)
 
 
 @runs_app.command("rm")
 def runs_rm(run_id: str,
             force: Annotated[bool, typer.Option("--force", help="Also delete an unfinished run "
                                                 "(interrupted, or crashed).")] = False,
-            project: Project = None, db: Db = None) -> None:
+            project: Project = None, db: Db = None) -> VerbCall:
     """Delete one finished run and its trace."""
-    _call("runs_cmd", action="rm", run_id=run_id, force=force, project=project, db=db)
+    return _verb("runs_cmd", action="rm", run_id=run_id, force=force, project=project, db=db)
 
 
 @runs_app.command("copy")
 def runs_copy(to: Annotated[str, typer.Option("--to", help="Target store: a postgresql:// URL (or a SQLite file).")],
-              json: Json = False, project: Project = None, db: Db = None) -> None:
+              json: Json = False, project: Project = None, db: Db = None) -> VerbCall:
     """Copy the run history (default: the local store) into another store; copying twice adds nothing."""
-    _call("runs_cmd", action="copy", to=to, json_out=json, project=project, db=db)
+    return _verb("runs_cmd", action="copy", to=to, json_out=json, project=project, db=db)
 
 
 @app.command()
 def graph(workflow: str,
           format: Annotated[str, typer.Option("--format", "-f", help="mermaid or dot.")] = "mermaid",
-          project: Project = None) -> None:
+          project: Project = None) -> VerbCall:
     """Draw a workflow's steps and routes."""
-    _call("graph_cmd", workflow=workflow, format=format, project=project)
+    return _verb("graph_cmd", workflow=workflow, format=format, project=project)
 
 
 @caps_app.command("list")
 def caps_list(source: Annotated[str | None, typer.Option("--source")] = None,
-              json: Json = False, project: Project = None) -> None:
+              json: Json = False, project: Project = None) -> VerbCall:
     """Every capability of every source."""
-    _call("caps_cmd", action="list", source=source, json_out=json, project=project)
+    return _verb("caps_cmd", action="list", source=source, json_out=json, project=project)
 
 
 @caps_app.command("show")
-def caps_show(ref: str, json: Json = False, project: Project = None) -> None:
+def caps_show(ref: str, json: Json = False, project: Project = None) -> VerbCall:
     """One capability's docs and schemas."""
-    _call("caps_cmd", action="show", ref=ref, json_out=json, project=project)
+    return _verb("caps_cmd", action="show", ref=ref, json_out=json, project=project)
 
 
 @caps_app.command("call")
 def caps_call(ref: str, input_file: Annotated[str, typer.Option("--input-file")],
-              project: Project = None) -> None:
+              project: Project = None) -> VerbCall:
     """Call one capability with an input file (JSON or YAML) and print its result."""
-    _call("caps_cmd", action="call", ref=ref, input_file=input_file, project=project)
+    return _verb("caps_cmd", action="call", ref=ref, input_file=input_file, project=project)
 
 
 @app.command()
-def schema(kind: Annotated[str, typer.Option("--kind", help="workflow, deployment, sources or wftest.")] = "workflow") -> None:
+def schema(kind: Annotated[str, typer.Option("--kind", help="workflow, deployment, sources or wftest.")] = "workflow") -> VerbCall:
     """Print the JSON Schema of a file format (for editors)."""
-    _call("schema_cmd", kind=kind)
+    return _verb("schema_cmd", kind=kind)
 
 
 @app.command()
 def watch(run: Annotated[str | None, typer.Option("--run", help="Rerun this deployment after each valid change.")] = None,
-          project: Project = None, db: Db = None) -> None:
+          project: Project = None, db: Db = None) -> VerbCall:
     """Revalidate (and rerun) on every change."""
-    _call("watch_cmd", deployment=run, project=project, db=db)
+    return _verb("watch_cmd", deployment=run, project=project, db=db)
 
 
 @app.command()
-def mcp(project: Project = None, db: Db = None) -> None:
+def mcp(project: Project = None, db: Db = None) -> VerbCall:
     """Serve this project to MCP clients over stdio."""
-    _call("mcp_cmd", project=project, db=db)
+    return _verb("mcp_cmd", project=project, db=db)

@@ -1,10 +1,11 @@
 """The entry point and the one error boundary of the `wfops` command.
 
 Known errors print one line and exit with their code; bugs print where the crash
-log is. pre-commit runs `wfops validate` on every commit, so its plain forms are
-dispatched before typer (and the typer app) is even imported. The plain forms of the
-other commands are parsed from a table made from the typer app (`fastparse`); only
-help, completion and malformed command lines build typer's parser.
+log is. Plain command lines are parsed from the command table generated from the typer
+app (`fastparse`), without importing typer; only help, completion and malformed command
+lines build typer's parser. Either way the command line becomes one `VerbCall`, made
+here. `validate` of the whole project (pre-commit, every commit) is first answered from
+the validate cache when its inputs are unchanged.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import sys
 from typing import Any
 
 from wfops import exits
+from wfops.api.validate_hit import replay_project_report
+from wfops.cli.fastparse import VerbCall, invoke, parse
 from wfops.errors import UsageError as WfopsUsageError
 from wfops.errors import WfopsError
 from wfops.exits import INTERRUPTED
@@ -22,8 +25,8 @@ from wfops.exits import INTERRUPTED
 def main(argv: list[str] | None = None) -> None:
     args = _project_after_verb(sys.argv[1:] if argv is None else argv)
     try:
-        fast = _fast(args)
-        sys.exit(fast if fast is not None else _run_typer(args))
+        call = parse(args)
+        sys.exit(_run(call) if call is not None else _run_typer(args))
     except SystemExit:
         raise
     except KeyboardInterrupt:
@@ -44,18 +47,14 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(report_crash(exc))
 
 
-def _fast(args: list[str]) -> int | None:
-    """The exit code of a plain command line run without building typer's parser; None when
-    typer must parse it. Each route imports only what its command needs."""
-    if args[:1] == ["validate"]:
-        # deferred: the validate route (the cache, its reporters) is off the record-hit path (a run)
-        from wfops.cli.validate_fast import fast_validate
-
-        return fast_validate(args)
-    # deferred: the command table is off the validate cache-hit path (pre-commit)
-    from wfops.cli.fastparse import fast_command
-
-    return fast_command(args)
+def _run(call: VerbCall) -> int:
+    """Make the call a command line stands for; its exit code."""
+    if (call.module, call.function) == ("validate_cmd", "run") and not call.kwargs["paths"]:
+        hit = replay_project_report(call.kwargs["project"], call.kwargs["format"])
+        if hit is not None:
+            sys.stdout.write(hit[0])
+            return 0 if hit[1] else 1
+    return invoke(call)
 
 
 def _project_after_verb(args: list[str]) -> list[str]:
@@ -86,6 +85,8 @@ def _run_typer(args: list[str]) -> int:
 
     try:
         code = app(args=args, standalone_mode=False, prog_name="wfops")
+        if isinstance(code, VerbCall):  # parsed: the call is made outside typer, as for a plain line
+            return _run(code)
         if code == INTERRUPTED:  # typer turns Ctrl-C into a silent Exit(130); say what happened
             sys.stderr.write("wfops: interrupted\n")
         # Without standalone mode click *returns* the code of a typer.Exit instead of exiting.
