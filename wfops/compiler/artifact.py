@@ -24,7 +24,7 @@ from typing import Any
 from wfops.canonical import canonical_json
 from wfops.model.kinds import walk_steps
 from wfops.model.objects import ParallelStep, Step, Workflow
-from wfops.model.plain import validated
+from wfops.model.plain import built, validated
 
 MISSING = "missing"
 CYCLE = "cycle"
@@ -118,7 +118,9 @@ class ArtifactSet:
 
 
 def load_artifact(normalized: Mapping[str, Any]) -> Workflow:
-    """Rebuild a workflow from its stored normalized form."""
-    loaded = validated("workflow", dict(normalized))
+    """Rebuild a workflow from its stored normalized form. The gate passed that form and its
+    artifact hash addresses it, so it is built from the declaration without being checked
+    again; only a form that does not fit it (a required key missing) is validated."""
+    loaded = built("workflow", normalized) or validated("workflow", dict(normalized))
     assert isinstance(loaded, Workflow)
     return loaded

@@ -56,6 +56,21 @@ def load(kind: str, data: Any) -> PlainModel | None:
     return made
 
 
+def built(kind: str, data: Any) -> PlainModel | None:
+    """The plain object of a form the gate already passed (an artifact checked against its hash):
+    the same compiled declaration builds it, with the declared defaults for any key it lacks, but
+    no value is checked again (planning a long workflow from its record must not cost a second
+    validation). None when the form does not fit the declaration at all (a required key missing)."""
+    make = _compiled(kind, trusted=True)
+    if make is None:
+        return None
+    try:
+        made: PlainModel = make(data)
+    except (_Unsure, Broken, TypeError, AttributeError, KeyError, ValueError, RecursionError):
+        return None
+    return made
+
+
 def validated(kind: str, data: Any) -> PlainModel:
     """`data` of a `kind` file as its plain object; what the plain loader is not sure of, the
     pydantic models decide (raising their `ValidationError` when it is invalid)."""
@@ -70,13 +85,13 @@ Check = Callable[[Any], Any]
 
 
 @cache
-def _compiled(kind: str) -> Check | None:
+def _compiled(kind: str, *, trusted: bool = False) -> Check | None:
     root = ROOTS.get(kind)
     if root is None:
         return None
     schema: dict[str, Any] = json.loads(committed_path(kind).read_text(encoding="utf-8"))
     try:
-        return _Compiler(schema.get("$defs", {})).model(schema, root)
+        return _Compiler(schema.get("$defs", {}), trusted=trusted).model(schema, root)
     except _Unsure:  # a schema with a keyword this loader does not know: the models decide
         return None
 
@@ -98,10 +113,13 @@ def _step_union(alternatives: list[dict[str, Any]]) -> dict[str, str] | None:
 
 
 class _Compiler:
-    """Schema -> a function that returns the value as the model would hold it, or raises _Unsure."""
+    """Schema -> a function that returns the value as the model would hold it, or raises _Unsure.
+    `trusted`: for a form already checked, only build (pick union members, fill defaults, make
+    the objects), check nothing."""
 
-    def __init__(self, defs: dict[str, Any]) -> None:
+    def __init__(self, defs: dict[str, Any], *, trusted: bool = False) -> None:
         self.defs = defs
+        self.trusted = trusted
         self.table: dict[str, Check] = {}
 
     def ref(self, ref: str) -> Check:
@@ -124,7 +142,7 @@ class _Compiler:
             first = self._tagged(schema["discriminator"])
         elif "anyOf" in schema or "oneOf" in schema:
             first = self._one_of(schema.get("anyOf") or schema["oneOf"])
-        refuse = self.value(schema["not"]) if "not" in schema else None
+        refuse = self.value(schema["not"]) if "not" in schema and not self.trusted else None
         typed = self._typed(schema)
         if first is None and refuse is None:
             return typed
@@ -163,6 +181,8 @@ class _Compiler:
                     raise _Unsure
                 return by_kind[kind](value)
             return step
+        if self.trusted and "$ref" not in json.dumps(alternatives):
+            return _same  # plain values only: nothing to pick or build
         nullable = any(a == {"type": "null"} for a in alternatives)
         others = [self.value(a) for a in alternatives if a != {"type": "null"}]
         # Every other alternative has a type or is a model: none of them takes null.
@@ -196,16 +216,16 @@ class _Compiler:
         elif kind == "integer" or kind == "number":
             check = self._number(schema, kind)
         elif kind == "boolean":
-            check = _of_type(bool)
+            check = _same if self.trusted else _of_type(bool)
         elif kind == "null":
-            check = _null
+            check = _same if self.trusted else _null
         elif kind == "array":
             check = self._array(schema)
         elif kind == "object":
             check = self._mapping(schema)
         else:
             raise _Unsure
-        if "enum" not in schema and "const" not in schema:
+        if "enum" not in schema and "const" not in schema or self.trusted:
             return check
         allowed = schema["enum"] if "enum" in schema else [schema["const"]]
 
@@ -217,6 +237,8 @@ class _Compiler:
         return listed
 
     def _string(self, schema: dict[str, Any]) -> Check:
+        if self.trusted:
+            return _same
         low, high = schema.get("minLength", 0), schema.get("maxLength")
         pattern = _regex(schema["pattern"]) if "pattern" in schema else None
 
@@ -235,6 +257,8 @@ class _Compiler:
             ("minimum", operator.ge), ("maximum", operator.le),
             ("exclusiveMinimum", operator.gt), ("exclusiveMaximum", operator.lt)) if key in schema]
         integer = kind == "integer"
+        if self.trusted:
+            return _same if integer else float
 
         def number(value: Any) -> Any:
             if type(value) is not int and (integer or type(value) is not float):
@@ -249,6 +273,8 @@ class _Compiler:
     def _array(self, schema: dict[str, Any]) -> Check:
         low, high = schema.get("minItems", 0), schema.get("maxItems")
         items = self.value(schema["items"]) if "items" in schema else None
+        if self.trusted:
+            return list if items is None else lambda value: [items(item) for item in value]
 
         def array(value: Any) -> Any:
             if type(value) is not list or len(value) < low or high is not None and len(value) > high:
@@ -258,6 +284,8 @@ class _Compiler:
 
     def _keys(self, schema: dict[str, Any]) -> Check:
         low, high = schema.get("minProperties", 0), schema.get("maxProperties")
+        if self.trusted:
+            return _same
         names = self.value(schema["propertyNames"]) if "propertyNames" in schema else None
 
         def keys(value: Any) -> Any:
@@ -312,6 +340,12 @@ class _Compiler:
                   for name, spec in schema.get("properties", {}).items()]
         known = {name for name, *_ in fields}
         open_ = schema.get("additionalProperties", True) is True  # closed models: `extra="forbid"`
+        if self.trusted:
+            def build(value: Any) -> Any:
+                extra = {key: item for key, item in value.items() if key not in known} if open_ else None
+                return cls({attribute: check(value[name]) if name in value else default()
+                            for name, attribute, check, default in fields}, extra)
+            return build
 
         def model(value: Any) -> Any:
             keys(value)
