@@ -231,7 +231,7 @@ def cache_hit_modules(route: str = "report") -> frozenset[str]:
                                   capture_output=True, text=True, timeout=120)
             assert done.returncode == 0, done.stderr
     loaded = frozenset(json.loads(done.stdout.splitlines()[-1]))
-    assert "wfops.compiler.cachekey" in loaded and "ruamel.yaml" not in loaded  # a hit: no YAML parsed
+    assert "wfops.fastpath.snapshot" in loaded and "ruamel.yaml" not in loaded  # a hit: no YAML parsed
     return loaded
 
 
@@ -265,7 +265,7 @@ def record_hit_modules() -> frozenset[str]:
                                   text=True, timeout=120)
             assert done.returncode == 0, done.stderr
     loaded = frozenset(json.loads(done.stdout.splitlines()[-1]))
-    assert "wfops.runner.gate_record" in loaded and "ruamel.yaml" not in loaded  # a hit: no YAML parsed
+    assert "wfops.fastpath.gate" in loaded and "ruamel.yaml" not in loaded  # a hit: no YAML parsed
     return loaded
 
 
@@ -316,4 +316,4 @@ def test_the_cache_hit_path_is_observed() -> None:
     assert {"wfops.cli.validate_fast", "wfops.api.validate", "wfops.report.github"} <= hit
     assert "wfops.compiler.validate" not in hit  # the checks run only on a miss
     replayed = cache_hit_modules("report")
-    assert "wfops.api.validate_hit" in replayed and "wfops.api.validate" not in replayed
+    assert "wfops.fastpath.replay" in replayed and "wfops.api.validate" not in replayed

@@ -69,9 +69,9 @@ print(json.dumps(sorted(sys.modules)))
 """
 
 # Everything wfops a whole-project cache hit may load: the entry point, the route, the key.
-HIT_MODULES = {"wfops", "wfops.errors", "wfops.cli", "wfops.cli.main", "wfops.cli.exits", "wfops.cli.validate_fast", "wfops.api",
-               "wfops.api.validate_hit", "wfops.compiler", "wfops.compiler.cachekey", "wfops.loader",
-               "wfops.loader.root", "wfops.loader.testfiles"}
+HIT_MODULES = {"wfops", "wfops.errors", "wfops.cli", "wfops.cli.main", "wfops.cli.exits", "wfops.cli.validate_fast",
+               "wfops.fastpath", "wfops.fastpath.replay", "wfops.fastpath.snapshot", "wfops.loader",
+               "wfops.loader.root", "wfops.loader.testfiles", "wfops.sources", "wfops.sources.modules"}
 
 
 @pytest.mark.parametrize("args", [["validate"], ["validate", "--format", "json"]], ids=["text", "json"])

@@ -15,9 +15,8 @@ from tests.conftest import write
 from tests.harness import process_env, run_cli
 from tests.lock.conftest import FILES
 from wfops.canonical import canonical_json
-from wfops.compiler import cachekey
 from wfops.compiler.artifact import artifact_hash
-from wfops.runner import gate_record
+from wfops.fastpath import snapshot
 from wfops.runner.gate_record import record_path, recorded
 
 
@@ -26,7 +25,7 @@ def _stable(monkeypatch: pytest.MonkeyPatch) -> None:
     # Edits within one second keep the size and mtime: a cached .pyc would hide them.
     monkeypatch.setattr("sys.dont_write_bytecode", True)
     # Other work on the wfops code itself must not turn a hit into a miss mid-test.
-    monkeypatch.setattr(cachekey, "_tool_fingerprint", lambda: "this wfops")
+    monkeypatch.setattr(snapshot, "_tool_fingerprint", lambda: "this wfops")
 
 
 def run(root: Path, name: str = "hello.local") -> dict:
@@ -97,7 +96,7 @@ def test_a_change_to_what_the_deployment_depends_on_misses(recorded_project: Pat
 
 
 def test_another_wfops_misses(recorded_project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(cachekey, "_tool_fingerprint", lambda: "another wfops")
+    monkeypatch.setattr(snapshot, "_tool_fingerprint", lambda: "another wfops")
     assert not hit(recorded_project)
 
 
@@ -243,12 +242,13 @@ def test_the_record_holds_what_the_run_needs(recorded_project: Path) -> None:
     entry, texts = read_record(recorded_project)
     assert set(entry["artifacts"]) == {"hello", "loud"}
     assert sorted(entry["normalized"]) == sorted(entry["artifacts"].values()) and len(texts) == 2
-    assert {"deployments/hello.local.yaml", "workflows/hello.yaml", "workflows/loud.yaml", "sources.yaml",
-            "wfops.lock", "nodes/ops.py", "nodes/helper.py"} <= set(entry["files"])
-    assert "workflows/other.yaml" not in entry["files"]
-    assert entry["files"]["local_settings.py"] is None  # looked for, not there
+    files, python = entry["snapshot"]["files"], entry["snapshot"]["python"]
+    assert set(files) == {"deployments/hello.local.yaml", "workflows/hello.yaml", "workflows/loud.yaml",
+                          "sources.yaml", "wfops.lock"}  # not workflows/other.yaml: its edits keep the hit
+    assert {"nodes/ops.py", "nodes/helper.py"} <= set(python)
+    assert python["local_settings.py"] is None  # looked for, not there
     assert entry["sources"] == {"ops": {"kind": "python", "module": "nodes.ops"}}
-    assert entry["format"] == gate_record.FORMAT
+    assert entry["snapshot"]["format"] == snapshot.FORMAT
 
 
 @pytest.mark.slow

@@ -7,7 +7,7 @@ are parsed here instead; anything else (help, unknown or combined flags) returns
 None and goes through typer as usual, so usage errors read the same.
 
 The whole project, unchanged since the last validate (the pre-commit case), is answered
-from the cache by `wfops.api.validate_hit` before the rest of the command is imported.
+from the cache by `wfops.fastpath.replay` before the rest of the command is imported.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from wfops.api.validate_hit import replay_project_report
+from wfops.fastpath.replay import replay_project_report
 
 _VALUED = {"--format": "format", "-f": "format", "--project": "project"}
 
