@@ -18,6 +18,7 @@ from wfops.canonical import canonical_json
 from wfops.compiler.artifact import artifact_hash
 from wfops.fastpath import snapshot
 from wfops.runner.gate_record import record_path, recorded
+from wfops.sources.mcp import McpClientSource
 
 
 @pytest.fixture(autouse=True)
@@ -337,3 +338,21 @@ def test_a_hit_runs_every_step_kind_as_the_full_gate_does(tmp_path: Path) -> Non
                                                    "child": {"n": 7}, "note": "big 6"}
     traces = [run_cli("runs", "trace", r["run_id"], "--json", "--project", str(root)).json() for r in (first, second)]
     assert [e["step"] for e in traces[0]] == [e["step"] for e in traces[1]]
+
+
+@pytest.mark.slow  # starts an MCP server process per run
+def test_a_run_of_a_deployment_calling_an_mcp_server_starts_from_its_record(tmp_path: Path) -> None:
+    server = Path(__file__).parent.parent / "lock" / "servers" / "shifty.py"
+    root = write(tmp_path / "proj", {
+        "sources.yaml": f"sources:\n  shifty:\n    kind: mcp\n    command: [{json.dumps(sys.executable)}, "
+                        f"{json.dumps(str(server))}]\n",
+        "workflows/add.yaml": "name: add\nsteps:\n  - id: add\n    uses: shifty.add\n    with: {amount: 3}\n"
+                              "    next: end\n",
+        "deployments/add.yaml": "name: add.local\nworkflow: add\n",
+    })
+    assert run_cli("compile", cwd=root).code == 0
+    assert run_cli("run", "add.local", "--json", cwd=root).code == 0
+    ready = recorded(root, "add.local")
+    assert ready is not None and isinstance(ready.sources["shifty"], McpClientSource)  # built from the record
+    again = run_cli("run", "add.local", "--json", cwd=root)
+    assert again.code == 0 and again.json()["status"] == "completed"

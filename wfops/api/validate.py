@@ -104,7 +104,8 @@ def project_diagnostics(root: Path) -> tuple[list[Diagnostic], dict[str, str]]:
     from wfops.compiler.validate import validate_project
 
     files = project_files(root)  # before the checks read them: an edit meanwhile misses next time
-    # validate alone may skip unchanged imports
+    # Only validate serves python contracts from a record: compile, check, run and test need
+    # the modules imported, or must see drift.
     validation = validate_project(root, contracts=ContractFile(root))
     diagnostics = sorted([*validation.diagnostics, *test_file_findings(validation.project)], key=sort_key)
     deployments = {loaded.file: name for name, loaded in validation.project.deployments.items()}
