@@ -18,7 +18,7 @@ compared by `unchanged` before the result is served. A snapshot holds:
 Any difference, or a snapshot this code cannot read, is a miss: the slow path runs. What
 user code reads other than modules (environment variables, data files) is not covered.
 A hit of `wfops validate` must cost little more than starting Python: this module loads
-neither `hashlib` (OpenSSL) nor `dataclasses` nor the loader.
+neither `hashlib` (OpenSSL) nor `dataclasses` nor the YAML loader.
 """
 
 from __future__ import annotations
