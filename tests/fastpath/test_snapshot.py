@@ -100,6 +100,19 @@ def test_libraries_noted_from_a_served_record_are_covered(project: Path, tmp_pat
     assert not snapshot.unchanged(project, held)
 
 
+def test_another_project_on_the_path_is_not_part_of_the_key(project: Path, tmp_path: Path) -> None:
+    # One process may validate several projects; importing one's module takes another's root
+    # off sys.path when their module names clash. Neither root is the environment's.
+    other = write(tmp_path / "other", {"othermod.py": "X = 3\n"})
+    import_project_module(other, "othermod")
+    try:
+        held = taken(project)
+        sys.path.remove(str(other.resolve()))
+        assert snapshot.unchanged(project, held)
+    finally:
+        forget_project_modules(other)
+
+
 @pytest.mark.parametrize("damaged", [None, {}, [], "x", {"format": snapshot.FORMAT}])
 def test_a_snapshot_that_cannot_be_read_misses(project: Path, damaged: object) -> None:
     assert not snapshot.unchanged(project, damaged)

@@ -31,7 +31,7 @@ from typing import Any
 
 import wfops
 from wfops.loader.testfiles import project_test_files
-from wfops.sources.modules import consulted_files, consulted_libraries
+from wfops.sources.modules import consulted_files, consulted_libraries, project_roots_on_path
 
 try:
     # The same SHA-256 as hashlib's, from the C module that hashlib falls back to: hashlib
@@ -133,12 +133,15 @@ def imported_project_files(root: Path) -> list[str]:
 
 
 def import_path(root: Path) -> list[list[Any]]:
-    """`sys.path` without the project's own directories (the project is covered place by place),
-    each entry with its directory's mtime_ns (None when it is not a directory)."""
+    """`sys.path` without the project's own directories (the project is covered place by place)
+    and the other projects' roots wfops put there (one process may validate several, and
+    importing one's module may take another's root off the path), each entry with its
+    directory's mtime_ns (None when it is not a directory)."""
     root = root.resolve()
+    ours = project_roots_on_path()
     found: list[list[Any]] = []
     for entry in sys.path:
-        if not isinstance(entry, str):
+        if not isinstance(entry, str) or entry in ours:
             continue
         if not entry or os.path.isabs(entry):  # others are path hooks (an editable install's finder)
             try:

@@ -169,6 +169,7 @@ def import_project_module(root: Path, module: str) -> Any:
     if str(root) in sys.path:
         sys.path.remove(str(root))
     sys.path.insert(0, str(root))  # first: another project loaded before must not shadow this one
+    _ON_PATH.add(str(root))
     # A print at import time must not land in wfops's stdout: `--format json`/`sarif`
     # and `--json` output there is read by machines.
     before = set(sys.modules)
@@ -267,11 +268,19 @@ _CONSULTED: dict[Path, set[str]] = {}
 # served in this process had loaded when it was made: what is cached from that validation
 # depends on them as if they had been imported here.
 _LIBRARIES: dict[Path, dict[str, list[int] | None]] = {}
+# Every project root `import_project_module` put on sys.path (see `project_roots_on_path`).
+_ON_PATH: set[str] = set()
 
 
 def consulted_files(root: Path) -> set[str]:
     """The places under `root` that importing its python sources looked at (see `_CONSULTED`)."""
     return set(_CONSULTED.get(root.resolve(), ()))
+
+
+def project_roots_on_path() -> set[str]:
+    """The project roots wfops put on `sys.path` to import their python sources: no part of
+    the environment a fresh process starts with."""
+    return set(_ON_PATH)
 
 
 def consulted_libraries(root: Path) -> dict[str, list[int] | None]:
