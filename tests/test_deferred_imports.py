@@ -150,9 +150,9 @@ def test_a_hot_command_loads_only_the_heavy_libraries_it_needs(label: str) -> No
 def test_the_hit_paths_are_the_ones_observed() -> None:
     runs = loaded()
     replayed = runs["validate, cache hit (its report replayed)"]
-    assert "wfops.api.validate_hit" in replayed and "wfops.api.validate" not in replayed
+    assert "wfops.fastpath.replay" in replayed and "wfops.api.validate" not in replayed
     rebuilt = runs["validate, cache hit (its findings rebuilt)"]
     assert {"wfops.api.validate", "wfops.report.github"} <= rebuilt and "wfops.compiler.validate" not in rebuilt
-    assert "wfops.runner.gate_record" in runs["run, from the gate record"]
+    assert "wfops.fastpath.gate" in runs["run, from the gate record"]
     assert "wfops.compiler.validate" not in runs["run, from the gate record"]  # no checks: the record served
     assert "wfops.compiler.validate" in runs["run, first after a change"]  # the probe sees a miss do the work

@@ -71,8 +71,8 @@ print(json.dumps(sorted(sys.modules)))
 # Everything wfops a whole-project cache hit may load: the entry point, the command table and
 # its parser (data and one small module: no command module), the replay, the key.
 HIT_MODULES = {"wfops", "wfops.errors", "wfops.cli", "wfops.cli.main", "wfops.exits", "wfops.cli.fastparse",
-               "wfops.cli.argtable", "wfops.api", "wfops.api.validate_hit", "wfops.compiler", "wfops.compiler.cachekey", "wfops.loader",
-               "wfops.loader.root", "wfops.loader.testfiles"}
+               "wfops.cli.argtable", "wfops.fastpath", "wfops.fastpath.replay", "wfops.fastpath.snapshot", "wfops.loader",
+               "wfops.loader.root", "wfops.loader.testfiles", "wfops.sources", "wfops.sources.modules"}
 
 
 @pytest.mark.parametrize("args", [["validate"], ["validate", "--format", "json"]], ids=["text", "json"])

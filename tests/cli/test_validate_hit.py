@@ -9,7 +9,7 @@ import pytest
 
 from tests.conftest import write
 from tests.harness import run_cli
-from wfops.compiler import cache, cachekey
+from wfops.fastpath import replay
 
 # Errors (an unknown source, a broken test file), a warning (an unreachable step) and a clean file.
 FILES = {
@@ -22,7 +22,7 @@ FILES = {
 
 def full_path(root: Path, *args: str) -> tuple[int, str, str]:
     """What `validate` prints with the cache gone (the checks run)."""
-    (root / cache.CACHE_FILE).unlink(missing_ok=True)
+    (root / replay.CACHE_FILE).unlink(missing_ok=True)
     done = run_cli("validate", *args, cwd=root)
     return done.code, done.stdout, done.stderr
 
@@ -32,7 +32,7 @@ def test_a_hit_prints_what_the_checks_print(make_project, fmt: str) -> None:
     root = make_project(FILES)
     missed = full_path(root, "--format", fmt)
     assert missed[0] == 1 and missed[1]
-    replayed = cachekey.replay(root, fmt)
+    replayed = replay.replay(root, fmt)
     assert (replayed is not None) == (fmt in ("text", "json"))  # github/sarif: the findings are rebuilt
     hit = run_cli("validate", "--format", fmt, cwd=root)
     assert (hit.code, hit.stdout, hit.stderr) == missed
@@ -43,7 +43,7 @@ def test_a_project_without_errors_hits_with_exit_0(make_project, name: str) -> N
     root = make_project({name: FILES[name]})
     missed = full_path(root)
     assert missed[0] == 0 and ("warning[" in missed[1]) == (name == "workflows/odd.yaml")
-    assert cachekey.replay(root, "text") == (missed[1], True)
+    assert replay.replay(root, "text") == (missed[1], True)
     hit = run_cli("validate", cwd=root)
     assert (hit.code, hit.stdout, hit.stderr) == missed
 
@@ -61,15 +61,15 @@ def test_project_option_and_a_subdirectory_hit_the_same_project(make_project) ->
 def test_a_changed_input_is_not_replayed(make_project, change: str) -> None:
     root = make_project(FILES)
     full_path(root)
-    assert cachekey.replay(root, "text") is not None
+    assert replay.replay(root, "text") is not None
     if change == "workflow edited":
         write(root, {"workflows/bad.yaml": FILES["workflows/ok.yaml"].replace("name: ok", "name: bad")})
     elif change == "test file added":
         write(root, {"tests/more/x.wftest.yaml": "workflow: ok\ncases: []\n"})
     else:  # an entry written before reports were kept: the findings are rebuilt, nothing replayed
-        entry = (root / cache.CACHE_FILE).read_text(encoding="utf-8")
-        (root / cache.CACHE_FILE).write_text(entry.replace('"replay"', '"other"'), encoding="utf-8")
-    assert cachekey.replay(root, "text") is None
+        entry = (root / replay.CACHE_FILE).read_text(encoding="utf-8")
+        (root / replay.CACHE_FILE).write_text(entry.replace('"replay"', '"other"'), encoding="utf-8")
+    assert replay.replay(root, "text") is None
     done = run_cli("validate", cwd=root)
     assert (done.code, done.stdout) == full_path(root)[:2]
 

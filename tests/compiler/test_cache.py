@@ -11,8 +11,8 @@ import pytest
 from tests.conftest import write
 from tests.harness import process_env
 from wfops.api.validate import project_diagnostics
-from wfops.compiler import cache, cachekey
 from wfops.compiler.validate import validate_project
+from wfops.fastpath import cache, replay, snapshot
 
 HELPER_SOURCES = "sources:\n  nodes: {kind: python, module: nodes}\n  helped: {kind: python, module: helped}\n"
 HELPED = "from pydantic import BaseModel\nimport wfops\nfrom helper import Out\n\n" \
@@ -23,13 +23,13 @@ WF = "name: w\nstate:\n  n: {type: integer}\nsteps:\n  - id: a\n    uses: helped
 
 
 def hit(root: Path) -> bool:
-    return cache.lookup(root, cache.cache_key(root)) is not None
+    return cache.lookup(root) is not None
 
 
 @pytest.fixture(autouse=True)
 def stable_tool(monkeypatch) -> None:
     """Other work on the wfops code itself must not turn a hit into a miss mid-test."""
-    monkeypatch.setattr(cachekey, "_tool_fingerprint", lambda: "this wfops")
+    monkeypatch.setattr(snapshot, "_tool_fingerprint", lambda: "this wfops")
 
 
 @pytest.fixture
@@ -74,7 +74,7 @@ def test_python_edit_changes_the_result(warmed: Path) -> None:
 
 
 def test_wfops_code_change_misses(warmed: Path, monkeypatch) -> None:
-    monkeypatch.setattr(cachekey, "_tool_fingerprint", lambda: "another wfops")
+    monkeypatch.setattr(snapshot, "_tool_fingerprint", lambda: "another wfops")
     assert not hit(warmed)
 
 
@@ -85,7 +85,7 @@ def test_unchanged_comment_free_run_hits_and_replays_exactly(project) -> None:
 
 
 def test_corrupt_cache_is_a_miss(warmed: Path) -> None:
-    (warmed / cache.CACHE_FILE).write_text("{oops", encoding="utf-8")
+    (warmed / replay.CACHE_FILE).write_text("{oops", encoding="utf-8")
     assert not hit(warmed)
     assert project_diagnostics(warmed)[0] == []
 
@@ -179,7 +179,7 @@ def test_the_key_is_sha256_without_hashlib(tmp_path: Path, monkeypatch: pytest.M
 
     data = bytes(range(256)) * 300
     (tmp_path / "f").write_bytes(data)
-    assert cache.file_hash(tmp_path / "f") == hashlib.sha256(data).hexdigest()
+    assert snapshot.file_hash(tmp_path / "f") == hashlib.sha256(data).hexdigest()
     monkeypatch.delitem(sys.modules, "hashlib")
-    assert cache.file_hash(tmp_path / "f") == hashlib.sha256(data).hexdigest()
-    assert cache.file_hash(tmp_path / "missing") is None
+    assert snapshot.file_hash(tmp_path / "f") == hashlib.sha256(data).hexdigest()
+    assert snapshot.file_hash(tmp_path / "missing") is None

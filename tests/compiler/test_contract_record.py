@@ -20,9 +20,9 @@ import pytest
 
 from tests.conftest import write
 from tests.harness import WFOPS, process_env, run_cli
-from wfops.compiler import cachekey
-from wfops.compiler.contracts import RECORD_FILE
 from wfops.compiler.validate import validate_project
+from wfops.fastpath import snapshot
+from wfops.fastpath.contracts import RECORD_FILE, ContractFile
 from wfops.sources.python import forget_project_modules
 from wfops.sources.recorded import RecordedSource
 
@@ -56,7 +56,7 @@ WF = "name: w\nstate:\n  n: {type: integer}\nsteps:\n  - id: a\n    uses: helped
 @pytest.fixture(autouse=True)
 def stable_tool(monkeypatch) -> None:
     """Other work on the wfops code itself must not turn a hit into a miss mid-test."""
-    monkeypatch.setattr(cachekey, "_tool_fingerprint", lambda: "this wfops")
+    monkeypatch.setattr(snapshot, "_tool_fingerprint", lambda: "this wfops")
 
 
 @pytest.fixture
@@ -121,9 +121,9 @@ def test_a_workflow_edit_is_checked_against_the_recorded_contracts(root: Path, e
 
 
 def test_the_recorded_contracts_are_the_imported_ones(root: Path) -> None:
-    imported = validate_project(root, cached_contracts=True)  # imports, records
+    imported = validate_project(root, contracts=ContractFile(root))  # imports, records
     forget_project_modules(root)
-    served = validate_project(root, cached_contracts=True)
+    served = validate_project(root, contracts=ContractFile(root))
     assert imports(root) == 1 and isinstance(served.sources["helped"], RecordedSource)
     assert served.catalog["helped"] == imported.catalog["helped"]
     assert [cap.description for cap in served.catalog["helped"].values()] == ["Counts."]
@@ -223,7 +223,7 @@ def test_a_package_installed_imports_again(root: Path, tmp_path: Path, monkeypat
 
 def test_another_wfops_imports_again(root: Path, monkeypatch) -> None:
     warmed(root)
-    monkeypatch.setattr(cachekey, "_tool_fingerprint", lambda: "another wfops")
+    monkeypatch.setattr(snapshot, "_tool_fingerprint", lambda: "another wfops")
     edit_workflow(root)
     assert validate(root) == [] and imports(root) == 2
 

@@ -132,12 +132,12 @@ def test_sarif_results_carry_the_subject_in_properties() -> None:
 
 
 def test_cache_round_trips_the_subject(tmp_path: Path) -> None:
-    from wfops.compiler import cache
+    from wfops.fastpath import cache, replay
 
     found = [error("unknown-capability", "m", "workflows/a.yaml", (2, 3), "h", workflow="a", step="s",
                    source="x", deployment="d")]
-    cache.store(tmp_path, "key", found, {"deployments/d.yaml": "d"})
-    assert cache.lookup(tmp_path, "key") == (found, {"deployments/d.yaml": "d"})
-    assert cache.lookup(tmp_path, "key")[0][0].subject() == found[0].subject()  # type: ignore[index]
-    stored = json.loads((tmp_path / cache.CACHE_FILE).read_text())["diagnostics"][0]
+    cache.store(tmp_path, {}, found, {"deployments/d.yaml": "d"})
+    assert cache.lookup(tmp_path) == (found, {"deployments/d.yaml": "d"})
+    assert cache.lookup(tmp_path)[0][0].subject() == found[0].subject()  # type: ignore[index]
+    stored = json.loads((tmp_path / replay.CACHE_FILE).read_text())["diagnostics"][0]
     assert stored["source"] == "x"

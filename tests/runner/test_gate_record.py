@@ -15,10 +15,10 @@ from tests.conftest import write
 from tests.harness import process_env, run_cli
 from tests.lock.conftest import FILES
 from wfops.canonical import canonical_json
-from wfops.compiler import cachekey
 from wfops.compiler.artifact import artifact_hash
-from wfops.runner import gate_record
+from wfops.fastpath import snapshot
 from wfops.runner.gate_record import record_path, recorded
+from wfops.sources.mcp import McpClientSource
 
 
 @pytest.fixture(autouse=True)
@@ -26,7 +26,7 @@ def _stable(monkeypatch: pytest.MonkeyPatch) -> None:
     # Edits within one second keep the size and mtime: a cached .pyc would hide them.
     monkeypatch.setattr("sys.dont_write_bytecode", True)
     # Other work on the wfops code itself must not turn a hit into a miss mid-test.
-    monkeypatch.setattr(cachekey, "_tool_fingerprint", lambda: "this wfops")
+    monkeypatch.setattr(snapshot, "_tool_fingerprint", lambda: "this wfops")
 
 
 def run(root: Path, name: str = "hello.local") -> dict:
@@ -97,7 +97,7 @@ def test_a_change_to_what_the_deployment_depends_on_misses(recorded_project: Pat
 
 
 def test_another_wfops_misses(recorded_project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(cachekey, "_tool_fingerprint", lambda: "another wfops")
+    monkeypatch.setattr(snapshot, "_tool_fingerprint", lambda: "another wfops")
     assert not hit(recorded_project)
 
 
@@ -243,12 +243,13 @@ def test_the_record_holds_what_the_run_needs(recorded_project: Path) -> None:
     entry, texts = read_record(recorded_project)
     assert set(entry["artifacts"]) == {"hello", "loud"}
     assert sorted(entry["normalized"]) == sorted(entry["artifacts"].values()) and len(texts) == 2
-    assert {"deployments/hello.local.yaml", "workflows/hello.yaml", "workflows/loud.yaml", "sources.yaml",
-            "wfops.lock", "nodes/ops.py", "nodes/helper.py"} <= set(entry["files"])
-    assert "workflows/other.yaml" not in entry["files"]
-    assert entry["files"]["local_settings.py"] is None  # looked for, not there
+    files, python = entry["snapshot"]["files"], entry["snapshot"]["python"]
+    assert set(files) == {"deployments/hello.local.yaml", "workflows/hello.yaml", "workflows/loud.yaml",
+                          "sources.yaml", "wfops.lock"}  # not workflows/other.yaml: its edits keep the hit
+    assert {"nodes/ops.py", "nodes/helper.py"} <= set(python)
+    assert python["local_settings.py"] is None  # looked for, not there
     assert entry["sources"] == {"ops": {"kind": "python", "module": "nodes.ops"}}
-    assert entry["format"] == gate_record.FORMAT
+    assert entry["snapshot"]["format"] == snapshot.FORMAT
 
 
 @pytest.mark.slow
@@ -337,3 +338,21 @@ def test_a_hit_runs_every_step_kind_as_the_full_gate_does(tmp_path: Path) -> Non
                                                    "child": {"n": 7}, "note": "big 6"}
     traces = [run_cli("runs", "trace", r["run_id"], "--json", "--project", str(root)).json() for r in (first, second)]
     assert [e["step"] for e in traces[0]] == [e["step"] for e in traces[1]]
+
+
+@pytest.mark.slow  # starts an MCP server process per run
+def test_a_run_of_a_deployment_calling_an_mcp_server_starts_from_its_record(tmp_path: Path) -> None:
+    server = Path(__file__).parent.parent / "lock" / "servers" / "shifty.py"
+    root = write(tmp_path / "proj", {
+        "sources.yaml": f"sources:\n  shifty:\n    kind: mcp\n    command: [{json.dumps(sys.executable)}, "
+                        f"{json.dumps(str(server))}]\n",
+        "workflows/add.yaml": "name: add\nsteps:\n  - id: add\n    uses: shifty.add\n    with: {amount: 3}\n"
+                              "    next: end\n",
+        "deployments/add.yaml": "name: add.local\nworkflow: add\n",
+    })
+    assert run_cli("compile", cwd=root).code == 0
+    assert run_cli("run", "add.local", "--json", cwd=root).code == 0
+    ready = recorded(root, "add.local")
+    assert ready is not None and isinstance(ready.sources["shifty"], McpClientSource)  # built from the record
+    again = run_cli("run", "add.local", "--json", cwd=root)
+    assert again.code == 0 and again.json()["status"] == "completed"

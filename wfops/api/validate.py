@@ -11,9 +11,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from wfops.compiler import cache
 from wfops.diagnostics import Diagnostic, error, has_errors, sort_key
 from wfops.errors import UsageError
+from wfops.fastpath import cache
+from wfops.fastpath.contracts import ContractFile
+from wfops.fastpath.replay import REPLAYED
+from wfops.fastpath.snapshot import project_files
 from wfops.loader.guard import inside_project, relative_name
 from wfops.loader.project import (
     DEPLOYMENTS_DIR,
@@ -92,26 +95,28 @@ def _is_project_file(rel: str) -> bool:
 def project_diagnostics(root: Path) -> tuple[list[Diagnostic], dict[str, str]]:
     """The whole project's findings and its deployment file -> name table, replayed from the
     cache when no input changed."""
-    key = cache.cache_key(root)
-    cached = cache.lookup(root, key)
+    cached = cache.lookup(root)
     if cached is not None:
         return cached
     # deferred: the checks (ruamel, pydantic for test files) only on a miss, not on a cache hit
     from wfops.compiler.checks.wftests import test_file_findings
     from wfops.compiler.validate import validate_project
 
-    validation = validate_project(root, cached_contracts=True)  # validate alone may skip unchanged imports
+    files = project_files(root)  # before the checks read them: an edit meanwhile misses next time
+    # Only validate serves python contracts from a record: compile, check, run and test need
+    # the modules imported, or must see drift.
+    validation = validate_project(root, contracts=ContractFile(root))
     diagnostics = sorted([*validation.diagnostics, *test_file_findings(validation.project)], key=sort_key)
     deployments = {loaded.file: name for name, loaded in validation.project.deployments.items()}
-    cache.store(root, key, diagnostics, deployments, replay=_rendered(diagnostics))
+    cache.store(root, files, diagnostics, deployments, replay=_rendered(diagnostics))
     return diagnostics, deployments
 
 
 def _rendered(diagnostics: list[Diagnostic]) -> dict[str, Any]:
     """The whole project's report as `validate` prints it in each replayed format, for a cache
-    hit to print without building a finding (`wfops.api.validate_hit`)."""
+    hit to print without building a finding (`wfops.fastpath.replay`)."""
     replay: dict[str, Any] = {"ok": not has_errors(diagnostics)}
-    for fmt in cache.REPLAYED:
+    for fmt in REPLAYED:
         out = io.StringIO()
         render(diagnostics, fmt, out)
         replay[fmt] = out.getvalue()

@@ -15,11 +15,11 @@ import sys
 from typing import Any
 
 from wfops import exits
-from wfops.api.validate_hit import replay_project_report
 from wfops.cli.fastparse import VerbCall, invoke, parse
 from wfops.errors import UsageError as WfopsUsageError
 from wfops.errors import WfopsError
 from wfops.exits import INTERRUPTED
+from wfops.fastpath.replay import replay_project_report
 
 
 def main(argv: list[str] | None = None) -> None:

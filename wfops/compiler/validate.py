@@ -13,10 +13,10 @@ from pathlib import Path
 from wfops.compiler.checks.catalog import build_catalog
 from wfops.compiler.checks.context import CheckContext
 from wfops.compiler.checks.run import run_checks
-from wfops.compiler.contracts import ContractFile
 from wfops.diagnostics import Diagnostic, sort_key
 from wfops.loader.project import Project, load_project
 from wfops.sources.base import Capability, Source
+from wfops.sources.recorded import ContractRecord
 from wfops.sources.registry import build_sources
 
 
@@ -32,22 +32,21 @@ class Validation:
         return not any(d.is_error for d in self.diagnostics)
 
 
-def validate_project(root: Path, *, live: bool = False, cached_contracts: bool = False) -> Validation:
+def validate_project(root: Path, *, live: bool = False, contracts: ContractRecord | None = None) -> Validation:
     """Load and check everything under `root`.
 
     MCP contracts come from wfops.lock unless `live` (then the servers are listed).
     A capability of an MCP source the lock does not hold is `contract-unknown`
     (a warning here; `check` makes it an error).
-    `cached_contracts` (`wfops validate` only): python sources may be served from the
-    contracts the last validate recorded, unimported (wfops.compiler.contracts).
+    `contracts` (`wfops validate` only): python sources may be served from the contracts the
+    last validate recorded there, unimported (`wfops.fastpath.contracts`).
     """
-    return validate_loaded(load_project(Path(root)), live=live, cached_contracts=cached_contracts)
+    return validate_loaded(load_project(Path(root)), live=live, contracts=contracts)
 
 
-def validate_loaded(project: Project, *, live: bool = False, cached_contracts: bool = False) -> Validation:
+def validate_loaded(project: Project, *, live: bool = False, contracts: ContractRecord | None = None) -> Validation:
     """The same checks on an already loaded project (e.g. one with an inline file substituted)."""
-    record = ContractFile(project.root) if cached_contracts else None
-    sources, source_diagnostics = build_sources(project, cached=record)
+    sources, source_diagnostics = build_sources(project, cached=contracts)
     catalog, catalog_diagnostics = build_catalog(project, sources, live=live)
     ctx = CheckContext(project, catalog)
     found = [*project.diagnostics, *source_diagnostics, *catalog_diagnostics, *run_checks(ctx)]

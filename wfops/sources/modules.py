@@ -10,7 +10,7 @@ import importlib
 import os
 import sys
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from importlib.machinery import PathFinder
 from pathlib import Path
 from typing import Any
@@ -169,6 +169,7 @@ def import_project_module(root: Path, module: str) -> Any:
     if str(root) in sys.path:
         sys.path.remove(str(root))
     sys.path.insert(0, str(root))  # first: another project loaded before must not shadow this one
+    _ON_PATH.add(str(root))
     # A print at import time must not land in wfops's stdout: `--format json`/`sarif`
     # and `--json` output there is read by machines.
     before = set(sys.modules)
@@ -263,6 +264,12 @@ _IMPORTED: dict[Path, set[str]] = {}
 # (ending in "/"). Whatever imports found or failed to find depends on exactly these, so a
 # cached result keyed by them goes stale when one of them appears, changes or disappears.
 _CONSULTED: dict[Path, set[str]] = {}
+# Project root -> module files outside the project (path -> [mtime_ns, size]) that a record
+# served in this process had loaded when it was made: what is cached from that validation
+# depends on them as if they had been imported here.
+_LIBRARIES: dict[Path, dict[str, list[int] | None]] = {}
+# Every project root `import_project_module` put on sys.path (see `project_roots_on_path`).
+_ON_PATH: set[str] = set()
 
 
 def consulted_files(root: Path) -> set[str]:
@@ -270,11 +277,23 @@ def consulted_files(root: Path) -> set[str]:
     return set(_CONSULTED.get(root.resolve(), ()))
 
 
-def note_consulted(root: Path, places: Iterable[str]) -> None:
-    """Count `places` as looked at, when their modules' contracts were served from a record
-    made by an import that looked there: whatever is cached from this validation must go
-    stale with them, as after an import."""
+def project_roots_on_path() -> set[str]:
+    """The project roots wfops put on `sys.path` to import their python sources: no part of
+    the environment a fresh process starts with."""
+    return set(_ON_PATH)
+
+
+def consulted_libraries(root: Path) -> dict[str, list[int] | None]:
+    """The module files outside `root` noted by `note_consulted`, with their identity then."""
+    return dict(_LIBRARIES.get(root.resolve(), {}))
+
+
+def note_consulted(root: Path, places: Iterable[str], libraries: Mapping[str, list[int] | None] | None = None) -> None:
+    """Count `places` as looked at, and `libraries` as loaded, when their modules' contracts were
+    served from a record made by an import that did so: whatever is cached from this validation
+    must go stale with them, as after an import."""
     _CONSULTED.setdefault(root.resolve(), set()).update(places)
+    _LIBRARIES.setdefault(root.resolve(), {}).update(libraries or {})
 
 
 def _candidates(root: Path, module: str) -> list[str]:
@@ -331,6 +350,7 @@ def forget_project_modules(root: Path) -> None:
     again (watch mode, the MCP server, an embedding program). Only those: wfops itself, or a
     test suite, may live under the same root and must stay loaded."""
     looked = _CONSULTED.pop(root.resolve(), None)
+    _LIBRARIES.pop(root.resolve(), None)
     names = _IMPORTED.pop(root.resolve(), set())
     dropped = [name for name in names if sys.modules.pop(name, None) is not None]
     if dropped or looked:

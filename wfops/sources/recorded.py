@@ -3,7 +3,7 @@
 Validation reads a python source's contracts and never calls it; importing the module just to
 read them (pydantic models built, JSON Schemas generated) can cost more than the rest of a
 validate. What is recorded, and when the record still holds, is decided above this layer
-(`wfops.compiler.contracts`); here is only what `build_sources` needs to use it.
+(`wfops.fastpath.contracts`); here is only what `build_sources` needs to use it.
 """
 
 from __future__ import annotations

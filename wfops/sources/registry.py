@@ -9,6 +9,8 @@ from typing import Any
 from wfops.diagnostics import Diagnostic, error
 from wfops.errors import CapabilityError, WfopsError
 from wfops.loader.project import Project
+from wfops.model.objects import McpSource, SourcesFile
+from wfops.model.plain import load as plain_load
 from wfops.sources.base import CallResult, Capability, Source, StepContext
 from wfops.sources.contract import call_checked
 from wfops.sources.modules import ImportTimedOut, ModuleOutsideProject
@@ -95,6 +97,17 @@ def load_python_source(root: Path, source_id: str, module: str) -> Source:
         return PythonSource(source_id, loaded, root.resolve())
     except NodeDefinitionError as exc:
         raise WfopsError(exc.message, hint=exc.hint or "a node is `def f(payload: InModel) -> OutModel`") from None
+
+
+def load_mcp_source(root: Path, source_id: str, declaration: Any) -> Source | None:
+    """An MCP source from its declaration as sources.yaml gives it (plain data), not started;
+    None when it is not a declaration this wfops reads."""
+    # deferred: wfops.sources.mcp imports logging and mcp, only for runs that call a server
+    from wfops.sources.mcp import McpClientSource
+
+    declared = plain_load("sources", {"sources": {source_id: declaration}})
+    spec = declared.sources[source_id] if isinstance(declared, SourcesFile) else None
+    return McpClientSource(source_id, spec, root) if isinstance(spec, McpSource) else None
 
 
 def _missing_package(root: Path, module: str, exc: ModuleNotFoundError) -> str | None:
