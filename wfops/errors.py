@@ -26,6 +26,10 @@ if TYPE_CHECKING:
 
 
 class WfopsError(Exception):
+    #: The stored run the error stopped: set by the runner on every error raised after the
+    #: run was stored, so a caller can always name (and resume) it.
+    run_id: str | None = None
+
     def __init__(self, message: str, *, hint: str | None = None) -> None:
         super().__init__(message)
         self.message = message
@@ -62,7 +66,12 @@ class UnknownRunError(WfopsError):
 
 
 class StoreError(WfopsError):
-    pass
+    """`remedy` (e.g. "free disk space") is what to fix before trying again; the hint then
+    says to try again, or, once a run was stored, how to resume it."""
+
+    def __init__(self, message: str, *, hint: str | None = None, remedy: str | None = None) -> None:
+        super().__init__(message, hint=hint or (f"{remedy}, then try again" if remedy else None))
+        self.remedy = remedy
 
 
 class RunBusyError(StoreError):

@@ -19,7 +19,7 @@ from wfops.dburl import location_of
 from wfops.diagnostics import Diagnostic
 from wfops.engine.fork import fork_point
 from wfops.engine.types import RunSnapshot
-from wfops.errors import ProjectNotFound, RefusedError, UsageError
+from wfops.errors import ProjectNotFound, RefusedError, UsageError, WfopsError
 from wfops.loader.project import find_root, load_project, project_db_path
 from wfops.runner.gate_record import Ready, contracts_match, from_gate, recorded
 from wfops.runner.gate_record import save as save_record
@@ -27,7 +27,7 @@ from wfops.runner.inputs import merge, read_secrets
 from wfops.runner.placement import executor_for
 from wfops.runner.progress import OnStep, ProgressSink
 from wfops.runner.sources import live_catalog, opened_sources, used_sources
-from wfops.runner.stop import StopSignal
+from wfops.runner.stop import StopSignal, name_stored
 from wfops.schemacheck import first_error, with_defaults
 from wfops.sources.executor import Executor, ExecutorChoice, opened_executor
 from wfops.sources.registry import BoundResolver, build_sources
@@ -90,6 +90,7 @@ async def run_deployment(options: RunOptions) -> RunResult:
     root = find_root(explicit=options.project)
     given_executor = ExecutorChoice.parse(options.executor) if options.executor else None
     store: Any = None
+    stored: str | None = None  # the run's id once it is in the store: every error after names it
     try:
         async with _gated(root, options.deployment) as (ready, opened):
             secret_values = read_secrets(ready.secrets)
@@ -104,6 +105,7 @@ async def run_deployment(options: RunOptions) -> RunResult:
                                     meta={"bindings": dict(ready.bindings), "secrets": list(ready.secrets),
                                           "project": str(root), "executor": choice.name},
                                     texts=ready.texts)
+                    stored = run_id
                     stop = StopSignal(store)
                     engine = Engine(ready.workflows, _resolver(opened, ready.bindings, executor),
                                     ProgressSink(store, options.on_step, options.on_start),
@@ -112,6 +114,10 @@ async def run_deployment(options: RunOptions) -> RunResult:
                     with stop.on_sigint():
                         snapshot = await engine.start(ready.workflow, run_input, run_id=run_id)
         return RunResult(snapshot, list(ready.warnings))
+    except WfopsError as exc:
+        if stored is not None:
+            name_stored(exc, stored)
+        raise
     finally:
         if store is not None:
             store.close()
@@ -207,7 +213,16 @@ def _fork_input(schema: dict[str, Any] | None, original: Any, changes: Mapping[s
 
 async def _continue(store: Any, root: Path, run_id: str, outcome: str | None, payload: Any,
                     on_step: OnStep | None, given_executor: ExecutorChoice | None = None) -> RunResult:
-    """Drive a stored run on from its trace, holding its lock."""
+    """Drive a stored run on from its trace, holding its lock; any error names the run."""
+    try:
+        return await _drive_stored(store, root, run_id, outcome, payload, on_step, given_executor)
+    except WfopsError as exc:
+        name_stored(exc, run_id)
+        raise
+
+
+async def _drive_stored(store: Any, root: Path, run_id: str, outcome: str | None, payload: Any,
+                        on_step: OnStep | None, given_executor: ExecutorChoice | None) -> RunResult:
     # deferred: wfops.engine.engine imports asyncio (~33 ms) and pydantic (~30 ms), only for a run
     from wfops.engine.engine import Engine
 

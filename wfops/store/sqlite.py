@@ -58,6 +58,8 @@ class SqliteStore(SqlStore):
                 return disk_full(f"store {self.path}", doing)
             return StoreError(f"store {self.path}: cannot {doing}: {exc.strerror or exc}")
         assert isinstance(exc, sqlite3.Error)  # the other of `_failures`
+        if "full" in str(exc):
+            return disk_full(f"store {self.path}", doing)
         return StoreError(self._describe(exc, doing), hint=self._hint(exc))
 
     def _describe(self, exc: sqlite3.Error, doing: str) -> str:
@@ -67,8 +69,6 @@ class SqliteStore(SqlStore):
             return f"{where} is locked by another process (waited {self.timeout:g} s to {doing})"
         if "not a database" in text or "malformed" in text:
             return f"{where} is not a valid wfops database (corrupt or another kind of file)"
-        if "full" in text:
-            return disk_full(where, doing).message
         if "readonly" in text or "read-only" in text:
             return f"{where} is read-only; cannot {doing}"
         if "unable to open" in text:
@@ -82,8 +82,6 @@ class SqliteStore(SqlStore):
             return "another wfops holds a long write; retry, or raise WFOPS_DB_TIMEOUT"
         if "not a database" in text or "malformed" in text:
             return "move the file aside (wfops will create a fresh store) or point --db elsewhere"
-        if "full" in text:
-            return disk_full("", "").hint
         return None
 
     @contextmanager
