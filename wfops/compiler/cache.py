@@ -37,6 +37,7 @@ from wfops.compiler.cachekey import (
 from wfops.diagnostics import Diagnostic
 from wfops.errors import WfopsError
 from wfops.sources.modules import consulted_files
+from wfops.statedir import make_state_dir
 
 # The key and the hit's replay live in `cachekey`, which a hit loads alone.
 __all__ = ["CACHE_FILE", "FORMAT", "REPLAYED", "cache_key", "file_hash", "imported_project_files", "input_files", "lookup",
@@ -83,9 +84,6 @@ def store(root: Path, key: str, diagnostics: list[Diagnostic], deployments: dict
           replay: dict[str, Any] | None = None) -> None:
     """Best effort: a read-only checkout simply runs uncached. `replay`: the whole project's
     report as `validate` printed it, by format, and `ok` (see `cachekey.replay`)."""
-    # deferred: wfops.statedir is not needed on the validate cache-hit path (pre-commit)
-    from wfops.statedir import make_state_dir
-
     entry: dict[str, Any] = {
         "key": key,
         "python": python_inputs(root),
@@ -96,8 +94,7 @@ def store(root: Path, key: str, diagnostics: list[Diagnostic], deployments: dict
         entry["replay"] = replay
     target = root / CACHE_FILE
     try:
-        make_state_dir(root / CACHE_FILE.parts[0])
-        target.parent.mkdir(parents=True, exist_ok=True)
+        make_state_dir(target.parent)  # refuses a symlink on the way: the cache is then skipped
         write_atomic(target, json.dumps(entry), durable=False)
     except (OSError, WfopsError):
         pass

@@ -16,6 +16,7 @@ from typing import Any
 
 import wfops
 from wfops.loader.testfiles import project_test_files
+from wfops.statedir import state_link
 
 try:
     # The same SHA-256 as hashlib's, from the C module that hashlib falls back to: hashlib
@@ -98,7 +99,9 @@ def places_unchanged(root: Path, places: dict[str, str | None]) -> bool:
 
 def current_entry(root: Path, key: str) -> dict[str, Any] | None:
     """The stored entry when it is for `key` and no python place it recorded changed; else None
-    (a miss, or an unreadable cache)."""
+    (a miss, or an unreadable cache, or one reached through a symlink, which may point anywhere)."""
+    if state_link(root / CACHE_FILE) is not None:
+        return None
     try:
         entry = json.loads((root / CACHE_FILE).read_text(encoding="utf-8"))
         if not isinstance(entry, dict) or entry.get("key") != key or not places_unchanged(root, entry["python"]):

@@ -43,7 +43,7 @@ from wfops.errors import WfopsError
 from wfops.lockfile import contract_entry, parse_contract
 from wfops.sources.base import Capability
 from wfops.sources.modules import note_consulted
-from wfops.statedir import make_state_dir
+from wfops.statedir import make_state_dir, state_link
 
 RECORD_FILE = Path(".wfops") / "cache" / "contracts.json"
 FORMAT = 1
@@ -60,6 +60,8 @@ class ContractFile:
     def recorded(self, modules: Mapping[str, str]) -> dict[str, dict[str, Capability]] | None:
         # As the imports find it: importing a project's module may take another project's off it.
         self.path = import_path(self.root)
+        if state_link(self.root / RECORD_FILE) is not None:
+            return None  # never read state through a symlink (it may point anywhere)
         try:
             entry = json.loads((self.root / RECORD_FILE).read_text(encoding="utf-8"))
             if not isinstance(entry, dict) or entry.get("format") != FORMAT or entry.get("modules") != dict(modules):
@@ -98,8 +100,7 @@ class ContractFile:
                           for sid, caps in contracts.items()},
         }
         try:
-            make_state_dir(self.root / RECORD_FILE.parts[0])
-            target.parent.mkdir(parents=True, exist_ok=True)
+            make_state_dir(target.parent)  # refuses a symlink on the way: the record is then skipped
             write_atomic(target, json.dumps(entry), durable=False)
         except (OSError, ValueError, WfopsError):
             pass

@@ -31,6 +31,7 @@ from wfops.runner.stop import StopSignal, name_stored
 from wfops.schemacheck import first_error, with_defaults
 from wfops.sources.executor import Executor, ExecutorChoice, opened_executor
 from wfops.sources.registry import BoundResolver, build_sources
+from wfops.statedir import refuse_linked_state
 from wfops.store import open_store
 
 
@@ -88,6 +89,7 @@ async def run_deployment(options: RunOptions) -> RunResult:
     from wfops.engine.engine import Engine
 
     root = find_root(explicit=options.project)
+    refuse_linked_state(root)  # before the gate record or the store is read or written
     given_executor = ExecutorChoice.parse(options.executor) if options.executor else None
     store: Any = None
     stored: str | None = None  # the run's id once it is in the store: every error after names it
@@ -286,6 +288,7 @@ def _resume_paths(options: ResumeOptions) -> tuple[Path | None, Path | str]:
         if not explicit:
             raise
         return None, location_of(explicit) if isinstance(explicit, str) else explicit
+    refuse_linked_state(root)
     return root, project_db_path(root, options.db)
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from wfops.atomic import disk_full, is_disk_full
 from wfops.engine.types import RunSnapshot, TraceEntry
 from wfops.errors import StoreError
-from wfops.statedir import make_state_dir
+from wfops.statedir import make_state_dir, refuse_state_link
 from wfops.store import locks
 from wfops.store.base import DEFAULT_TIMEOUT, SqlStore, Writes
 from wfops.store.migrations import current_version, migrate, refuse_newer
@@ -37,6 +37,7 @@ class SqliteStore(SqlStore):
         self.lock_dir = self.path.parent / "locks"
         with self._errors("open"):
             make_state_dir(self.path.parent)
+            refuse_state_link(self.path)  # `.wfops/wfops.db` itself a link
             self.conn = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None,
                                         check_same_thread=False)
         with self._errors("open"):
