@@ -20,6 +20,7 @@ from wfops.errors import CapabilityError, RefusedError
 from wfops.sources.base import CallResult, Capability, SourceKind, StepContext
 from wfops.sources.base import Source as SourceProtocol
 from wfops.sources.dask_worker import call_on_worker
+from wfops.sources.executor import scheduler_address
 
 #: Seconds to reach the scheduler before the run is refused: an unreachable cluster must
 #: fail fast, not hang a CI job.
@@ -68,12 +69,11 @@ class DaskExecutor:
     async def _probe(self) -> None:
         """A tcp scheduler that refuses connections refuses the run at once (Dask itself
         would retry until its timeout)."""
-        protocol, _, rest = self.address.partition("://")
-        host, _, port = rest.rpartition(":")
-        if protocol != "tcp" or not port.isdigit():
+        address = scheduler_address(self.address)
+        if address.protocol != "tcp":
             return
         try:
-            _, writer = await asyncio.wait_for(asyncio.open_connection(host.strip("[]"), int(port)),
+            _, writer = await asyncio.wait_for(asyncio.open_connection(address.host, address.port),
                                                CONNECT_TIMEOUT)
         except (OSError, TimeoutError) as exc:
             reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else "no answer"

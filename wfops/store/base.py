@@ -18,7 +18,7 @@ from typing import Any, ClassVar, NamedTuple, Protocol, Self
 
 from wfops.canonical import canonical_json
 from wfops.engine.types import RunSnapshot, TraceEntry
-from wfops.errors import StoreError, UnknownRunError
+from wfops.errors import InvalidArgument, StoreError, UnknownRunError
 from wfops.store.protocol import FINISHED, RunRecord
 from wfops.store.queries import Queries, clamp
 from wfops.store.rows import (
@@ -204,7 +204,7 @@ class SqlStore(ABC):
             self._delete(tx, [run_id])
 
     def prune(self, older_than_days: float) -> int:
-        cutoff = stamp(datetime.now(UTC) - timedelta(days=older_than_days))
+        cutoff = stamp(prune_cutoff(older_than_days))
         with self._transaction("prune runs") as tx:
             ids = [r[0] for r in tx.execute(self._q.prunable, (*FINISHED, cutoff)).fetchall()]
             self._delete(tx, ids)
@@ -300,3 +300,14 @@ def _trace_rows(run_id: str, entries: list[TraceEntry], cursor_at: int | None,
              dump(e.state_changes) or "[]", e.next, dump(e.error), e.started_at, e.ended_at,
              cursor if e.seq == cursor_at else None)
             for e in entries]
+
+
+def prune_cutoff(older_than_days: float) -> datetime:
+    """Now minus `older_than_days`; an age that is negative, not a number or older than the
+    calendar (`1e400`) is a usage error, not an overflow deep in datetime."""
+    now = datetime.now(UTC)
+    limit = (now - datetime(1, 1, 1, tzinfo=UTC)).days
+    if not 0 <= older_than_days <= limit:  # NaN fails both comparisons
+        raise InvalidArgument(f"an age of {older_than_days:g} days is out of range: give a number of days "
+                              f"from 0 to {limit:,}", argument="older_than_days")
+    return now - timedelta(days=older_than_days)
