@@ -170,7 +170,7 @@ class RunContext:
                     raise RunStopped(f"run {self.run_id} stopped at step {ctx.step}: {lost.message}",
                                      run_id=self.run_id,
                                      hint=f"`wfops resume {self.run_id}` continues the run from its last "
-                                          "committed step (the source's server is started again)")
+                                          "committed step")
                 failure.attempt = attempt
                 raise failure
             # The failed attempt stays in the trace with its error; the next one follows it.

@@ -7,6 +7,7 @@ call the same way. The platform source `std` is trusted: its outputs are wfops's
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from wfops.errors import CapabilityError
@@ -48,3 +49,31 @@ async def call_checked(source: Source, cap: Capability, payload: Any, context: S
     result = await source.call(cap.name, payload, context)
     check_result(cap, result.outcome, result.output)
     return result
+
+
+#: A node's exception message is stored and printed: longer ones are cut here.
+MAX_MESSAGE = 4000
+
+
+def raised(exc: BaseException) -> tuple[str, str]:
+    """The (type, message) a failed call is reported with, from the exception a capability raised.
+
+    The exception is foreign code: its `__str__`, `message` or `error_type` may raise, be
+    no string, be huge or hold text that is not Unicode; none of that may end the run (or,
+    on a Dask worker, the task: the driver must get the same answer a local call gives)."""
+    name = type(exc).__name__
+    type_ = _text_of(lambda: getattr(exc, "error_type", None)) or name
+    message = _text_of(lambda: getattr(exc, "message", None)) or _text_of(lambda: str(exc)) or name
+    return type_[:200], message
+
+
+def _text_of(read: Callable[[], object]) -> str | None:
+    try:
+        value = read()
+        if not isinstance(value, str):
+            return None
+        # Lone surrogates cannot be stored or printed: shown as escapes instead.
+        text = value.encode("utf-8", "backslashreplace").decode("utf-8")
+    except Exception:  # noqa: BLE001 - a broken __str__ leaves the type name to speak
+        return None
+    return text if len(text) <= MAX_MESSAGE else text[:MAX_MESSAGE] + "... (cut)"

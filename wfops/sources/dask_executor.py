@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from wfops.errors import CapabilityError, RefusedError
+from wfops.errors import CapabilityError, RefusedError, SourceLost
 from wfops.sources.base import CallResult, Capability, SourceKind, StepContext
 from wfops.sources.base import Source as SourceProtocol
 from wfops.sources.dask_worker import call_on_worker
@@ -108,6 +108,22 @@ class DaskExecutor:
         for (_, _, waiter), future in zip(batch, futures, strict=True):
             waiter.set_result(future)
 
+    def failure(self, ref: str, exc: Exception) -> CapabilityError:
+        """Why a task did not come back. A lost scheduler is the cluster lost, not the call
+        failing: `SourceLost`, so a run with no retry left stops resumable (as when an MCP
+        source's server dies) instead of failing for good."""
+        if self._scheduler_lost(exc):
+            return SourceLost(f"{ref}: the connection to the Dask scheduler at {self.address} was lost; "
+                              "restart the scheduler (and its workers), then resume the run")
+        return _cluster_failure(ref, exc)
+
+    def _scheduler_lost(self, exc: Exception) -> bool:
+        client = self.client
+        if client is None or getattr(client, "status", "running") != "running":
+            return True
+        # distributed cancels every pending future when the connection drops, naming the reason.
+        return "scheduler-connection-lost" in str(getattr(exc, "reason", "") or exc)
+
     def place(self, source: SourceProtocol) -> SourceProtocol:
         """Python sources run on the cluster; std and MCP sources stay in the driver."""
         return DaskPythonSource(source, self) if source.kind == "python" else source
@@ -154,7 +170,7 @@ class DaskPythonSource:
             submitted.cancel()
             raise
         except Exception as exc:
-            raise _cluster_failure(ref, exc) from None
+            raise self.executor.failure(ref, exc) from None
         if "exit" in record:
             raise SystemExit(record["exit"])
         if "error" in record:
