@@ -174,6 +174,26 @@ def _first_problem(value: Any, where: str) -> tuple[str, str] | None:
     return None
 
 
+def non_finite_problem(value: Any, what: str) -> str | None:
+    """`json_problem`'s words for the first NaN or infinity in `value`, a value that may hold
+    other Python objects too (dates, tuples, sets: a pydantic model's python dump), or None.
+    For a value about to be converted to JSON by something that would write such a number as
+    null (pydantic's JSON mode does so for a field typed `Any`)."""
+    stack: list[tuple[Any, str, int]] = [(value, "", 0)]
+    while stack:
+        item, at, depth = stack.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            return f"{what}{' at ' + at if at else ''}: {number_problem(item)}"
+        if depth >= MAX_DEPTH:
+            continue  # `json_problem` refuses the nesting itself
+        if isinstance(item, dict):
+            stack.extend((sub, f"{at}.{_shown_key(str(key))}" if at else _shown_key(str(key)), depth + 1)
+                         for key, sub in item.items())
+        elif isinstance(item, list | tuple | set | frozenset):
+            stack.extend((sub, f"{at}[{i}]", depth + 1) for i, sub in enumerate(item))
+    return None
+
+
 _SAFE_BITS = 13_287  # 2**13287 < 10**4000: an integer of this many bits has at most 4,000 digits
 
 

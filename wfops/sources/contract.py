@@ -8,14 +8,18 @@ call the same way. The platform source `std` is trusted: its outputs are wfops's
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wfops.errors import CapabilityError
-from wfops.jsonvalues import json_problem
+from wfops.jsonvalues import json_problem, non_finite_problem
 from wfops.schemacheck import first_error
 from wfops.sources.base import CallResult, Capability, Source, StepContext
 
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
 TRUSTED_SOURCES = frozenset({"std"})
+PLAIN_JSON = "a capability's output must be plain JSON"
 
 
 class ContractError(CapabilityError):
@@ -35,11 +39,22 @@ def check_result(cap: Capability, outcome: str, output: Any) -> None:
     # surrogate) fails the step here, where it enters, never at the store.
     problem = json_problem(output, f"{cap.ref} output")
     if problem is not None:
-        raise ContractError("InvalidOutput", f"{problem}; a capability's output must be plain JSON")
+        raise ContractError("InvalidOutput", f"{problem}; {PLAIN_JSON}")
     if output is not None and cap.source not in TRUSTED_SOURCES:
         problem = first_error(cap.output_schema, output)
         if problem is not None:
             raise ContractError("InvalidOutput", f"{cap.ref} output does not match its output schema: {problem}")
+
+
+def model_output(ref: str, model: BaseModel) -> Any:
+    """A node's returned model as the JSON its output is. pydantic's JSON mode writes a NaN or
+    an infinity held in a field typed `Any` as null (a `float` field keeps it), which would
+    store a value the node never returned; the python dump still holds the number, so it is
+    looked for there first and refused as `check_result` refuses any other."""
+    problem = non_finite_problem(model.model_dump(mode="python"), f"{ref} output")
+    if problem is not None:
+        raise ContractError("InvalidOutput", f"{problem}; {PLAIN_JSON}")
+    return model.model_dump(mode="json")
 
 
 async def call_checked(source: Source, cap: Capability, payload: Any, context: StepContext) -> CallResult:
