@@ -29,6 +29,7 @@ from wfops.runner.progress import OnStep, ProgressSink
 from wfops.runner.sources import live_catalog, opened_sources, used_sources
 from wfops.runner.stop import StopSignal, name_stored
 from wfops.schemacheck import first_error, with_defaults
+from wfops.sources.contract import max_output_bytes
 from wfops.sources.executor import Executor, ExecutorChoice, opened_executor
 from wfops.sources.registry import BoundResolver, build_sources
 from wfops.statedir import refuse_linked_state
@@ -90,6 +91,7 @@ async def run_deployment(options: RunOptions) -> RunResult:
 
     root = find_root(explicit=options.project)
     refuse_linked_state(root)  # before the gate record or the store is read or written
+    max_output_bytes()  # a bad WFOPS_MAX_OUTPUT_BYTES is a usage error before anything runs
     given_executor = ExecutorChoice.parse(options.executor) if options.executor else None
     store: Any = None
     stored: str | None = None  # the run's id once it is in the store: every error after names it
@@ -231,6 +233,7 @@ async def _drive_stored(store: Any, root: Path, run_id: str, outcome: str | None
     # deferred: comparing contracts with the lock is off the record-hit path (a plain run)
     from wfops.runner.resume_drift import resumed_contract_drift
 
+    max_output_bytes()  # a bad WFOPS_MAX_OUTPUT_BYTES is a usage error before anything runs
     with store.run_lock(run_id):
         record = store.get_run(run_id)  # trust the store, not what we read before the lock
         snapshot = record.snapshot

@@ -7,11 +7,12 @@ call the same way. The platform source `std` is trusted: its outputs are wfops's
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from wfops.errors import CapabilityError
-from wfops.jsonvalues import json_problem, non_finite_problem
+from wfops.errors import CapabilityError, UsageError
+from wfops.jsonvalues import json_problem, json_size_over, non_finite_problem
 from wfops.schemacheck import first_error
 from wfops.sources.base import CallResult, Capability, Source, StepContext
 
@@ -20,6 +21,24 @@ if TYPE_CHECKING:
 
 TRUSTED_SOURCES = frozenset({"std"})
 PLAIN_JSON = "a capability's output must be plain JSON"
+
+#: The environment variable that sets the largest output a call may return, in bytes of JSON.
+MAX_OUTPUT_ENV = "WFOPS_MAX_OUTPUT_BYTES"
+#: 16 MiB: every output is stored in the run's trace and read back by `runs trace`, resumes
+#: and the MCP tools, so one runaway node must not grow the store by gigabytes.
+DEFAULT_MAX_OUTPUT = 16 * 1024 * 1024
+
+
+def max_output_bytes() -> int:
+    """The output size limit: `WFOPS_MAX_OUTPUT_BYTES` when set, else 16 MiB. A value that is
+    not a positive whole number is a `UsageError` (runs check it before they start)."""
+    text = os.environ.get(MAX_OUTPUT_ENV, "").strip()
+    if not text:
+        return DEFAULT_MAX_OUTPUT
+    if not text.isascii() or not text.isdigit() or int(text) < 1:
+        raise UsageError(f"{MAX_OUTPUT_ENV}={text[:40]!r} is not a positive whole number of bytes",
+                         hint=f"unset it for the default ({DEFAULT_MAX_OUTPUT:,} bytes, 16 MiB), or give e.g. 67108864")
+    return int(text)
 
 
 class ContractError(CapabilityError):
@@ -40,6 +59,12 @@ def check_result(cap: Capability, outcome: str, output: Any) -> None:
     problem = json_problem(output, f"{cap.ref} output")
     if problem is not None:
         raise ContractError("InvalidOutput", f"{problem}; {PLAIN_JSON}")
+    limit = max_output_bytes()
+    size = json_size_over(output, limit)
+    if size is not None:
+        raise ContractError("InvalidOutput", f"{cap.ref} output is {size:,} bytes of JSON, over the limit of "
+                            f"{limit:,} bytes ({MAX_OUTPUT_ENV}); return a reference to large data (a path "
+                            "or URL) instead, or raise the limit")
     if output is not None and cap.source not in TRUSTED_SOURCES:
         problem = first_error(cap.output_schema, output)
         if problem is not None:

@@ -22,6 +22,7 @@ from wfops.errors import InvalidArgument, StoreError, UnknownRunError
 from wfops.store.protocol import FINISHED, RunRecord
 from wfops.store.queries import Queries, clamp
 from wfops.store.rows import (
+    LARGE_OUTPUT,
     UNSTORABLE,
     check_text,
     dump,
@@ -29,6 +30,8 @@ from wfops.store.rows import (
     load,
     now,
     record,
+    resolved_changes,
+    shared_changes,
     stamp,
     unstorable,
 )
@@ -277,10 +280,7 @@ class SqlStore(ABC):
             rows = self.conn.execute(self._q.trace, (
                 run_id, clamp(from_seq if from_seq is not None else -1),
                 self._q.dialect.unlimited if limit is None or limit < 0 else clamp(limit))).fetchall()
-        return [TraceEntry(seq=r[0], step=r[1], kind=r[2], attempt=r[3], input=load(r[4]),
-                           outcome=r[5], output=load(r[6]), state_changes=load(r[7]) or [],
-                           next=r[8], error=load(r[9]), started_at=r[10], ended_at=r[11])
-                for r in rows]
+        return [_entry(r) for r in rows]
 
     def run_workflows(self, run_id: str) -> dict[str, tuple[str, dict[str, Any]]]:
         self.get_run(run_id)
@@ -293,13 +293,26 @@ class SqlStore(ABC):
         return {name: (h, load(text)) for name, h, text in rows}
 
 
+def _entry(r: Any) -> TraceEntry:
+    output = load(r[6])
+    return TraceEntry(seq=r[0], step=r[1], kind=r[2], attempt=r[3], input=load(r[4]), outcome=r[5], output=output,
+                      state_changes=resolved_changes(output, load(r[7]) or []), next=r[8], error=load(r[9]),
+                      started_at=r[10], ended_at=r[11])
+
+
 def _trace_rows(run_id: str, entries: list[TraceEntry], cursor_at: int | None,
                 cursor: str | None) -> list[TraceRow]:
     """Trace rows in `Queries.insert_trace`'s order; the entry of seq `cursor_at` carries `cursor`."""
-    return [(run_id, e.seq, e.step, e.kind, e.attempt, dump(e.input), e.outcome, dump(e.output),
-             dump(e.state_changes) or "[]", e.next, dump(e.error), e.started_at, e.ended_at,
-             cursor if e.seq == cursor_at else None)
-            for e in entries]
+    rows: list[TraceRow] = []
+    for e in entries:
+        output = dump(e.output)
+        changes = e.state_changes
+        if changes and output is not None and len(output) >= LARGE_OUTPUT:
+            changes = shared_changes(e.output, changes)  # one copy of a large output per row
+        rows.append((run_id, e.seq, e.step, e.kind, e.attempt, dump(e.input), e.outcome, output,
+                     dump(changes) or "[]", e.next, dump(e.error), e.started_at, e.ended_at,
+                     cursor if e.seq == cursor_at else None))
+    return rows
 
 
 def prune_cutoff(older_than_days: float) -> datetime:

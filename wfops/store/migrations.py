@@ -98,6 +98,12 @@ CREATE TABLE cancel_requests (
 );
 """
 
+# v4: no table changes. A trace row whose output is large stores a state change that wrote
+# (a top-level field of) that output as a pointer into it, `{"path", "output": "/field"}`,
+# instead of a second copy (`wfops.store.rows.shared_changes`). A wfops that does not know
+# the form must not read such a row, so the version is raised.
+_V4 = ""
+
 
 @dataclass(frozen=True)
 class Migration:
@@ -113,7 +119,7 @@ class Migration:
         return _statements(text)
 
 
-MIGRATIONS: list[Migration] = [Migration(1, _V1), Migration(2, _V2), Migration(3, _V3)]
+MIGRATIONS: list[Migration] = [Migration(1, _V1), Migration(2, _V2), Migration(3, _V3), Migration(4, _V4)]
 LATEST = MIGRATIONS[-1].version
 
 

@@ -32,6 +32,49 @@ def load(text: str | None) -> Any:
     return None if text is None else json.loads(text)
 
 
+#: Characters of JSON from which a step's output is stored once in its trace row: a state
+#: change that wrote it (or one of its top-level fields) points into it instead of holding a
+#: copy. Smaller outputs keep the plain form, which costs nothing to read back.
+LARGE_OUTPUT = 65_536
+
+
+def shared_changes(output: Any, changes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The state changes of a step whose output is large, as its trace row stores them: a
+    write of the output itself, or of one of its top-level fields (the same object, as the
+    engine's `save:` writes it), becomes `{"path": ..., "output": POINTER}`."""
+    shared = []
+    for change in changes:
+        pointer = _pointer_in(output, change.get("value"))
+        shared.append(change if pointer is None else {"path": change["path"], "output": pointer})
+    return shared
+
+
+def resolved_changes(output: Any, changes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`shared_changes` undone: every change holds its `value` again."""
+    if not any("value" not in change for change in changes):
+        return changes
+    return [change if "value" in change else {"path": change["path"], "value": _at(output, change["output"])}
+            for change in changes]
+
+
+def _pointer_in(output: Any, value: Any) -> str | None:
+    if not isinstance(value, str | list | dict):
+        return None  # numbers, booleans, null: nothing to share
+    if value is output:
+        return ""
+    if isinstance(output, dict):
+        for key, field in output.items():
+            if field is value:
+                return "/" + str(key).replace("~", "~0").replace("/", "~1")
+    return None
+
+
+def _at(output: Any, pointer: str) -> Any:
+    if not pointer:
+        return output
+    return output[pointer[1:].replace("~1", "/").replace("~0", "~")]
+
+
 def interrupt_dict(interrupt: Interrupt | None) -> dict[str, Any] | None:
     if interrupt is None:
         return None
