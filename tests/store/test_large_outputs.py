@@ -35,7 +35,7 @@ HELD = """
 name: held
 input: {type: object, properties: {size: {type: integer}}}
 state: {text: {type: string}, whole: {type: object}}
-output: {length: $state.text}
+output: {text: $state.text}
 steps:
   - {id: make, uses: ops.blob, with: {size: $input.size}, save: {text: state.text}, next: again}
   - {id: again, uses: ops.blob, with: {size: $input.size}, save: state.whole, next: wait}
@@ -79,7 +79,16 @@ def test_a_large_output_is_stored_once_and_read_back_whole(project: Path, tmp_pa
     # A resume rebuilds the state from the trace: the shared writes come back whole.
     done = wfops(project, "resume", run_id, "--outcome", "approved", "--db", str(db), "--json")
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout)["output"] == {"length": "x" * size}
+    assert json.loads(done.stdout)["output"] == {"text": "x" * size}
+    # The run's output is that same value: its row points at the trace row holding it.
+    conn = sqlite3.connect(db)
+    row = conn.execute("SELECT output, output_refs FROM runs WHERE id=?", (run_id,)).fetchone()
+    conn.close()
+    assert row == ('{"text":null}', '{"/text":[1,"/text"]}')
+    assert db.stat().st_size < 2 * size + 2 * MIB
+    for args in (("runs", "show", run_id, "--json"), ("runs", "list", "--json")):
+        shown = json.loads(wfops(project, *args, "--db", str(db)).stdout)
+        assert (shown[0] if isinstance(shown, list) else shown)["output"] == {"text": "x" * size}
 
 
 def test_an_output_over_the_limit_fails_its_step_naming_the_limit(project: Path, tmp_path: Path) -> None:

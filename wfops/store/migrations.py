@@ -98,11 +98,14 @@ CREATE TABLE cancel_requests (
 );
 """
 
-# v4: no table changes. A trace row whose output is large stores a state change that wrote
-# (a top-level field of) that output as a pointer into it, `{"path", "output": "/field"}`,
-# instead of a second copy (`wfops.store.rows.shared_changes`). A wfops that does not know
-# the form must not read such a row, so the version is raised.
-_V4 = ""
+# v4: a large step output is stored once. In its trace row, a state change that wrote (a
+# top-level field of) that output is a pointer into it, `{"path", "output": "/field"}`
+# (`wfops.store.rows.shared_changes`); the run's own output, when it is (or holds at top
+# level) such a value, keeps null there and says in `output_refs` which trace row's output
+# holds it (`shared_output`). A wfops that knows neither form must not read them.
+_V4 = """
+ALTER TABLE runs ADD COLUMN output_refs TEXT;
+"""
 
 
 @dataclass(frozen=True)

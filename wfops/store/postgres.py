@@ -174,8 +174,7 @@ class PostgresStore(SqlStore):
                             self._finish_head(cur, run.run_id)
         except UNSTORABLE as exc:  # the run's input or meta, written with its first commit (as on SQLite)
             raise unstorable(run.run_id, exc) from None
-        self._heads[run.run_id] = head
-        self._pending.pop(run.run_id, None)
+        self._committed(run.run_id, head)
 
     def _share_artifacts(self, tx: Writes) -> None:
         tx.execute("SELECT pg_advisory_xact_lock_shared(%s)", (_ARTIFACTS_KEY,))

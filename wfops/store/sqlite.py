@@ -121,8 +121,7 @@ class SqliteStore(SqlStore):
             raise self._failure(exc, "commit a step") from None
         except UNSTORABLE as exc:  # the run's input or meta, written with its first commit
             raise unstorable(run.run_id, exc) from None
-        self._heads[run.run_id] = head
-        self._pending.pop(run.run_id, None)
+        self._committed(run.run_id, head)
 
     def _share_artifacts(self, tx: Writes) -> None:
         return None  # BEGIN IMMEDIATE already keeps every other writer out
