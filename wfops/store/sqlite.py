@@ -7,6 +7,7 @@ docs/runs-and-durability.md. Every sqlite error leaves here as a one-line
 
 from __future__ import annotations
 
+import math
 import os
 import sqlite3
 from collections.abc import Iterator
@@ -15,7 +16,7 @@ from pathlib import Path
 
 from wfops.atomic import disk_full, is_disk_full
 from wfops.engine.types import RunSnapshot, TraceEntry
-from wfops.errors import StoreError
+from wfops.errors import StoreError, UsageError
 from wfops.statedir import make_state_dir, refuse_state_link
 from wfops.store import locks
 from wfops.store.base import DEFAULT_TIMEOUT, SqlStore, Writes
@@ -146,12 +147,23 @@ class SqliteStore(SqlStore):
             self.conn.close()
 
 
+#: The longest wait `WFOPS_DB_TIMEOUT` may ask for: one day (SQLite counts it in a C int of
+#: milliseconds, which ends near 24.8 days; `1e400` would overflow it).
+MAX_TIMEOUT = 86_400
+
+
 def env_timeout() -> float | None:
+    """`WFOPS_DB_TIMEOUT` in seconds, or None when unset; anything but a number from 0 to
+    `MAX_TIMEOUT` is a `UsageError`."""
     value = os.environ.get("WFOPS_DB_TIMEOUT")
     if not value:
         return None
     try:
-        return max(0.0, float(value))
+        seconds = float(value)
     except ValueError:
-        raise StoreError(f"WFOPS_DB_TIMEOUT={value!r} is not a number of seconds") from None
+        seconds = math.nan
+    if not 0 <= seconds <= MAX_TIMEOUT:  # NaN fails both
+        raise UsageError(f"WFOPS_DB_TIMEOUT={value[:40]!r} is not a number of seconds from 0 to {MAX_TIMEOUT:,}",
+                         hint="unset it for the default (10 s)")
+    return seconds
 
