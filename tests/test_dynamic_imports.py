@@ -18,8 +18,7 @@ DECLARED = {
                              "imports show them to the contracts)",
     "wfops/report/__init__.py": "the reporter of the chosen --format, one of wfops.report's own modules",
     "wfops/model/json_schema.py": "the model of the file kind asked for, one of wfops.model's own modules",
-    "wfops/cli/app.py": "the verb's module, one of wfops.cli's own (`<verb>_cmd`), only when it runs",
-    "wfops/cli/fastparse.py": "the verb's module, as app.py does, from the generated argument table",
+    "wfops/cli/fastparse.py": "the verb's module (`wfops.cli.<verb>_cmd`), named by the call the typer app or the generated table gives, only when it runs",
     "wfops/sources/modules.py": "a python source's module: the user's code, never wfops",
 }
 

@@ -30,7 +30,7 @@ def is_disk_full(exc: BaseException) -> bool:
 def disk_full(where: str, doing: str) -> StoreError:
     """The one message for a full disk, from a commit or any other write wfops makes."""
     return StoreError(f"{where}: disk full while trying to {doing}; nothing after the last committed step was lost",
-                      hint="free disk space, then `wfops resume` the run")
+                      remedy="free disk space")
 
 
 def write_atomic(path: Path, text: str, *, what: str | None = None, durable: bool = True) -> None:

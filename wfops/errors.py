@@ -41,7 +41,7 @@ control flow or to carry a finding to the place that words it.
     lockfile._Corrupt               a lock file of the wrong shape ("wfops.lock is corrupt: ...")
     schemacheck.PatternTimeout      a schema `pattern` that took too long to match
     mcpserver.bounded.TooLarge      an MCP result that does not fit even with every value cut
-    cli.fastparse._Probe            stops a typer command while the argument table is generated
+    cli.tablegen.Unsupported        a command the argument table cannot parse as typer would (left to typer)
 
 The classes carry no exit codes: the faces map them to exit statuses at their own
 boundary (`wfops.exits`), and the MCP server turns them into results.
@@ -57,6 +57,10 @@ if TYPE_CHECKING:
 
 
 class WfopsError(Exception):
+    #: The stored run the error stopped: set by the runner on every error raised after the
+    #: run was stored, so a caller can always name (and resume) it.
+    run_id: str | None = None
+
     def __init__(self, message: str, *, hint: str | None = None) -> None:
         super().__init__(message)
         self.message = message
@@ -93,7 +97,12 @@ class UnknownRunError(WfopsError):
 
 
 class StoreError(WfopsError):
-    pass
+    """`remedy` (e.g. "free disk space") is what to fix before trying again; the hint then
+    says to try again, or, once a run was stored, how to resume it."""
+
+    def __init__(self, message: str, *, hint: str | None = None, remedy: str | None = None) -> None:
+        super().__init__(message, hint=hint or (f"{remedy}, then try again" if remedy else None))
+        self.remedy = remedy
 
 
 class RunBusyError(StoreError):

@@ -174,6 +174,55 @@ def _first_problem(value: Any, where: str) -> tuple[str, str] | None:
     return None
 
 
+def json_size_over(value: Any, limit: int) -> int | None:
+    """The size in bytes of `value` as the store writes it (compact UTF-8 JSON) when that is
+    over `limit`, else None. A count of characters decides most values without encoding
+    them: one character is at most 6 bytes of JSON (`\\u001f`), so a value whose bound is
+    under the limit is under it; only the others are encoded to be measured."""
+    bound = 0
+    stack: list[Any] = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            bound += 6 * len(item) + 2
+        elif isinstance(item, dict):
+            bound += 2 + 2 * len(item)
+            for key, sub in item.items():
+                bound += 6 * len(key) + 2
+                stack.append(sub)
+        elif isinstance(item, list | tuple):
+            bound += 2 + len(item)
+            stack.extend(item)
+        else:
+            bound += 24 if not isinstance(item, int) or isinstance(item, bool) else 2 + len(str(item))
+        if bound > limit:
+            break
+    else:
+        return None
+    size = len(json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str).encode("utf-8"))
+    return size if size > limit else None
+
+
+def non_finite_problem(value: Any, what: str) -> str | None:
+    """`json_problem`'s words for the first NaN or infinity in `value`, a value that may hold
+    other Python objects too (dates, tuples, sets: a pydantic model's python dump), or None.
+    For a value about to be converted to JSON by something that would write such a number as
+    null (pydantic's JSON mode does so for a field typed `Any`)."""
+    stack: list[tuple[Any, str, int]] = [(value, "", 0)]
+    while stack:
+        item, at, depth = stack.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            return f"{what}{' at ' + at if at else ''}: {number_problem(item)}"
+        if depth >= MAX_DEPTH:
+            continue  # `json_problem` refuses the nesting itself
+        if isinstance(item, dict):
+            stack.extend((sub, f"{at}.{_shown_key(str(key))}" if at else _shown_key(str(key)), depth + 1)
+                         for key, sub in item.items())
+        elif isinstance(item, list | tuple | set | frozenset):
+            stack.extend((sub, f"{at}[{i}]", depth + 1) for i, sub in enumerate(item))
+    return None
+
+
 _SAFE_BITS = 13_287  # 2**13287 < 10**4000: an integer of this many bits has at most 4,000 digits
 
 

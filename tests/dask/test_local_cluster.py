@@ -188,3 +188,23 @@ class _Seen:
 
     def update_graph(self, scheduler: Any, *, keys: Any = (), **kwargs: Any) -> None:
         self.seen.extend(str(k) for k in keys)
+
+
+UNREADABLE = OPS.replace('        raise ValueError(f"bad item {payload.n}")', '        raise Unreadable()').replace(
+    "import wfops\n", '''import wfops
+
+
+class Unreadable(Exception):
+    def __str__(self) -> str:
+        raise RuntimeError("no message for you")
+''')
+
+
+def test_an_exception_whose_str_raises_is_reported_as_a_local_run_reports_it(cluster: Any, tmp_path: Path) -> None:
+    assert "raise Unreadable()" in UNREADABLE
+    root = make_dask_project(tmp_path, cluster.scheduler_address, ops=UNREADABLE)
+    log = tmp_path / "log.jsonl"
+    local_done, local = _run(root, "fan.local", items=[1, 2], log=str(log), fail_at=2)
+    dask_done, remote = _run(root, "fan.dask", items=[1, 2], log=str(log), fail_at=2)
+    assert local_done.code == dask_done.code == 1
+    assert remote["error"] == local["error"] == {"type": "Unreadable", "message": "item 1: Unreadable", "step": "fan"}

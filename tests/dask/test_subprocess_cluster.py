@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from tests.dask.project import OPS, drifted, free_port, make_dask_project, read_log
-from tests.harness import process_env
-from tests.runner.helpers import as_json
+from tests.harness import WFOPS, process_env, wait_for
+from tests.runner.helpers import as_json, env_for
 from tests.runner.helpers import wfops as cli
 
 pytestmark = pytest.mark.slow
@@ -75,7 +75,7 @@ def cluster(tmp_path: Path) -> Iterator[dict[str, Any]]:
                     raise
                 time.sleep(0.2)
         yield {"address": address, "driver_root": driver_root, "worker_root": worker_root,
-               "worker_pids": {p.pid for p in started[1:]}}
+               "worker_pids": {p.pid for p in started[1:]}, "scheduler": started[0]}
     finally:
         _stop(started)
 
@@ -105,3 +105,31 @@ def test_workers_whose_copy_of_the_project_changed_are_refused_as_drift(cluster:
     assert error["type"] == "capability-drift"
     assert "ops.work on worker tcp://127.0.0.1:" in error["message"]
     assert not log.exists()  # the changed node never ran
+
+
+def test_a_lost_scheduler_stops_the_run_resumable(cluster: dict[str, Any], tmp_path: Path) -> None:
+    """The scheduler dies mid-step: the run is not failed (that would burn its retries on a
+    cluster that is gone) but stopped, exit 3, `running` in the store, and resumable."""
+    root, log, ready = cluster["driver_root"], tmp_path / "log.jsonl", tmp_path / "ready"
+    driver = subprocess.Popen([*WFOPS, "run", "fan.local", "--json", "--executor", f"dask://{cluster['address']}",
+                               "-i", "items=[1]", "-i", f"log={log}", "-i", "pause_at=1", "-i", f"ready={ready}",
+                               "--project", str(root)], env=process_env(env_for()), cwd=root,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for(ready.exists, what="the item to start on a worker", timeout=120)
+        cluster["scheduler"].kill()
+        out, err = driver.communicate(timeout=120)
+    finally:
+        if driver.poll() is None:
+            driver.kill()
+    assert driver.returncode == 3, (out, err)
+    stopped = json.loads(out)
+    run_id = stopped["run_id"]
+    assert stopped["error"]["type"] == "RunStopped", stopped
+    assert f"the connection to the Dask scheduler at tcp://{cluster['address']} was lost" in stopped["error"]["message"]
+    assert "Traceback" not in err, err
+    shown = cli(root, "runs", "show", run_id, "--json")
+    assert as_json(shown)["status"] == "running"
+    resumed = cli(root, "resume", run_id, "--json", "--executor", "local")
+    assert resumed.code == 0, resumed.stderr
+    assert [o["n"] for o in as_json(resumed)["output"]["out"]] == [10]

@@ -139,9 +139,9 @@ def test_a_full_disk_at_the_run_lock_is_a_store_error_with_the_commits_message(t
     finally:
         holder.close()
     assert done.returncode == 4, done.stderr
-    assert f"store {db}: disk full while trying to take the run lock; nothing after the last committed step " \
-           "was lost" in done.stderr
-    assert "free disk space, then `wfops resume` the run" in done.stderr
+    assert f"run {run_id}: store {db}: disk full while trying to take the run lock; nothing after the last " \
+           "committed step was lost" in done.stderr
+    assert f"free disk space, then `wfops resume {run_id}` continues the run" in done.stderr
     assert "Traceback" not in done.stderr and "internal error" not in done.stderr
     assert assert_store_sound(db) == ["interrupted"]
     done = wfops(root, "resume", run_id, "--outcome", "approved", "--payload", '{"by": "ann"}')

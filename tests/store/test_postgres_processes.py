@@ -148,8 +148,11 @@ def test_connection_killed_by_the_server_mid_run(project: Path, tmp_path: Path, 
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 4, (out, err)
     assert "was lost" in err and "every step committed before is kept" in err
-    assert "Traceback" not in err and "wfops resume" in err
     run_id = running_run(pg_url, "long.local")
+    assert "Traceback" not in err and run_id in err.splitlines()[0]
+    assert f"check that the server is up, then `wfops resume {run_id}` continues the run" in err
+    stopped = json.loads(out)
+    assert stopped["run_id"] == run_id and stopped["error"]["type"] == "StoreError", stopped
     committed = steps_of(pg_url, run_id)
     assert committed == [f"s{i}" for i in range(1, len(committed) + 1)] and len(committed) >= 19
 

@@ -349,6 +349,10 @@ class Project:
 
     def prune(self, older_than_days: float) -> int:
         """Delete finished runs last updated more than `older_than_days` ago; how many."""
+        # deferred: the store is off the validate cache-hit path (pre-commit)
+        from wfops.store.base import prune_cutoff
+
+        prune_cutoff(older_than_days)  # an age out of range is refused even before there is a store
         if self._no_store_yet():
             return 0
         with self._store() as store:

@@ -63,7 +63,7 @@ def _json_on_error(json_out: bool, *, run_id: str | None = None, deployment: str
 
 def refusal(exc: WfopsError, *, run_id: str | None, deployment: str | None) -> dict[str, Any]:
     diagnostics = exc.diagnostics if isinstance(exc, RefusedError) else []
-    return {"run_id": run_id, "deployment": deployment, "workflow": None, "artifact": None,
+    return {"run_id": run_id or exc.run_id, "deployment": deployment, "workflow": None, "artifact": None,
             "status": "refused" if exits.for_error(exc) == 2 else "error", "outcome": None, "output": None,
             "error": {"type": type(exc).__name__, "message": exc.message, "hint": exc.hint},
             "interrupt": None, "diagnostics": [d.to_dict() for d in diagnostics]}

@@ -193,8 +193,8 @@ class RunContext:
                     # (unfinished at its last committed step) rather than failing it for good.
                     raise RunStopped(f"run {self.run_id} stopped at step {ctx.step}: {lost.message}",
                                      run_id=self.run_id,
-                                     hint="its state is kept at the last committed step: resume it "
-                                          "(the source's server is started again)")
+                                     hint=f"`wfops resume {self.run_id}` continues the run from its last "
+                                          "committed step")
                 failure.attempt = attempt
                 raise failure
             # The failed attempt stays in the trace with its error; the next one follows it.

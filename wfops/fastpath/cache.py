@@ -46,8 +46,7 @@ def store(root: Path, files: dict[str, str | None], diagnostics: list[Diagnostic
         entry["replay"] = replay
     target = root / CACHE_FILE
     try:
-        make_state_dir(root / CACHE_FILE.parts[0])
-        target.parent.mkdir(parents=True, exist_ok=True)
+        make_state_dir(target.parent)  # refuses a symlink on the way: the cache is then skipped
         write_atomic(target, json.dumps(entry), durable=False)
     except (OSError, WfopsError):
         pass

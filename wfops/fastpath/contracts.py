@@ -29,7 +29,7 @@ from wfops.fastpath.snapshot import build, unchanged
 from wfops.lockfile import contract_entry, parse_contract
 from wfops.sources.base import Capability
 from wfops.sources.modules import note_consulted
-from wfops.statedir import make_state_dir
+from wfops.statedir import make_state_dir, state_link
 
 RECORD_FILE = Path(".wfops") / "cache" / "contracts.json"
 
@@ -41,6 +41,8 @@ class ContractFile:
         self.root = root.resolve()
 
     def recorded(self, modules: Mapping[str, str]) -> dict[str, dict[str, Capability]] | None:
+        if state_link(self.root / RECORD_FILE) is not None:
+            return None  # never read state through a symlink (it may point anywhere)
         try:
             entry = json.loads((self.root / RECORD_FILE).read_text(encoding="utf-8"))
             if not isinstance(entry, dict) or entry.get("modules") != dict(modules):
@@ -72,8 +74,7 @@ class ContractFile:
                           for sid, caps in contracts.items()},
         }
         try:
-            make_state_dir(self.root / RECORD_FILE.parts[0])
-            target.parent.mkdir(parents=True, exist_ok=True)
+            make_state_dir(target.parent)  # refuses a symlink on the way: the record is then skipped
             write_atomic(target, json.dumps(entry), durable=False)
         except (OSError, ValueError, WfopsError):
             pass

@@ -17,14 +17,17 @@ from typing import Any
 from wfops.errors import WfopsError
 from wfops.fastpath.snapshot import unchanged
 from wfops.loader.root import find_root
+from wfops.statedir import state_link
 
 CACHE_FILE = Path(".wfops") / "cache" / "validate.json"
 REPLAYED = ("text", "json")  # formats kept rendered; github/sarif depend on the checkout, not only the project
 
 
 def current_entry(root: Path) -> dict[str, Any] | None:
-    """The stored entry when nothing its snapshot recorded changed; else None (a miss, or an
-    unreadable cache)."""
+    """The stored entry when nothing its snapshot recorded changed; else None (a miss, an
+    unreadable cache, or one reached through a symlink, which may point anywhere)."""
+    if state_link(root / CACHE_FILE) is not None:
+        return None
     try:
         entry = json.loads((root / CACHE_FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError):

@@ -20,7 +20,7 @@ from wfops.diagnostics import Diagnostic
 from wfops.engine.engine import Engine
 from wfops.engine.fork import fork_point
 from wfops.engine.types import RunSnapshot
-from wfops.errors import ProjectNotFound, RefusedError, UsageError
+from wfops.errors import ProjectNotFound, RefusedError, UsageError, WfopsError
 from wfops.loader.project import find_root, load_project, project_db_path
 from wfops.runner.gate_record import Ready, contracts_match, from_gate, recorded
 from wfops.runner.gate_record import save as save_record
@@ -28,10 +28,12 @@ from wfops.runner.inputs import merge, read_secrets
 from wfops.runner.placement import executor_for
 from wfops.runner.progress import OnStep, ProgressSink
 from wfops.runner.sources import live_catalog, opened_sources, used_sources
-from wfops.runner.stop import StopSignal
+from wfops.runner.stop import StopSignal, name_stored
 from wfops.schemacheck import first_error, with_defaults
+from wfops.sources.contract import max_output_bytes
 from wfops.sources.executor import Executor, ExecutorChoice, opened_executor
 from wfops.sources.registry import BoundResolver, build_sources
+from wfops.statedir import refuse_linked_state
 from wfops.store import open_store
 
 
@@ -86,8 +88,11 @@ async def run_deployment(options: RunOptions) -> RunResult:
     stored when the run may not start.
     """
     root = find_root(explicit=options.project)
+    refuse_linked_state(root)  # before the gate record or the store is read or written
+    max_output_bytes()  # a bad WFOPS_MAX_OUTPUT_BYTES is a usage error before anything runs
     given_executor = ExecutorChoice.parse(options.executor) if options.executor else None
     store: Any = None
+    stored: str | None = None  # the run's id once it is in the store: every error after names it
     try:
         async with _gated(root, options.deployment) as (ready, opened):
             secret_values = read_secrets(ready.secrets)
@@ -102,6 +107,7 @@ async def run_deployment(options: RunOptions) -> RunResult:
                                     meta={"bindings": dict(ready.bindings), "secrets": list(ready.secrets),
                                           "project": str(root), "executor": choice.name},
                                     texts=ready.texts)
+                    stored = run_id
                     stop = StopSignal(store)
                     engine = Engine(ready.workflows, _resolver(opened, ready.bindings, executor),
                                     ProgressSink(store, options.on_step, options.on_start),
@@ -110,6 +116,10 @@ async def run_deployment(options: RunOptions) -> RunResult:
                     with stop.on_sigint():
                         snapshot = await engine.start(ready.workflow, run_input, run_id=run_id)
         return RunResult(snapshot, list(ready.warnings))
+    except WfopsError as exc:
+        if stored is not None:
+            name_stored(exc, stored)
+        raise
     finally:
         if store is not None:
             store.close()
@@ -204,10 +214,20 @@ def _fork_input(schema: dict[str, Any] | None, original: Any, changes: Mapping[s
 
 async def _continue(store: Any, root: Path, run_id: str, outcome: str | None, payload: Any,
                     on_step: OnStep | None, given_executor: ExecutorChoice | None = None) -> RunResult:
-    """Drive a stored run on from its trace, holding its lock."""
+    """Drive a stored run on from its trace, holding its lock; any error names the run."""
+    try:
+        return await _drive_stored(store, root, run_id, outcome, payload, on_step, given_executor)
+    except WfopsError as exc:
+        name_stored(exc, run_id)
+        raise
+
+
+async def _drive_stored(store: Any, root: Path, run_id: str, outcome: str | None, payload: Any,
+                        on_step: OnStep | None, given_executor: ExecutorChoice | None) -> RunResult:
     # deferred: comparing contracts with the lock is off the record-hit path (a plain run)
     from wfops.runner.resume_drift import resumed_contract_drift
 
+    max_output_bytes()  # a bad WFOPS_MAX_OUTPUT_BYTES is a usage error before anything runs
     with store.run_lock(run_id):
         record = store.get_run(run_id)  # trust the store, not what we read before the lock
         snapshot = record.snapshot
@@ -265,6 +285,7 @@ def _resume_paths(options: ResumeOptions) -> tuple[Path | None, Path | str]:
         if not explicit:
             raise
         return None, location_of(explicit) if isinstance(explicit, str) else explicit
+    refuse_linked_state(root)
     return root, project_db_path(root, options.db)
 
 

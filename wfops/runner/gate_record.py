@@ -88,8 +88,7 @@ def save(root: Path, deployment: str, validation: Validation, ready: Ready,
     try:
         texts = [ready.texts.get(digest) or canonical_json(ready.normalized[digest]) for digest in order]
         ready.texts.update(zip(order, texts, strict=True))
-        make_state_dir(root / RECORDS.parts[0])
-        target.parent.mkdir(parents=True, exist_ok=True)
+        make_state_dir(target.parent)  # refuses a symlink on the way: the record is then skipped
         write_atomic(target, "\n".join([json.dumps(entry, sort_keys=True), *texts, ""]), durable=False)
     except (OSError, WfopsError, TypeError, ValueError):  # TypeError/ValueError: input defaults that are not JSON
         pass

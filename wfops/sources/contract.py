@@ -7,14 +7,38 @@ call the same way. The platform source `std` is trusted: its outputs are wfops's
 
 from __future__ import annotations
 
-from typing import Any
+import os
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
-from wfops.errors import CapabilityError
-from wfops.jsonvalues import json_problem
+from wfops.errors import CapabilityError, UsageError
+from wfops.jsonvalues import json_problem, json_size_over, non_finite_problem
 from wfops.schemacheck import first_error
 from wfops.sources.base import CallResult, Capability, Source, StepContext
 
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
 TRUSTED_SOURCES = frozenset({"std"})
+PLAIN_JSON = "a capability's output must be plain JSON"
+
+#: The environment variable that sets the largest output a call may return, in bytes of JSON.
+MAX_OUTPUT_ENV = "WFOPS_MAX_OUTPUT_BYTES"
+#: 16 MiB: every output is stored in the run's trace and read back by `runs trace`, resumes
+#: and the MCP tools, so one runaway node must not grow the store by gigabytes.
+DEFAULT_MAX_OUTPUT = 16 * 1024 * 1024
+
+
+def max_output_bytes() -> int:
+    """The output size limit: `WFOPS_MAX_OUTPUT_BYTES` when set, else 16 MiB. A value that is
+    not a positive whole number is a `UsageError` (runs check it before they start)."""
+    text = os.environ.get(MAX_OUTPUT_ENV, "").strip()
+    if not text:
+        return DEFAULT_MAX_OUTPUT
+    if not text.isascii() or not text.isdigit() or int(text) < 1:
+        raise UsageError(f"{MAX_OUTPUT_ENV}={text[:40]!r} is not a positive whole number of bytes",
+                         hint=f"unset it for the default ({DEFAULT_MAX_OUTPUT:,} bytes, 16 MiB), or give e.g. 67108864")
+    return int(text)
 
 
 class ContractError(CapabilityError):
@@ -34,11 +58,28 @@ def check_result(cap: Capability, outcome: str, output: Any) -> None:
     # surrogate) fails the step here, where it enters, never at the store.
     problem = json_problem(output, f"{cap.ref} output")
     if problem is not None:
-        raise ContractError("InvalidOutput", f"{problem}; a capability's output must be plain JSON")
+        raise ContractError("InvalidOutput", f"{problem}; {PLAIN_JSON}")
+    limit = max_output_bytes()
+    size = json_size_over(output, limit)
+    if size is not None:
+        raise ContractError("InvalidOutput", f"{cap.ref} output is {size:,} bytes of JSON, over the limit of "
+                            f"{limit:,} bytes ({MAX_OUTPUT_ENV}); return a reference to large data (a path "
+                            "or URL) instead, or raise the limit")
     if output is not None and cap.source not in TRUSTED_SOURCES:
         problem = first_error(cap.output_schema, output)
         if problem is not None:
             raise ContractError("InvalidOutput", f"{cap.ref} output does not match its output schema: {problem}")
+
+
+def model_output(ref: str, model: BaseModel) -> Any:
+    """A node's returned model as the JSON its output is. pydantic's JSON mode writes a NaN or
+    an infinity held in a field typed `Any` as null (a `float` field keeps it), which would
+    store a value the node never returned; the python dump still holds the number, so it is
+    looked for there first and refused as `check_result` refuses any other."""
+    problem = non_finite_problem(model.model_dump(mode="python"), f"{ref} output")
+    if problem is not None:
+        raise ContractError("InvalidOutput", f"{problem}; {PLAIN_JSON}")
+    return model.model_dump(mode="json")
 
 
 async def call_checked(source: Source, cap: Capability, payload: Any, context: StepContext) -> CallResult:
@@ -48,3 +89,31 @@ async def call_checked(source: Source, cap: Capability, payload: Any, context: S
     result = await source.call(cap.name, payload, context)
     check_result(cap, result.outcome, result.output)
     return result
+
+
+#: A node's exception message is stored and printed: longer ones are cut here.
+MAX_MESSAGE = 4000
+
+
+def raised(exc: BaseException) -> tuple[str, str]:
+    """The (type, message) a failed call is reported with, from the exception a capability raised.
+
+    The exception is foreign code: its `__str__`, `message` or `error_type` may raise, be
+    no string, be huge or hold text that is not Unicode; none of that may end the run (or,
+    on a Dask worker, the task: the driver must get the same answer a local call gives)."""
+    name = type(exc).__name__
+    type_ = _text_of(lambda: getattr(exc, "error_type", None)) or name
+    message = _text_of(lambda: getattr(exc, "message", None)) or _text_of(lambda: str(exc)) or name
+    return type_[:200], message
+
+
+def _text_of(read: Callable[[], object]) -> str | None:
+    try:
+        value = read()
+        if not isinstance(value, str):
+            return None
+        # Lone surrogates cannot be stored or printed: shown as escapes instead.
+        text = value.encode("utf-8", "backslashreplace").decode("utf-8")
+    except Exception:  # noqa: BLE001 - a broken __str__ leaves the type name to speak
+        return None
+    return text if len(text) <= MAX_MESSAGE else text[:MAX_MESSAGE] + "... (cut)"

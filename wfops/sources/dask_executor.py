@@ -16,10 +16,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from wfops.errors import CapabilityError, RefusedError
+from wfops.errors import CapabilityError, RefusedError, SourceLost
 from wfops.sources.base import CallResult, Capability, SourceKind, StepContext
 from wfops.sources.base import Source as SourceProtocol
 from wfops.sources.dask_worker import call_on_worker
+from wfops.sources.scheduler import scheduler_address
 
 #: Seconds to reach the scheduler before the run is refused: an unreachable cluster must
 #: fail fast, not hang a CI job.
@@ -68,12 +69,11 @@ class DaskExecutor:
     async def _probe(self) -> None:
         """A tcp scheduler that refuses connections refuses the run at once (Dask itself
         would retry until its timeout)."""
-        protocol, _, rest = self.address.partition("://")
-        host, _, port = rest.rpartition(":")
-        if protocol != "tcp" or not port.isdigit():
+        address = scheduler_address(self.address)
+        if address.protocol != "tcp":
             return
         try:
-            _, writer = await asyncio.wait_for(asyncio.open_connection(host.strip("[]"), int(port)),
+            _, writer = await asyncio.wait_for(asyncio.open_connection(address.host, address.port),
                                                CONNECT_TIMEOUT)
         except (OSError, TimeoutError) as exc:
             reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else "no answer"
@@ -107,6 +107,22 @@ class DaskExecutor:
             return
         for (_, _, waiter), future in zip(batch, futures, strict=True):
             waiter.set_result(future)
+
+    def failure(self, ref: str, exc: Exception) -> CapabilityError:
+        """Why a task did not come back. A lost scheduler is the cluster lost, not the call
+        failing: `SourceLost`, so a run with no retry left stops resumable (as when an MCP
+        source's server dies) instead of failing for good."""
+        if self._scheduler_lost(exc):
+            return SourceLost(f"{ref}: the connection to the Dask scheduler at {self.address} was lost; "
+                              "restart the scheduler (and its workers), then resume the run")
+        return _cluster_failure(ref, exc)
+
+    def _scheduler_lost(self, exc: Exception) -> bool:
+        client = self.client
+        if client is None or getattr(client, "status", "running") != "running":
+            return True
+        # distributed cancels every pending future when the connection drops, naming the reason.
+        return "scheduler-connection-lost" in str(getattr(exc, "reason", "") or exc)
 
     def place(self, source: SourceProtocol) -> SourceProtocol:
         """Python sources run on the cluster; std and MCP sources stay in the driver."""
@@ -154,7 +170,7 @@ class DaskPythonSource:
             submitted.cancel()
             raise
         except Exception as exc:
-            raise _cluster_failure(ref, exc) from None
+            raise self.executor.failure(ref, exc) from None
         if "exit" in record:
             raise SystemExit(record["exit"])
         if "error" in record:

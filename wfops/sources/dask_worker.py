@@ -18,6 +18,7 @@ from typing import Any
 
 from wfops.errors import WfopsError
 from wfops.sources.base import Source, StepContext
+from wfops.sources.contract import raised
 from wfops.sources.registry import load_python_source
 
 PROJECT_ENV = "WFOPS_PROJECT"
@@ -49,8 +50,7 @@ def call_on_worker(driver_root: str, module: str, source_id: str, name: str, exp
     except SystemExit as exc:
         return {"exit": exc.code if isinstance(exc.code, int | str) or exc.code is None else str(exc.code)}
     except Exception as exc:  # any failure of user code is the step's, reported as a local run reports it
-        return _error(getattr(exc, "error_type", None) or type(exc).__name__,
-                      getattr(exc, "message", None) or str(exc) or type(exc).__name__)
+        return _error(*raised(exc))
 
 
 def _source(driver_root: str, module: str, source_id: str) -> tuple[Source, dict[str, str]]:

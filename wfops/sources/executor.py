@@ -17,11 +17,9 @@ from typing import Protocol
 
 from wfops.errors import UsageError
 from wfops.sources.base import Source
+from wfops.sources.scheduler import PROTOCOLS, scheduler_address
 
 LOCAL = "local"
-DASK_SCHEME = "dask://"
-
-
 class Executor(Protocol):
     """Opened before the run starts (a refusal then stores nothing), closed after it."""
 
@@ -62,17 +60,18 @@ class ExecutorChoice:
         if self.kind == LOCAL:
             return LOCAL
         protocol, _, rest = (self.address or "").partition("://")
-        return (DASK_SCHEME if protocol == "tcp" else f"dask+{protocol}://") + rest
+        return PROTOCOLS.get(protocol, f"dask+{protocol}://") + rest
 
     @classmethod
     def parse(cls, text: str) -> ExecutorChoice:
-        """`local`, or `dask://HOST:PORT` (a Dask scheduler over tcp); `dask+tls://HOST:PORT` for tls."""
+        """`local`, or `dask://HOST:PORT` (a Dask scheduler over tcp); `dask+tls://HOST:PORT` for tls.
+        A malformed address (a port past 65535, say) is a `UsageError` saying what."""
         value = text.strip()
         if value == LOCAL:
             return cls()
-        for scheme, protocol in ((DASK_SCHEME, "tcp"), ("dask+tls://", "tls")):
-            if value.startswith(scheme) and len(value) > len(scheme) and " " not in value:
-                return cls("dask", f"{protocol}://{value[len(scheme):]}")
+        for protocol, scheme in PROTOCOLS.items():
+            if value.startswith(scheme) and len(value) > len(scheme):
+                return cls("dask", str(scheduler_address(f"{protocol}://{value[len(scheme):]}")))
         raise UsageError(f"executor {text!r} is not one wfops knows",
                          hint="use `local` or `dask://HOST:PORT` (the Dask scheduler's address)")
 

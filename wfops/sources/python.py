@@ -31,6 +31,7 @@ from pydantic import BaseModel, ValidationError
 
 from wfops.errors import CapabilityError, WfopsError
 from wfops.sources.base import CallResult, Capability, SourceKind, StepContext
+from wfops.sources.contract import model_output
 from wfops.sources.modules import (  # re-exported: python sources are loaded through here
     ImportTimedOut,
     ModuleOutsideProject,
@@ -179,7 +180,7 @@ class PythonSource:
             # Raised by the node's own code (a real Ctrl-C reaches wfops as a cancellation,
             # never through a node): it fails the step, never the process or the MCP server.
             raise NodeExit(exc) from None
-        return _to_result(spec, returned)
+        return _to_result(f"{self.id}.{name}", spec, returned)
 
     def call_here(self, name: str, payload: dict[str, Any], context: StepContext) -> CallResult:
         """The same call, in the calling thread (a Dask worker's task thread, which has no
@@ -192,7 +193,7 @@ class PythonSource:
                 returned = asyncio.run(func(model, **kwargs)) if spec.is_async else func(model, **kwargs)
         except (KeyboardInterrupt, SystemExit) as exc:  # as in `call`: the node's own, never the worker's end
             raise NodeExit(exc) from None
-        return _to_result(spec, returned)
+        return _to_result(f"{self.id}.{name}", spec, returned)
 
     def _prepare(self, name: str, payload: dict[str, Any], context: StepContext
                  ) -> tuple[NodeSpec, Callable[..., Any], BaseModel, dict[str, Any]]:
@@ -269,7 +270,7 @@ def _json_schema(model: type[BaseModel], role: str, where: str) -> dict[str, Any
     return schema
 
 
-def _to_result(spec: NodeSpec, returned: Any) -> CallResult:
+def _to_result(ref: str, spec: NodeSpec, returned: Any) -> CallResult:
     outcome, output = ("ok", returned)
     if isinstance(returned, Result):
         outcome, output = returned.outcome, returned.output
@@ -280,7 +281,7 @@ def _to_result(spec: NodeSpec, returned: Any) -> CallResult:
             raise CapabilityError("returned no output for outcome `ok`")
         return CallResult(outcome, None)
     if isinstance(output, BaseModel):
-        return CallResult(outcome, output.model_dump(mode="json"))
+        return CallResult(outcome, model_output(ref, output))
     if isinstance(output, dict):
         return CallResult(outcome, output)
     raise CapabilityError(f"returned {type(output).__name__}; return a pydantic model or wfops.Result")

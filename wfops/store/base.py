@@ -13,22 +13,30 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar, NamedTuple, Protocol, Self
 
 from wfops.canonical import canonical_json
 from wfops.engine.types import RunSnapshot, TraceEntry
-from wfops.errors import StoreError, UnknownRunError
+from wfops.errors import InvalidArgument, StoreError, UnknownRunError
 from wfops.store.protocol import FINISHED, RunRecord
 from wfops.store.queries import Queries, clamp
 from wfops.store.rows import (
+    LARGE_OUTPUT,
     UNSTORABLE,
+    Known,
     check_text,
     dump,
     interrupt_dict,
+    large_parts,
     load,
     now,
     record,
+    resolved_changes,
+    resolved_output,
+    shared_changes,
+    shared_output,
     stamp,
     unstorable,
 )
@@ -57,8 +65,9 @@ class Pending(NamedTuple):
     texts: dict[str, str]  # hash -> canonical JSON of its normalized form, where the caller had it
 
 
-#: What a run row says (status, outcome, and the JSON of output, error and interrupt).
-Head = tuple[str, str | None, str | None, str | None, str | None]
+#: What a run row says (status, outcome, and the JSON of output, error and interrupt, and
+#: where the output's shared parts are: `output_refs`).
+Head = tuple[str, str | None, str | None, str | None, str | None, str | None]
 TraceRow = tuple[Any, ...]
 
 
@@ -75,6 +84,10 @@ class SqlStore(ABC):
         # engine refuses (bad input) leaves nothing behind.
         self._pending: dict[str, Pending] = {}
         self._heads: dict[str, Head] = {}  # what the run row last said, per run this process drives
+        # Large trace outputs this store wrote or read, per run: the run's output can point at
+        # them instead of holding a second copy. `_fresh`: those of a commit not yet done.
+        self._known: dict[str, Known] = {}
+        self._fresh: dict[str, Known] = {}
 
     # -- errors, and what a backend supplies ----------------------------------------------
 
@@ -127,14 +140,22 @@ class SqlStore(ABC):
         """What a step's commit writes: the run row's head and cursor, whether it is `light`,
         and its trace rows; `UnstorableValue` for a value that cannot be stored."""
         try:
-            head: Head = (run.status, run.outcome, dump(run.output), dump(run.error),
-                          dump(interrupt_dict(run.interrupt)))
+            outputs = [dump(e.output) for e in entries]
+            fresh: Known = {}
+            for entry, text in zip(entries, outputs, strict=True):
+                if text is not None and len(text) >= LARGE_OUTPUT:
+                    fresh.update(large_parts(entry.seq, entry.output))
+            self._fresh[run.run_id] = fresh
+            known = {**self._known.get(run.run_id, {}), **fresh} if fresh else self._known.get(run.run_id, {})
+            output, refs = shared_output(run.output, known)
+            head: Head = (run.status, run.outcome, output, dump(run.error), dump(interrupt_dict(run.interrupt)), refs)
             cursor = dump(run.cursor) or "{}"
             # A plain step (same status, nothing new to report) is ONE row insert: the cursor
             # rides on the step's trace row and the run row is left alone. This halves the
             # per-step cost; readers take the newest cursor from either place.
             light = bool(entries) and self._heads.get(run.run_id) == head
-            rows = _trace_rows(run.run_id, entries, max(e.seq for e in entries) if light else None, cursor)
+            rows = _trace_rows(run.run_id, entries, max(e.seq for e in entries) if light else None, cursor,
+                               outputs)
             check_text([*rows, head])
         except UNSTORABLE as exc:
             raise unstorable(run.run_id, exc) from None
@@ -149,9 +170,18 @@ class SqlStore(ABC):
             self._insert_run(tx, run, moment, {}, {}, {}, {}, new=False)
         cur = tx.execute(self._q.update_head,
                          {"status": head[0], "outcome": head[1], "output": head[2], "error": head[3],
-                          "interrupt": head[4], "cursor": cursor, "stamp": moment, "id": run.run_id})
+                          "interrupt": head[4], "output_refs": head[5], "cursor": cursor, "stamp": moment,
+                          "id": run.run_id})
         if cur.rowcount == 0:
             raise StoreError(f"store {self.name}: run {run.run_id} was removed while it ran")
+
+    def _committed(self, run_id: str, head: Head) -> None:
+        """After a step's commit: what the run row says now, and the large outputs it wrote."""
+        self._heads[run_id] = head
+        self._pending.pop(run_id, None)
+        fresh = self._fresh.pop(run_id, None)
+        if fresh:
+            self._known.setdefault(run_id, {}).update(fresh)
 
     def _finish_head(self, tx: Writes, run_id: str) -> None:
         # After this commit's trace rows: the run row's cursor is the newest one.
@@ -204,7 +234,7 @@ class SqlStore(ABC):
             self._delete(tx, [run_id])
 
     def prune(self, older_than_days: float) -> int:
-        cutoff = stamp(datetime.now(UTC) - timedelta(days=older_than_days))
+        cutoff = stamp(prune_cutoff(older_than_days))
         with self._transaction("prune runs") as tx:
             ids = [r[0] for r in tx.execute(self._q.prunable, (*FINISHED, cutoff)).fetchall()]
             self._delete(tx, ids)
@@ -252,7 +282,7 @@ class SqlStore(ABC):
         if row is None:
             raise UnknownRunError(f"no run {run_id!r} in {self.name}",
                                   hint="`wfops runs list` shows the stored runs")
-        return record(row)
+        return self._record(row)
 
     def list_runs(self, *, deployment: str | None = None, status: str | None = None,
                   limit: int = 20) -> list[RunRecord]:
@@ -268,7 +298,23 @@ class SqlStore(ABC):
         with self._errors("list runs"):
             rows = self.conn.execute(f"{self._q.select_runs} {clause} {self._q.list_runs_order}",
                                      (*args, clamp(limit))).fetchall()
-        return [record(row) for row in rows]
+        return [self._record(row) for row in rows]
+
+    def _record(self, row: Any) -> RunRecord:
+        """The run record, its output whole again (see `shared_output`)."""
+        found = record(row)
+        refs = load(row[-1])
+        if not refs:
+            return found
+        run_id = found.snapshot.run_id
+
+        def trace_output(seq: int) -> Any:
+            with self._errors("read a run"):
+                got = self.conn.execute(self._q.trace_output, (run_id, seq)).fetchone()
+            return load(got[0]) if got else None
+
+        output = resolved_output(found.snapshot.output, refs, trace_output)
+        return replace(found, snapshot=replace(found.snapshot, output=output))
 
     def trace(self, run_id: str, *, from_seq: int | None = None,
               limit: int | None = None) -> list[TraceEntry]:
@@ -277,10 +323,12 @@ class SqlStore(ABC):
             rows = self.conn.execute(self._q.trace, (
                 run_id, clamp(from_seq if from_seq is not None else -1),
                 self._q.dialect.unlimited if limit is None or limit < 0 else clamp(limit))).fetchall()
-        return [TraceEntry(seq=r[0], step=r[1], kind=r[2], attempt=r[3], input=load(r[4]),
-                           outcome=r[5], output=load(r[6]), state_changes=load(r[7]) or [],
-                           next=r[8], error=load(r[9]), started_at=r[10], ended_at=r[11])
-                for r in rows]
+        entries = [_entry(r) for r in rows]
+        known = self._known.setdefault(run_id, {})
+        for r, entry in zip(rows, entries, strict=True):
+            if r[6] is not None and len(r[6]) >= LARGE_OUTPUT:  # a resumed run's output can point at it again
+                known.update(large_parts(entry.seq, entry.output))
+        return entries
 
     def run_workflows(self, run_id: str) -> dict[str, tuple[str, dict[str, Any]]]:
         self.get_run(run_id)
@@ -293,10 +341,35 @@ class SqlStore(ABC):
         return {name: (h, load(text)) for name, h, text in rows}
 
 
+def _entry(r: Any) -> TraceEntry:
+    output = load(r[6])
+    return TraceEntry(seq=r[0], step=r[1], kind=r[2], attempt=r[3], input=load(r[4]), outcome=r[5], output=output,
+                      state_changes=resolved_changes(output, load(r[7]) or []), next=r[8], error=load(r[9]),
+                      started_at=r[10], ended_at=r[11])
+
+
 def _trace_rows(run_id: str, entries: list[TraceEntry], cursor_at: int | None,
-                cursor: str | None) -> list[TraceRow]:
-    """Trace rows in `Queries.insert_trace`'s order; the entry of seq `cursor_at` carries `cursor`."""
-    return [(run_id, e.seq, e.step, e.kind, e.attempt, dump(e.input), e.outcome, dump(e.output),
-             dump(e.state_changes) or "[]", e.next, dump(e.error), e.started_at, e.ended_at,
-             cursor if e.seq == cursor_at else None)
-            for e in entries]
+                cursor: str | None, outputs: list[str | None] | None = None) -> list[TraceRow]:
+    """Trace rows in `Queries.insert_trace`'s order; the entry of seq `cursor_at` carries `cursor`.
+    `outputs`: the entries' outputs as JSON, when the caller has them already."""
+    rows: list[TraceRow] = []
+    for i, e in enumerate(entries):
+        output = outputs[i] if outputs is not None else dump(e.output)
+        changes = e.state_changes
+        if changes and output is not None and len(output) >= LARGE_OUTPUT:
+            changes = shared_changes(e.output, changes)  # one copy of a large output per row
+        rows.append((run_id, e.seq, e.step, e.kind, e.attempt, dump(e.input), e.outcome, output,
+                     dump(changes) or "[]", e.next, dump(e.error), e.started_at, e.ended_at,
+                     cursor if e.seq == cursor_at else None))
+    return rows
+
+
+def prune_cutoff(older_than_days: float) -> datetime:
+    """Now minus `older_than_days`; an age that is negative, not a number or older than the
+    calendar (`1e400`) is a usage error, not an overflow deep in datetime."""
+    now = datetime.now(UTC)
+    limit = (now - datetime(1, 1, 1, tzinfo=UTC)).days
+    if not 0 <= older_than_days <= limit:  # NaN fails both comparisons
+        raise InvalidArgument(f"an age of {older_than_days:g} days is out of range: give a number of days "
+                              f"from 0 to {limit:,}", argument="older_than_days")
+    return now - timedelta(days=older_than_days)

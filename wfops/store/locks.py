@@ -16,6 +16,7 @@ from pathlib import Path
 
 from wfops.atomic import disk_full, is_disk_full
 from wfops.errors import RunBusyError, StoreError
+from wfops.statedir import make_state_dir
 
 _SAFE_ID = re.compile(r"^[A-Za-z0-9_.-]+$")
 
@@ -33,7 +34,7 @@ def run_lock(directory: Path, run_id: str, *, where: str = "store") -> Iterator[
     `where` names the store in messages: a full disk reads as it does for a commit."""
     path = lock_path(directory, run_id)
     try:
-        directory.mkdir(parents=True, exist_ok=True)
+        make_state_dir(directory)  # a symlinked `.wfops/locks` is refused
     except OSError as exc:
         if is_disk_full(exc):
             raise disk_full(where, "take the run lock") from None

@@ -97,6 +97,15 @@ CREATE TABLE cancel_requests (
 );
 """
 
+# v4: a large step output is stored once. In its trace row, a state change that wrote (a
+# top-level field of) that output is a pointer into it, `{"path", "output": "/field"}`
+# (`wfops.store.rows.shared_changes`); the run's own output, when it is (or holds at top
+# level) such a value, keeps null there and says in `output_refs` which trace row's output
+# holds it (`shared_output`). A wfops that knows neither form must not read them.
+_V4 = """
+ALTER TABLE runs ADD COLUMN output_refs TEXT;
+"""
+
 
 @dataclass(frozen=True)
 class Migration:
@@ -112,7 +121,7 @@ class Migration:
         return _statements(text)
 
 
-MIGRATIONS: list[Migration] = [Migration(1, _V1), Migration(2, _V2), Migration(3, _V3)]
+MIGRATIONS: list[Migration] = [Migration(1, _V1), Migration(2, _V2), Migration(3, _V3), Migration(4, _V4)]
 LATEST = MIGRATIONS[-1].version
 
 

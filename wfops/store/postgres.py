@@ -89,6 +89,8 @@ class PostgresStore(SqlStore):
 
     def _failure(self, exc: Exception, doing: str) -> StoreError:
         assert isinstance(exc, psycopg.Error)  # the only one of `_failures`
+        if self._lost(exc):  # the run's steps are kept: the runner's hint says how to resume it
+            return StoreError(self._describe(exc, doing), remedy="check that the server is up")
         return StoreError(self._describe(exc, doing), hint=self._hint(exc))
 
     def _describe(self, exc: psycopg.Error, doing: str) -> str:
@@ -107,8 +109,6 @@ class PostgresStore(SqlStore):
         return isinstance(exc, psycopg.OperationalError) and conn is not None and conn.broken
 
     def _hint(self, exc: psycopg.Error) -> str | None:
-        if self._lost(exc):
-            return "`wfops resume RUN_ID` continues the run from its last committed step"
         if isinstance(exc, psycopg.OperationalError) and getattr(self, "conn", None) is None:
             return "check that the server is up and the URL (host, port, database, user) is right"
         if isinstance(exc, psycopg.errors.LockNotAvailable):
@@ -174,8 +174,7 @@ class PostgresStore(SqlStore):
                             self._finish_head(cur, run.run_id)
         except UNSTORABLE as exc:  # the run's input or meta, written with its first commit (as on SQLite)
             raise unstorable(run.run_id, exc) from None
-        self._heads[run.run_id] = head
-        self._pending.pop(run.run_id, None)
+        self._committed(run.run_id, head)
 
     def _share_artifacts(self, tx: Writes) -> None:
         tx.execute("SELECT pg_advisory_xact_lock_shared(%s)", (_ARTIFACTS_KEY,))
@@ -242,7 +241,7 @@ class PostgresStore(SqlStore):
             raise StoreError(f"store {self.name}: the connection holding run {run_id}'s lock was lost; "
                              "stopping before the next commit, so that no two processes drive the run "
                              "(every step committed before is kept)",
-                             hint=f"`wfops resume {run_id}` continues the run from its last committed step") from None
+                             remedy="check that the server is up") from None
 
     @staticmethod
     def _holder_query() -> str:

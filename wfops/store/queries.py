@@ -81,6 +81,7 @@ class Queries:
     get_run: str
     list_runs_order: str  # ORDER BY and LIMIT of `list_runs`
     trace: str
+    trace_output: str
     run_workflows: str
     update_head: str
     finish_head: str
@@ -113,7 +114,7 @@ def queries(d: Dialect) -> Queries:
         "ELSE r.steps END, r.created_at, "
         f"CASE WHEN r.status = 'running' THEN {d.greatest}(r.updated_at, COALESCE((SELECT t.ended_at FROM trace t "
         "WHERE t.run_id = r.id ORDER BY t.seq DESC LIMIT 1), '')) ELSE r.updated_at END, "
-        "i.input, i.meta")
+        "i.input, i.meta, r.output_refs")
     select_runs = f"SELECT {run_columns} FROM runs r LEFT JOIN run_inputs i ON i.run_id = r.id"
     q = d.sql
     return Queries(
@@ -126,8 +127,9 @@ def queries(d: Dialect) -> Queries:
                 "started_at, ended_at FROM trace WHERE run_id=? AND seq >= ? ORDER BY seq LIMIT ?"),
         run_workflows=q("SELECT ra.workflow, ra.hash, a.normalized FROM run_artifacts ra "
                         "LEFT JOIN artifacts a ON a.hash = ra.hash WHERE ra.run_id=?"),
-        update_head=q("UPDATE runs SET status=:status, outcome=:outcome, output=:output, error=:error, "
-                      "interrupt=:interrupt, cursor=:cursor, updated_at=:stamp WHERE id=:id"),
+        update_head=q("UPDATE runs SET status=:status, outcome=:outcome, output=:output, output_refs=:output_refs, "
+                      "error=:error, interrupt=:interrupt, cursor=:cursor, updated_at=:stamp WHERE id=:id"),
+        trace_output=q("SELECT output FROM trace WHERE run_id=? AND seq=?"),
         finish_head=q(_FINISH_HEAD),
         insert_run=q(f"INSERT {_RUN_INSERT}VALUES (?,?,?,?,?,?,?,?,?,?,0,0,?,?)"),
         insert_run_if_new=d.insert_ignore(f"{_RUN_INSERT}VALUES (?,?,?,?,?,?,?,?,?,?,0,0,?,?)"),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -32,6 +33,99 @@ def load(text: str | None) -> Any:
     return None if text is None else json.loads(text)
 
 
+#: Characters of JSON from which a step's output is stored once in its trace row: a state
+#: change that wrote it (or one of its top-level fields) points into it instead of holding a
+#: copy. Smaller outputs keep the plain form, which costs nothing to read back.
+LARGE_OUTPUT = 65_536
+
+
+def shared_changes(output: Any, changes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The state changes of a step whose output is large, as its trace row stores them: a
+    write of the output itself, or of one of its top-level fields (the same object, as the
+    engine's `save:` writes it), becomes `{"path": ..., "output": POINTER}`."""
+    shared = []
+    for change in changes:
+        pointer = _pointer_in(output, change.get("value"))
+        shared.append(change if pointer is None else {"path": change["path"], "output": pointer})
+    return shared
+
+
+def resolved_changes(output: Any, changes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`shared_changes` undone: every change holds its `value` again."""
+    if not any("value" not in change for change in changes):
+        return changes
+    return [change if "value" in change else {"path": change["path"], "value": _at(output, change["output"])}
+            for change in changes]
+
+
+#: A value a run has stored as (part of) a large trace output: id -> (the value, its trace
+#: row's seq, its JSON Pointer in that row's output).
+Known = dict[int, tuple[Any, int, str]]
+
+
+def large_parts(seq: int, output: Any) -> Known:
+    """What a large trace output can lend the run's output: itself and its top-level fields."""
+    parts: Known = {id(output): (output, seq, "")}
+    if isinstance(output, dict):
+        for key, field in output.items():
+            if isinstance(field, str | list | dict):
+                parts[id(field)] = (field, seq, _escaped(key))
+    return parts
+
+
+def shared_output(output: Any, known: Known) -> tuple[str | None, str | None]:
+    """The run's output as its row stores it: its JSON, with null where a value is (the same
+    object as) a part of a large trace output, and the refs `{POINTER: [seq, POINTER]}` that
+    say which; refs None when nothing is shared."""
+    if output is None or not known:
+        return dump(output), None
+    whole = known.get(id(output))
+    if whole is not None and whole[0] is output:
+        return "null", dump({"": [whole[1], whole[2]]})
+    if isinstance(output, dict):
+        refs = {}
+        for key, value in output.items():
+            found = known.get(id(value))
+            if found is not None and found[0] is value:
+                refs[_escaped(key)] = [found[1], found[2]]
+        if refs:
+            kept = {key: None if _escaped(key) in refs else value for key, value in output.items()}
+            return dump(kept), dump(refs)
+    return dump(output), None
+
+
+def resolved_output(output: Any, refs: dict[str, list[Any]], trace_output: Callable[[int], Any]) -> Any:
+    """`shared_output` undone, reading each referred trace row's output with `trace_output(seq)`."""
+    for pointer, (seq, inner) in refs.items():
+        value = _at(trace_output(int(seq)), str(inner))
+        if not pointer:
+            return value
+        output = {**output, pointer[1:].replace("~1", "/").replace("~0", "~"): value}
+    return output
+
+
+def _escaped(key: Any) -> str:
+    return "/" + str(key).replace("~", "~0").replace("/", "~1")
+
+
+def _pointer_in(output: Any, value: Any) -> str | None:
+    if not isinstance(value, str | list | dict):
+        return None  # numbers, booleans, null: nothing to share
+    if value is output:
+        return ""
+    if isinstance(output, dict):
+        for key, field in output.items():
+            if field is value:
+                return _escaped(key)
+    return None
+
+
+def _at(output: Any, pointer: str) -> Any:
+    if not pointer:
+        return output
+    return output[pointer[1:].replace("~1", "/").replace("~0", "~")]
+
+
 def interrupt_dict(interrupt: Interrupt | None) -> dict[str, Any] | None:
     if interrupt is None:
         return None
@@ -41,9 +135,10 @@ def interrupt_dict(interrupt: Interrupt | None) -> dict[str, Any] | None:
 
 
 def record(row: tuple[Any, ...] | list[Any]) -> RunRecord:
-    """A run record from the columns `RUN_COLUMNS`-style queries select, in their order."""
+    """A run record from the columns `RUN_COLUMNS`-style queries select, in their order (the
+    output as stored: `output_refs`, the last column, is the store's to resolve)."""
     (run_id, deployment, workflow, artifact, status, outcome, output, error, interrupt, cursor,
-     steps, created_at, updated_at, input_text, meta) = row
+     steps, created_at, updated_at, input_text, meta, _refs) = row
     data = load(interrupt)
     snapshot = RunSnapshot(
         run_id=run_id, workflow=workflow, artifact=artifact, deployment=deployment, status=status,

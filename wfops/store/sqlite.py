@@ -7,6 +7,7 @@ docs/runs-and-durability.md. Every sqlite error leaves here as a one-line
 
 from __future__ import annotations
 
+import math
 import os
 import sqlite3
 from collections.abc import Iterator
@@ -15,8 +16,8 @@ from pathlib import Path
 
 from wfops.atomic import disk_full, is_disk_full
 from wfops.engine.types import RunSnapshot, TraceEntry
-from wfops.errors import StoreError
-from wfops.statedir import make_state_dir
+from wfops.errors import StoreError, UsageError
+from wfops.statedir import make_state_dir, refuse_state_link
 from wfops.store import locks
 from wfops.store.base import DEFAULT_TIMEOUT, SqlStore, Writes
 from wfops.store.migrations import current_version, migrate, refuse_newer
@@ -37,6 +38,7 @@ class SqliteStore(SqlStore):
         self.lock_dir = self.path.parent / "locks"
         with self._errors("open"):
             make_state_dir(self.path.parent)
+            refuse_state_link(self.path)  # `.wfops/wfops.db` itself a link
             self.conn = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None,
                                         check_same_thread=False)
         with self._errors("open"):
@@ -58,6 +60,8 @@ class SqliteStore(SqlStore):
                 return disk_full(f"store {self.path}", doing)
             return StoreError(f"store {self.path}: cannot {doing}: {exc.strerror or exc}")
         assert isinstance(exc, sqlite3.Error)  # the other of `_failures`
+        if "full" in str(exc):
+            return disk_full(f"store {self.path}", doing)
         return StoreError(self._describe(exc, doing), hint=self._hint(exc))
 
     def _describe(self, exc: sqlite3.Error, doing: str) -> str:
@@ -67,8 +71,6 @@ class SqliteStore(SqlStore):
             return f"{where} is locked by another process (waited {self.timeout:g} s to {doing})"
         if "not a database" in text or "malformed" in text:
             return f"{where} is not a valid wfops database (corrupt or another kind of file)"
-        if "full" in text:
-            return disk_full(where, doing).message
         if "readonly" in text or "read-only" in text:
             return f"{where} is read-only; cannot {doing}"
         if "unable to open" in text:
@@ -82,8 +84,6 @@ class SqliteStore(SqlStore):
             return "another wfops holds a long write; retry, or raise WFOPS_DB_TIMEOUT"
         if "not a database" in text or "malformed" in text:
             return "move the file aside (wfops will create a fresh store) or point --db elsewhere"
-        if "full" in text:
-            return disk_full("", "").hint
         return None
 
     @contextmanager
@@ -122,8 +122,7 @@ class SqliteStore(SqlStore):
             raise self._failure(exc, "commit a step") from None
         except UNSTORABLE as exc:  # the run's input or meta, written with its first commit
             raise unstorable(run.run_id, exc) from None
-        self._heads[run.run_id] = head
-        self._pending.pop(run.run_id, None)
+        self._committed(run.run_id, head)
 
     def _share_artifacts(self, tx: Writes) -> None:
         return None  # BEGIN IMMEDIATE already keeps every other writer out
@@ -148,12 +147,23 @@ class SqliteStore(SqlStore):
             self.conn.close()
 
 
+#: The longest wait `WFOPS_DB_TIMEOUT` may ask for: one day (SQLite counts it in a C int of
+#: milliseconds, which ends near 24.8 days; `1e400` would overflow it).
+MAX_TIMEOUT = 86_400
+
+
 def env_timeout() -> float | None:
+    """`WFOPS_DB_TIMEOUT` in seconds, or None when unset; anything but a number from 0 to
+    `MAX_TIMEOUT` is a `UsageError`."""
     value = os.environ.get("WFOPS_DB_TIMEOUT")
     if not value:
         return None
     try:
-        return max(0.0, float(value))
+        seconds = float(value)
     except ValueError:
-        raise StoreError(f"WFOPS_DB_TIMEOUT={value!r} is not a number of seconds") from None
+        seconds = math.nan
+    if not 0 <= seconds <= MAX_TIMEOUT:  # NaN fails both
+        raise UsageError(f"WFOPS_DB_TIMEOUT={value[:40]!r} is not a number of seconds from 0 to {MAX_TIMEOUT:,}",
+                         hint="unset it for the default (10 s)")
+    return seconds
 

@@ -15,6 +15,7 @@ from wfops.compiler.checks.context import CheckContext, Env, Sink, fields
 from wfops.compiler.checks.cycles import check_cycles
 from wfops.compiler.checks.dataflow import Flow
 from wfops.compiler.checks.envs import environments
+from wfops.compiler.checks.executors import check_executor
 from wfops.compiler.checks.interrupt_places import check_interrupt_places
 from wfops.compiler.checks.paths import check_paths
 from wfops.compiler.checks.refs import check_deployment, check_workflow_refs, resolve_uses
@@ -38,6 +39,7 @@ def run_checks(ctx: CheckContext) -> list[Diagnostic]:
     check_cycles(ctx)
     for loaded in ctx.project.deployments.values():
         check_deployment(ctx, loaded)
+        check_executor(ctx, loaded)
     found = list(ctx.sink.found)
     reached = environments(ctx.project)
     for name, loaded in ctx.workflows.items():
