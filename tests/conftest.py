@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import textwrap
 from pathlib import Path
 
@@ -29,3 +30,18 @@ def make_project(tmp_path: Path):
         return write(tmp_path, files)
 
     return make
+
+
+@pytest.fixture(scope="session")
+def pre_commit_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One `PRE_COMMIT_HOME` for the whole test session, shared by the xdist workers: a hook
+    environment (a virtualenv with wfops installed, ~10 s) is built once per repository,
+    revision and `additional_dependencies`, then reused by every test that runs that hook.
+    pre-commit takes a file lock on this directory while it clones or builds, so two workers
+    asking at once build it once."""
+    base = tmp_path_factory.getbasetemp()
+    # Under xdist each worker's basetemp sits in the session's own directory.
+    session = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    home = session / "pre-commit-home"
+    home.mkdir(exist_ok=True)
+    return home

@@ -14,9 +14,12 @@ Format (version 1), all keys sorted:
 
 `read_lock` parses and shape-checks the file once into a `Lock`: frozen entries
 with typed fields (a field that is absent reads as its default, a field of the
-wrong type makes the lock corrupt). The document as read is kept too, so
-`Lock.to_json()` gives back the very bytes `dump_lock` wrote, unknown keys
-included, and `wfops check` can tell whether `compile` would change a byte.
+wrong type makes the lock corrupt). A top-level key other than the four above, or a
+key given twice in one object, makes it corrupt too: JSON readers keep the last of
+two equal keys, so a hand-merged lock would otherwise lose a section unseen. The
+document as read is kept too, so `Lock.to_json()` gives back the very bytes
+`dump_lock` wrote, unknown keys inside entries included, and `wfops check` can tell
+whether `compile` would change a byte.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from wfops.sources.base import Capability
 
 LOCK_NAME = "wfops.lock"
 LOCK_VERSION = 1
+_SECTIONS = ("workflows", "deployments", "sources")
 _REPAIR = "restore it from git, or run `wfops compile` to write it again"
 
 DriftPolicy = Literal["fail", "warn"]
@@ -182,7 +186,9 @@ def read_lock(root: Path) -> Lock | None:
     if not path.is_file():
         return None
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=_unique_keys)
+    except _Corrupt as exc:
+        raise WfopsError(f"{LOCK_NAME} is corrupt: {exc}", hint=_REPAIR) from None
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise WfopsError(f"{LOCK_NAME} is corrupt: {exc}", hint=_REPAIR) from exc
     except RecursionError:
@@ -208,14 +214,30 @@ def write_lock(root: Path, lock: Lock | Mapping[str, Any]) -> Path:
 
 # -- parsing ---------------------------------------------------------------------------------
 
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """json's `object_pairs_hook`: an object, refused when it names a key twice."""
+    found = dict(pairs)
+    if len(found) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _Corrupt(f"the key `{key}` appears twice in one object")
+            seen.add(key)
+    return found
+
+
 def _parse(data: Any) -> Lock:
     if not isinstance(data, dict):
         raise _Corrupt("the top level is not a JSON object")
     version = data.get("version")
     if version != LOCK_VERSION:
         raise _Corrupt(f"unsupported lock version {version!r} (this wfops reads version {LOCK_VERSION})")
+    unknown = sorted(set(data) - {"version", *_SECTIONS})
+    if unknown:
+        raise _Corrupt(f"unknown top-level key `{unknown[0]}` (a lock has only `version`, "
+                       + ", ".join(f"`{name}`" for name in _SECTIONS) + ")")
     tables = {}
-    for section in ("workflows", "deployments", "sources"):
+    for section in _SECTIONS:
         table = data.get(section, {})
         if not isinstance(table, dict) or not all(isinstance(v, dict) for v in table.values()):
             raise _Corrupt(f"`{section}` is not an object of objects")

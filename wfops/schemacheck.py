@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import copy
 import json
+import time
 from collections.abc import Iterator
+from contextvars import ContextVar
 from typing import Any, Protocol
 
 
@@ -28,10 +30,18 @@ class _Validator(Protocol):
 _CACHE: dict[int, tuple[dict[str, Any], _Validator]] = {}
 _MAX_CACHED = 1024
 
-#: The longest one regex match (`pattern`, `patternProperties`) may take, in seconds. A
-#: user's pattern may backtrack exponentially (`^(a+)+$` on "aaaa…!"); the value is then
-#: refused with a clear error instead of holding a run, a call or the MCP server for ever.
+#: The CPU time that the regex matches (`pattern`, `patternProperties`) of one check of one
+#: value may take together, in seconds. A user's pattern may backtrack exponentially
+#: (`^(a|a)*$` on "aaaa…!"); the value is then refused with a clear error instead of
+#: holding a run, a call or the MCP server for ever. CPU time, not wall time: the `regex`
+#: module's own limit counts the process's CPU time (C `clock()`), so on a busy machine
+#: the wall time is longer. One total per check, not per match: a value with many strings,
+#: or a schema with many patterns, would otherwise multiply it.
 PATTERN_SECONDS = 1.0
+
+# What is left of PATTERN_SECONDS in the check under way (`first_error`); None outside one.
+# A ContextVar: parallel steps check values in threads at once, each with its own budget.
+_PATTERN_BUDGET: ContextVar[list[float] | None] = ContextVar("pattern_budget", default=None)
 
 
 class PatternTimeout(Exception):
@@ -45,10 +55,18 @@ def _search(pattern: str, text: str) -> bool:
     # deferred: regex (~9 ms), only when a schema with a pattern checks a value
     import regex
 
+    budget = _PATTERN_BUDGET.get()
+    left = PATTERN_SECONDS if budget is None else budget[0]
+    if left <= 0:
+        raise PatternTimeout(pattern)
+    started = time.process_time()  # the clock regex's timeout counts
     try:
-        return regex.search(pattern, text, timeout=PATTERN_SECONDS) is not None
+        return regex.search(pattern, text, timeout=left) is not None
     except TimeoutError:
         raise PatternTimeout(pattern) from None
+    finally:
+        if budget is not None:
+            budget[0] -= time.process_time() - started
 
 
 def _bounded_validator_class() -> Any:
@@ -109,6 +127,7 @@ def first_error(schema: dict[str, Any] | None, value: Any) -> str | None:
     """None when `value` matches `schema`; else `where: reason` of the most relevant error."""
     if not schema or _plainly_valid(schema, value):
         return None
+    budget = _PATTERN_BUDGET.set([PATTERN_SECONDS])  # is_valid and iter_errors share it
     try:
         validator = _validator(schema)
         if validator.is_valid(value):
@@ -121,6 +140,8 @@ def first_error(schema: dict[str, Any] | None, value: Any) -> str | None:
         return f"$: {exc}"
     except Exception as exc:  # an invalid schema is reported, never a traceback
         return f"schema cannot be used: {exc}"
+    finally:
+        _PATTERN_BUDGET.reset(budget)
     if err is None:
         return None
     where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err.absolute_path)

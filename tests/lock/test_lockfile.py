@@ -80,7 +80,7 @@ def test_drift_policy_reads_the_recorded_policy(project: Path) -> None:
 
 
 def test_absent_fields_read_as_defaults_and_unknown_keys_survive() -> None:
-    data = {"version": 1, "sources": {"s": {"capabilities": {"c": {}}, "future": [1]}}, "extra": True}
+    data = {"version": 1, "sources": {"s": {"capabilities": {"c": {}}, "future": [1]}}}
     lock = Lock.from_dict(data)
     assert lock.workflows == {} and lock.deployments == {}
     contract = lock.contract("s", "c")

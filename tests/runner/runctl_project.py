@@ -89,12 +89,16 @@ def gate(payload: Gate, context) -> Tag:
 
 @wfops.node
 def nap(payload: Nap, context) -> N:
-    """Logs its start, signals $WFOPS_TEST_READY, sleeps `s` seconds, logs its end."""
+    """Logs its start, signals $WFOPS_TEST_READY, sleeps `s` seconds, logs its end.
+
+    With $WFOPS_TEST_AWAKE set it does not sleep: a resume re-runs the nap that was in
+    flight, and its stored input still says 60 s."""
     _log(context, event="start", n=payload.n)
     ready = os.environ.get("WFOPS_TEST_READY")
     if ready:
         Path(ready).write_text(str(os.getpid()))
-    time.sleep(payload.s)
+    if not os.environ.get("WFOPS_TEST_AWAKE"):
+        time.sleep(payload.s)
     _log(context, event="end", n=payload.n)
     return N(n=payload.n + 1)
 '''

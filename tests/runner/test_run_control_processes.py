@@ -29,7 +29,7 @@ def _running(project: Path) -> str:
 
 
 def _finish_and_check(project: Path, run_id: str, log: Path) -> None:
-    done = wfops(project, "resume", run_id, "--json", env=env_for(WFOPS_TEST_LOG=str(log)))
+    done = wfops(project, "resume", run_id, "--json", env=env_for(WFOPS_TEST_LOG=str(log), WFOPS_TEST_AWAKE="1"))
     assert done.returncode == 0, done.stderr
     assert as_json(done)["output"] == {"n": 4}
     steps = Counter(e["step"] for e in read_log(log) if e.get("event") != "end")

@@ -2,7 +2,9 @@
 
 NORMAL survives process crashes (SIGKILL) but not power loss; see
 docs/runs-and-durability.md. Every sqlite error leaves here as a one-line
-`StoreError` (exit 4).
+`StoreError` (exit 4). An existing store on a medium wfops cannot write (a read-only
+mount, a snapshot) is opened read-only: the history reads, and a write fails as
+"read-only".
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from wfops.errors import StoreError, UsageError
 from wfops.statedir import make_state_dir, refuse_state_link
 from wfops.store import locks
 from wfops.store.base import DEFAULT_TIMEOUT, SqlStore, Writes
-from wfops.store.migrations import current_version, migrate, refuse_newer
+from wfops.store.migrations import LATEST, current_version, migrate, refuse_newer
 from wfops.store.queries import RUN_TABLES, SQLITE, queries
 from wfops.store.rows import UNSTORABLE, unstorable
 
@@ -36,21 +38,73 @@ class SqliteStore(SqlStore):
         self.name = str(self.path)
         self.timeout = DEFAULT_TIMEOUT if timeout is None else timeout
         self.lock_dir = self.path.parent / "locks"
+        self.read_only = False
         with self._errors("open"):
             make_state_dir(self.path.parent)
             refuse_state_link(self.path)  # `.wfops/wfops.db` itself a link
-            self.conn = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None,
-                                        check_same_thread=False)
+            self.conn = self._connect(self.path)
         with self._errors("open"):
-            self.conn.execute(f"PRAGMA busy_timeout = {int(self.timeout * 1000)}")
-            # Reading the schema first: a non-database file or a newer schema fails here,
-            # before any pragma below could write to it.
-            self.conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            try:
+                self._read_schema()
+            except sqlite3.OperationalError as exc:
+                if not self._on_read_only_medium(exc):
+                    raise
+                self._open_read_only()
             refuse_newer(current_version(self.conn), str(self.path))
+            if self.read_only:
+                self._refuse_stale_schema()
+                return
             if self.conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
                 self.conn.execute("PRAGMA journal_mode = WAL")
             self.conn.execute("PRAGMA synchronous = NORMAL")
             migrate(self.conn, str(self.path))
+
+    def _connect(self, target: Path | str, *, uri: bool = False) -> sqlite3.Connection:
+        conn = sqlite3.connect(target, timeout=self.timeout, isolation_level=None, check_same_thread=False,
+                               uri=uri)
+        conn.execute(f"PRAGMA busy_timeout = {int(self.timeout * 1000)}")
+        return conn
+
+    def _read_schema(self) -> None:
+        # Reading the schema first: a non-database file or a newer schema fails here,
+        # before any pragma could write to it.
+        self.conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+
+    # -- a read-only medium -------------------------------------------------------------
+
+    def _on_read_only_medium(self, exc: sqlite3.OperationalError) -> bool:
+        """Whether the first read failed because the store's directory or file cannot be
+        written: a WAL database then cannot get its `-shm` file on an ordinary open."""
+        text = str(exc)
+        if "unable to open" not in text and "readonly" not in text:
+            return False
+        if not self.path.is_file():
+            return False  # nothing to read: the ordinary "cannot be opened" stands
+        return not os.access(self.path.parent, os.W_OK) or not os.access(self.path, os.W_OK) \
+            or _read_only_mount(self.path.parent)
+
+    def _open_read_only(self) -> None:
+        """`mode=ro` first: it still sees a `-wal` a crashed writer left. Where even that cannot
+        be read (no `-shm` beside the file, none can be made), `immutable=1`: SQLite then
+        takes the file as it is, which a medium nobody can write is."""
+        self.conn.close()
+        base = self.path.resolve().as_uri()
+        self.conn = self._connect(f"{base}?mode=ro", uri=True)
+        try:
+            self._read_schema()
+        except sqlite3.OperationalError:
+            self.conn.close()
+            self.conn = self._connect(f"{base}?mode=ro&immutable=1", uri=True)
+            self._read_schema()
+        self.read_only = True
+
+    def _refuse_stale_schema(self) -> None:
+        version = current_version(self.conn)
+        if version < LATEST:
+            raise StoreError(f"store {self.path} is read-only and older than this wfops (schema {version}, "
+                             f"this wfops reads {LATEST})",
+                             hint="open it once where it can be written (wfops upgrades it), or use the "
+                                  "wfops that wrote it")
 
     # -- errors -------------------------------------------------------------------------
 
@@ -137,6 +191,9 @@ class SqliteStore(SqlStore):
     # -- locks and lifetime -------------------------------------------------------------
 
     def run_lock(self, run_id: str) -> AbstractContextManager[None]:
+        if self.read_only:  # said before the lock file, which cannot be made there either
+            raise StoreError(f"store {self.path} is read-only; cannot drive a run",
+                             hint="copy the store where it can be written, or point --db / WFOPS_DB there")
         return locks.run_lock(self.lock_dir, run_id, where=f"store {self.path}")
 
     def run_is_driven(self, run_id: str) -> bool:
@@ -150,6 +207,15 @@ class SqliteStore(SqlStore):
 #: The longest wait `WFOPS_DB_TIMEOUT` may ask for: one day (SQLite counts it in a C int of
 #: milliseconds, which ends near 24.8 days; `1e400` would overflow it).
 MAX_TIMEOUT = 86_400
+
+
+def _read_only_mount(directory: Path) -> bool:
+    """Whether `directory` is on a file system mounted read-only (which `os.access` does
+    not tell root)."""
+    try:
+        return bool(os.statvfs(directory).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
 
 
 def env_timeout() -> float | None:
