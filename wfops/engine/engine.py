@@ -17,7 +17,6 @@ from typing import Any
 from wfops.engine.errors import InvalidInput, StepFailed
 from wfops.engine.frame import Frame, new_frame
 from wfops.engine.plan import Plan, StepPlan, WorkflowSource, compile_workflow
-from wfops.engine.redact import Redactor
 from wfops.engine.run import Paused, RunContext
 from wfops.engine.types import (
     CancelSignal,
@@ -27,6 +26,7 @@ from wfops.engine.types import (
     TraceEntry,
 )
 from wfops.errors import RefusedError
+from wfops.redact import Redactor
 from wfops.schemacheck import first_error, with_defaults
 from wfops.sources.base import Capability
 

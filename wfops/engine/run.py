@@ -12,11 +12,11 @@ from typing import TYPE_CHECKING, Any
 from wfops.engine.errors import StepFailed, failure_of
 from wfops.engine.frame import Frame, new_frame
 from wfops.engine.plan import Plan, SaveTarget, StepPlan
-from wfops.engine.redact import Redactor
 from wfops.engine.reducers import REDUCERS, ReducerError, apply_write
 from wfops.engine.types import Interrupt, RunSnapshot, TraceEntry
 from wfops.engine.values import Scope
 from wfops.errors import RunStopped, SourceLost, UnstorableValue
+from wfops.redact import Redactor
 from wfops.schemacheck import first_error, with_defaults
 from wfops.sources.base import Capability, StepContext
 
@@ -167,7 +167,7 @@ class RunContext:
                 if lost is not None and sp.catch_next is None and sp.on_item_error == "fail":
                     # The source's server died, not the call's logic: keep the run resumable
                     # (unfinished at its last committed step) rather than failing it for good.
-                    raise RunStopped(f"run {self.run_id} stopped at step {ctx.step}: {lost.message}",
+                    raise RunStopped(self.redactor.text(f"run {self.run_id} stopped at step {ctx.step}: {lost.message}"),
                                      run_id=self.run_id,
                                      hint="its state is kept at the last committed step: resume it "
                                           "(the source's server is started again)")
