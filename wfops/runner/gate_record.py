@@ -37,6 +37,7 @@ from wfops.errors import WfopsError
 from wfops.loader.project import LOCK_FILE, SOURCES_FILE
 from wfops.model.objects import McpSource, SourcesFile
 from wfops.model.plain import load as plain_load
+from wfops.redact import declare_names
 from wfops.runner.sources import used_refs
 from wfops.sources.registry import load_python_source
 from wfops.sources.std import StdSource
@@ -98,6 +99,7 @@ def recorded(root: Path, deployment: str) -> Ready | None:
                 or entry.get("tool") != cache.tool_fingerprint() or entry.get("listing") != _listing(root) \
                 or not cache.places_unchanged(root, entry["files"]):
             return None
+        declare_names(entry["secrets"])  # before any server starts: its stderr may quote them
         sources = _build_sources(root, entry["sources"])
         if sources is None:
             return None

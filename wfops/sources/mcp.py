@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from wfops.errors import CapabilityError, SourceLost, StepTimeout
+from wfops.redact import mask
 from wfops.sources.base import CallResult, Capability, SourceKind, StepContext
 from wfops.sources.mcp_result import convert_result, tool_error_text
 
@@ -339,7 +340,8 @@ class McpClientSource:
             return 0
 
     def _stderr_tail(self, lines: int = 3, since: int = 0) -> str:
-        """The server's last stderr lines (written after offset `since`), for error messages."""
+        """The server's last stderr lines (written after offset `since`), for error messages,
+        with the declared secrets masked: a server may print the token it was given."""
         if self._stderr is None:
             return ""
         try:
@@ -348,7 +350,7 @@ class McpClientSource:
         except (OSError, ValueError):
             return ""
         tail = [line for line in text.splitlines() if line.strip()][-lines:]
-        return ("; server stderr: " + " | ".join(s.strip() for s in tail)) if tail else ""
+        return mask("; server stderr: " + " | ".join(s.strip() for s in tail)) if tail else ""
 
     # -- transport -----------------------------------------------------------------------
 

@@ -9,6 +9,7 @@ from typing import Any
 from wfops.diagnostics import Diagnostic, error
 from wfops.errors import CapabilityError, WfopsError
 from wfops.loader.project import Project
+from wfops.redact import declare_names
 from wfops.sources.base import CallResult, Capability, Source, StepContext
 from wfops.sources.contract import call_checked
 from wfops.sources.recorded import ContractRecord, RecordedSource
@@ -27,6 +28,10 @@ def build_sources(project: Project, *, cached: ContractRecord | None = None
     `cached` (`wfops validate` only): when it still holds the contracts of exactly the declared
     python sources, they are served from it and no module is imported; otherwise the modules
     are imported and what they gave is recorded there."""
+    # What sources print (a server's stderr, an import error) is quoted in messages of
+    # commands that run no deployment (`compile`, `check --live`): mask every secret any
+    # deployment lists, as the environment holds it now.
+    declare_names(name for loaded in project.deployments.values() for name in loaded.model.secrets)
     sources: dict[str, Source] = {"std": StdSource()}
     diagnostics: list[Diagnostic] = []
     if project.sources is None:

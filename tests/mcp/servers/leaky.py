@@ -1,0 +1,32 @@
+"""An MCP test server that prints the token it was given ($MCP_TOKEN) to stderr and dies:
+at start when $LEAKY_MODE is `start`, else in its `leak` tool, mid-call. What wfops quotes
+of its stderr must show the token masked."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from mcp.server.mcpserver import MCPServer
+
+
+def die() -> None:
+    sys.stderr.write(f"dying with {os.environ.get('MCP_TOKEN', '')}\n")
+    sys.stderr.flush()
+    os._exit(3)
+
+
+app = MCPServer("wfops-test-leaky")
+
+
+@app.tool()
+def leak(text: str = "") -> str:
+    """Print the token to stderr and exit before answering."""
+    die()
+    return text
+
+
+if __name__ == "__main__":
+    if os.environ.get("LEAKY_MODE") == "start":
+        die()
+    app.run()
