@@ -89,6 +89,13 @@ def test_a_server_that_dies_at_start_is_reported_with_its_token_masked(project: 
 
 
 @pytest.mark.slow
+def test_a_token_the_server_prints_on_its_stdout_is_masked_in_the_warning(project: Path) -> None:
+    done = wfops(project, "check", "--live", LEAKY_MODE="stdout")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"logged in with {MASK}" in done.stderr and TOKEN not in done.stderr, done.stderr
+
+
+@pytest.mark.slow
 def test_a_run_whose_server_dies_at_start_is_refused_with_its_token_masked(project: Path, tmp_path: Path) -> None:
     done = wfops(project, "run", "dies.local", "--json", "--db", str(tmp_path / "runs.db"), LEAKY_MODE="start")
     assert done.returncode != 0 and quoted(done.stdout + done.stderr), done.stdout + done.stderr

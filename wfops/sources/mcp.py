@@ -423,7 +423,8 @@ class _OneLineHandler(logging.Handler):
                     message += f": {value}"
             elif exc is not None:
                 message += f": {_short(exc)}"
-            sys.stderr.write(f"wfops: warning: {message.splitlines()[0] if message else record.levelname}\n")
+            # The line may be anything the server printed, the token it was given included.
+            sys.stderr.write(mask(f"wfops: warning: {message.splitlines()[0] if message else record.levelname}\n"))
         except Exception:  # noqa: BLE001 - logging must never break a run
             self.handleError(record)
 

@@ -1,6 +1,7 @@
 """An MCP test server that prints the token it was given ($MCP_TOKEN) to stderr and dies:
-at start when $LEAKY_MODE is `start`, else in its `leak` tool, mid-call. What wfops quotes
-of its stderr must show the token masked."""
+at start when $LEAKY_MODE is `start`, else in its `leak` tool, mid-call; with `stdout` it
+prints the token to its stdout (not JSON-RPC) and serves on. What wfops quotes of either
+stream must show the token masked."""
 
 from __future__ import annotations
 
@@ -29,4 +30,6 @@ def leak(text: str = "") -> str:
 if __name__ == "__main__":
     if os.environ.get("LEAKY_MODE") == "start":
         die()
+    if os.environ.get("LEAKY_MODE") == "stdout":  # a line that is not JSON-RPC, on the protocol's stream
+        print(f"logged in with {os.environ.get('MCP_TOKEN', '')}", flush=True)
     app.run()
