@@ -109,6 +109,18 @@ def test_an_import_error_quoting_a_secret_is_reported_masked_in_every_format(pro
     assert quoted(done.stdout) and TOKEN not in done.stdout + done.stderr
 
 
+@pytest.mark.parametrize("fmt", ["github", "sarif", "text"])
+def test_a_validate_cache_hit_replays_the_import_error_masked(tmp_path: Path, fmt: str) -> None:
+    # A hit loads no deployment: what it replays was masked when the finding was made.
+    root = make_leaky_project(tmp_path / "project")
+    first, hit = (wfops(root, "validate", "--format", fmt, LEAKY_IMPORT="1") for _ in range(2))
+    for done in (first, hit):
+        assert done.returncode == 1 and quoted(done.stdout), done.stdout + done.stderr
+        assert TOKEN not in done.stdout + done.stderr
+    cached = b"".join(path.read_bytes() for path in (root / ".wfops").rglob("*") if path.is_file())
+    assert cached and TOKEN.encode() not in cached
+
+
 def test_a_crash_log_masks_a_declared_secret(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from wfops.cli.crash import report_crash
     from wfops.redact import declare

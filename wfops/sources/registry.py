@@ -9,7 +9,7 @@ from typing import Any
 from wfops.diagnostics import Diagnostic, error
 from wfops.errors import CapabilityError, WfopsError
 from wfops.loader.project import Project
-from wfops.redact import declare_names
+from wfops.redact import declare_names, mask
 from wfops.sources.base import CallResult, Capability, Source, StepContext
 from wfops.sources.contract import call_checked
 from wfops.sources.recorded import ContractRecord, RecordedSource
@@ -63,21 +63,23 @@ def build_sources(project: Project, *, cached: ContractRecord | None = None
 
 
 def _python_source(project: Project, source_id: str, module: str) -> Source | Diagnostic:
-    """The python source, imported, or the finding that says why it could not be."""
+    """The python source, imported, or the finding that says why it could not be. A finding's
+    message quotes the module's own exception, so it is masked here, where it is made: findings
+    are cached and replayed by commands that load no deployment."""
     assert project.sources is not None
     where = project.sources.doc.at(("sources", source_id, "module"))
     try:
         return load_python_source(project.root, source_id, module)
     except ImportBlocked as exc:
-        return error("source-import-timeout", f"source {source_id!r}: {exc.message}",
+        return error("source-import-timeout", mask(f"source {source_id!r}: {exc.message}"),
                      project.sources.file, where, source=source_id, hint=exc.hint)
     except WfopsError as exc:
-        return error("source-error", f"source {source_id!r}: {exc.message}",
+        return error("source-error", mask(f"source {source_id!r}: {exc.message}"),
                      project.sources.file, where, source=source_id,
                      hint=exc.hint or "fix the module so it imports cleanly")
     except (Exception, SystemExit) as exc:  # user code: any failure is a finding, never a crash
         return error("source-import-error",
-                     f"source {source_id!r}: importing {module} failed: {type(exc).__name__}: {exc}",
+                     mask(f"source {source_id!r}: importing {module} failed: {type(exc).__name__}: {exc}"),
                      project.sources.file, where, source=source_id,
                      hint=f"run `python -c 'import {module}'` in the project root to see the full error")
 
