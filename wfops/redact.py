@@ -94,6 +94,36 @@ def forms_of(secret: str) -> set[str]:
     return {form for form in forms if len(form) >= _MIN_FORM} | ({secret} if secret else set())
 
 
+def _pattern_of(forms: list[str]) -> re.Pattern[str]:
+    """One pattern matching every form, the longest where several start at one place (so a
+    whole encoded secret is masked, not a fragment of it). The forms share long prefixes (the
+    secret and its escaped and encoded variants), so they are matched as a trie: one test per
+    character instead of one per form; Python's regex engine tries alternatives one by one."""
+    root: dict[str, Any] = {}
+    for form in forms:
+        node = root
+        for char in form:
+            node = node.setdefault(char, {})
+        node[""] = {}  # a form ends here
+    built: dict[int, str] = {}
+    stack: list[tuple[dict[str, Any], bool]] = [(root, False)]
+    while stack:  # children before parents, without recursion (a form may be a long PEM key)
+        node, children_built = stack.pop()
+        if not children_built:
+            stack.append((node, True))
+            stack += [(child, False) for char, child in node.items() if char]
+            continue
+        branches = [re.escape(char) + built.pop(id(child)) for char, child in sorted(node.items()) if char]
+        if "" in node:
+            built[id(node)] = f"(?:{'|'.join(branches)})?" if branches else ""
+        else:
+            built[id(node)] = branches[0] if len(branches) == 1 else f"(?:{'|'.join(branches)})"
+    try:
+        return re.compile(built[id(root)])
+    except (RecursionError, OverflowError):  # a trie too deep for the regex parser: the plain alternation
+        return re.compile("|".join(map(re.escape, forms)))
+
+
 class Redactor:
     """Masks every form of the given secrets; built once per run (or per declaration), used per value."""
 
@@ -102,15 +132,14 @@ class Redactor:
         for secret in secrets:
             if secret:
                 forms |= forms_of(secret)
-        # Longest first: the alternation takes the first form that matches, so a whole
-        # encoded secret is masked before any fragment of it.
         self.forms = sorted(forms, key=lambda form: (-len(form), form))
         self.active = bool(self.forms)
-        self._pattern = re.compile("|".join(map(re.escape, self.forms))) if self.active else None
+        self._pattern = _pattern_of(self.forms) if self.active else None
+        self._shortest = len(self.forms[-1]) if self.active else 0  # shorter text holds no form
 
     def text(self, value: str) -> str:
         pattern = self._pattern
-        if pattern is None:
+        if pattern is None or len(value) < self._shortest:
             return value
         if "\n" not in value and "\r" not in value:
             return pattern.sub(MASK, value)
