@@ -19,6 +19,7 @@ from tests.harness import process_env
 from tests.runner.hostile import assert_no_secret
 from tests.runner.secret_project import TOKEN, make_leaky_project, quoted
 from wfops.api import Project
+from wfops.errors import CallFailed
 
 
 @pytest.fixture(scope="module")
@@ -81,8 +82,11 @@ def test_a_secret_given_as_run_input_is_refused_naming_the_secret(project: Path,
 
 
 @pytest.mark.slow
-def test_the_source_s_own_message_is_masked_for_api_callers(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_source_s_own_messages_are_masked_for_api_callers(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MCP_TOKEN", TOKEN)
+    with pytest.raises(CallFailed) as refused:  # a tool's error text
+        Project(project).call("leaky.refuse", {})
+    assert quoted(refused.value.message) and quoted(refused.value.error["message"]), refused.value.error
     monkeypatch.setenv("LEAKY_MODE", "start")
     report = Project(project).check(live=True)
     [message] = [d.message for d in report.diagnostics if d.code == "source-unavailable"]

@@ -200,7 +200,7 @@ class McpClientSource:
             if isinstance(exc, asyncio.CancelledError) and not ready.done():
                 ready.cancel()  # open() itself was cancelled: nobody waits for a message
                 raise
-            message = self._describe_failure(exc, started=ready.done())
+            message = mask(self._describe_failure(exc, started=ready.done()))  # it may quote an HTTP body
             if not ready.done():
                 leaf = _first_leaf(exc)
                 own = leaf.hint if isinstance(leaf, CapabilityError) else None  # e.g. an unset env variable
@@ -304,9 +304,10 @@ class McpClientSource:
                              f"(it exited or crashed) during tool {name!r}"
                              f"{self._stderr_tail(since=request.stderr_at)}")
             return SourceLost(self._failure, hint="see the server's stderr; the next call starts it again")
+        # A tool's error text is the server's: it may hold the token the server was given.
         if isinstance(exc, MCPError):
-            return CapabilityError(f"mcp source {self.id!r}: tool {name!r}: {tool_error_text(exc)}")
-        return CapabilityError(f"mcp source {self.id!r}: tool {name!r}: {type(exc).__name__}: {exc}")
+            return CapabilityError(mask(f"mcp source {self.id!r}: tool {name!r}: {tool_error_text(exc)}"))
+        return CapabilityError(mask(f"mcp source {self.id!r}: tool {name!r}: {type(exc).__name__}: {exc}"))
 
     def _timeout_message(self, name: str) -> str:
         return (f"mcp source {self.id!r}: tool {name!r} did not answer within "

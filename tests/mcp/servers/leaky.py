@@ -9,6 +9,7 @@ import os
 import sys
 
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 
 
 def die() -> None:
@@ -25,6 +26,12 @@ def leak(text: str = "") -> str:
     """Print the token to stderr and exit before answering."""
     die()
     return text
+
+
+@app.tool()
+def refuse() -> str:
+    """Fail with an error text that quotes the token."""
+    raise ToolError(f"denied: dying with {os.environ.get('MCP_TOKEN', '')}")
 
 
 if __name__ == "__main__":
