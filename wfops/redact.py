@@ -11,8 +11,8 @@ Two users share it (docs/trust-model.md, "What the redactor covers"):
   deployment lists, as the environment holds them then.
 
 The encoded forms of each secret are computed once and matched in one pass of one compiled
-pattern; text with line breaks is matched a second time with them removed, so a secret
-split across lines (base64 wrapped at 76 characters, say) is masked too.
+pattern; text with line breaks is matched with them removed, so a secret split across
+lines (base64 wrapped at 76 characters, say) is masked too.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import base64
 import json
 import os
 import re
+import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 from urllib.parse import quote, quote_plus
@@ -183,16 +184,18 @@ class Redactor:
 
 _declared: set[str] = set()
 _process = Redactor(())
+_declaring = threading.Lock()  # `wfops mcp` runs tools, and so declarations, in worker threads
 
 
 def declare(values: Iterable[str]) -> None:
     """Add secret values to what this process masks in every channel (never removed: a
     value once declared stays masked for the rest of the process)."""
     global _process
-    new = {value for value in values if value} - _declared
-    if new:
-        _declared.update(new)
-        _process = Redactor(_declared)
+    with _declaring:
+        new = {value for value in values if value} - _declared
+        if new:
+            _declared.update(new)
+            _process = Redactor(_declared)
 
 
 def declare_names(names: Iterable[str], environ: Mapping[str, str] | None = None) -> None:
@@ -205,8 +208,9 @@ def forget() -> None:
     """Forget every declared secret: for a process that runs commands one after another for
     unrelated projects (the test harness), so one command's secrets do not mask the next's text."""
     global _process
-    _declared.clear()
-    _process = Redactor(())
+    with _declaring:
+        _declared.clear()
+        _process = Redactor(())
 
 
 def mask(text: str) -> str:
