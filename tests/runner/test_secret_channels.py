@@ -62,7 +62,7 @@ def test_a_dying_server_s_token_is_masked_in_the_run_its_resumes_and_the_store(p
              for rid in (run_id, caught_id) for fmt in ((), ("--json",))]
     assert quoted(json.loads(shown[3].stdout)["state"]["problem"]["message"])
     traced = wfops(project, "runs", "trace", caught_id, "--db", db, MCP_TOKEN="")
-    assert quoted(traced.stdout)
+    assert quoted(traced.stdout) and quoted(summary.read_text())
     texts += [trace.stdout, caught.stdout, caught.stderr, traced.stdout, summary.read_text()]
     texts += [done.stdout + done.stderr for done in shown]
     assert_no_secret(TOKEN, *texts)

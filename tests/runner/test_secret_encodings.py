@@ -3,7 +3,8 @@ unpadded, lower-case or double %-encoding, JSON escaped twice, `repr(bytes)`, he
 across lines) leaks it in no channel: `run` (text and `--json`), `runs trace` and `runs show`
 (text and JSON, shown with the variable unset: what is stored is masked). And a secret's
 value given as run input (`--input`, `--input-file`, `--payload`, the API's `input=`) is
-refused naming the secret, never showing it, and nothing is stored."""
+refused naming the secret, never showing it, and nothing is stored. `caps call`, which
+runs no engine, masks what the node returns or raises."""
 
 from __future__ import annotations
 
@@ -78,6 +79,8 @@ class Out(BaseModel):
 
 @wfops.node
 def encode(payload: In) -> Out:
+    if payload.kind == "raise":
+        raise ValueError(f"refused: {payload.token}")
     return Out(text=ENCODINGS[payload.kind](payload.token))
 '''
 
@@ -146,6 +149,19 @@ def test_an_encoded_secret_is_masked_in_every_channel(project: Path, tmp_path: P
         assert done.returncode == 0, done.stderr
         window = leaked(encoded, done.stdout + done.stderr)
         assert window is None, f"{kind}: {window!r} of the encoded secret leaked in `{' '.join(done.args)}`"
+
+
+def test_caps_call_shows_what_a_node_returns_or_raises_masked(project: Path, tmp_path: Path) -> None:
+    # No run, no engine: the CLI's own output and its error line mask every declared secret.
+    given = tmp_path / "in.json"
+    given.write_text(json.dumps({"kind": "base64-wrapped", "token": TOKEN}))
+    done = wfops(project, "caps", "call", "ops.encode", "--input-file", str(given), env=env_for(TOKEN=TOKEN))
+    assert done.returncode == 0 and MASK in json.loads(done.stdout)["output"]["text"], done.stdout + done.stderr
+    assert leaked(ENCODINGS["base64-wrapped"](TOKEN), done.stdout) is None
+    given.write_text(json.dumps({"kind": "raise", "token": TOKEN}))
+    done = wfops(project, "caps", "call", "ops.encode", "--input-file", str(given), env=env_for(TOKEN=TOKEN))
+    assert done.returncode == 1 and f"refused: {MASK}" in done.stderr, done.stderr
+    assert TOKEN not in done.stdout + done.stderr
 
 
 def test_a_secret_given_as_input_is_refused_naming_the_secret_not_its_value(project: Path,

@@ -15,7 +15,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from wfops.redact import masked
 from wfops.report.graph import render_graph
 
 if TYPE_CHECKING:
@@ -36,7 +35,7 @@ def append_step_summary(markdown: str, path: str | Path) -> None:
 def step_summary(snapshot: RunSnapshot | Mapping[str, Any], trace: Sequence[TraceEntry | Mapping[str, Any]],
                  workflow: Workflow) -> str:
     """The summary as markdown text (a `RunSnapshot` or its public dict, and trace entries)."""
-    run = masked(dict(snapshot) if isinstance(snapshot, Mapping) else snapshot.to_public())
+    run = dict(snapshot) if isinstance(snapshot, Mapping) else snapshot.to_public()
     entries = [dict(e) if isinstance(e, Mapping) else e.to_dict() for e in trace]
     status = run.get("status") or "unknown"
     name = run.get("deployment") or run.get("workflow")
