@@ -24,6 +24,7 @@ ENCODED = {
     "plain": SECRET,
     "base64": base64.b64encode(RAW).decode(),
     "base64 url-safe, unpadded": base64.urlsafe_b64encode(RAW).decode().rstrip("="),
+    "base64, unpadded, alone": base64.b64encode(RAW).decode().rstrip("="),
     "base64 wrapped at 76": base64.encodebytes(RAW * 3).decode(),
     "percent": quote(SECRET, safe=""),
     "percent, lower-case hex": _lower_hex(quote(SECRET, safe="")),
@@ -80,8 +81,9 @@ def test_unrelated_text_is_left_alone() -> None:
 
 
 def test_the_whole_form_is_masked_not_a_fragment_of_it() -> None:
-    out = Redactor([SECRET]).text(json.dumps(json.dumps(SECRET)))
-    assert out == '"\\"***\\""', out
+    red = Redactor([SECRET])
+    assert red.text(json.dumps(json.dumps(SECRET))) == '"\\"***\\""'
+    assert red.text(base64.b64encode(RAW).decode().rstrip("=")) == MASK
 
 
 def test_a_multi_line_key_is_masked_whole_and_line_by_line() -> None:

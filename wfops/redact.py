@@ -35,7 +35,7 @@ _HEX_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}|\\x[0-9A-Fa-f]{2}|\\u[0-9A-Fa-f]{4}")
 
 
 def _b64_cores(raw: bytes) -> set[str]:
-    """The base64 (standard and URL-safe) of `raw` whole, and, for `raw` embedded in longer
+    """The base64 (standard and URL-safe) of `raw` whole, padded or not, and, for `raw` embedded in longer
     data at each of the three byte alignments, the characters that depend on `raw` alone."""
     forms: set[str] = set()
     for encode in (base64.b64encode, base64.urlsafe_b64encode):
@@ -46,7 +46,8 @@ def _b64_cores(raw: bytes) -> set[str]:
             core = encoded[start:stop]
             if len(core) >= _MIN_FORM:
                 forms.add(core)
-        forms.add(encode(raw).decode("ascii"))
+        whole = encode(raw).decode("ascii")
+        forms |= {whole, whole.rstrip("=")}
     return forms
 
 
