@@ -9,8 +9,18 @@ from pathlib import Path
 import pytest
 
 from tests.pgserver import pg_cluster, pg_url  # noqa: F401 - fixtures for every test module
+from wfops.redact import forget
 
 REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def _no_declared_secrets():
+    """Each test starts with no secret declared to the process's redactor, as a new `wfops`
+    process does (a test's secrets would otherwise mask text in later tests)."""
+    forget()
+    yield
+    forget()
 
 
 def write(root: Path, files: dict[str, str]) -> Path:

@@ -117,6 +117,7 @@ def run_cli(*args: str, cwd: Path | str | None = None, env: Mapping[str, str | N
             stdin: str | None = None) -> CliResult:
     """`wfops ARGS` in this process; see the module docstring for what is isolated."""
     from wfops.cli.main import main
+    from wfops.redact import forget
 
     argv = [str(a) for a in args]
     with _lock:
@@ -130,6 +131,7 @@ def run_cli(*args: str, cwd: Path | str | None = None, env: Mapping[str, str | N
         code = 0
         try:
             _forget_project_modules()
+            forget()  # a command masks the secrets it was told of, not an earlier command's
             _apply_env(env)
             if cwd is not None:
                 os.chdir(cwd)

@@ -4,8 +4,8 @@ import base64
 import json
 from urllib.parse import quote
 
-from wfops.engine.redact import MASK, Redactor
 from wfops.errors import CapabilityError
+from wfops.redact import MASK, Redactor
 
 from .helpers import make_engine, run
 

@@ -38,11 +38,12 @@ def main(argv: list[str] | None = None) -> None:
         # deferred: cache-hit path (a hit neither fails nor crashes: no crash log, no URL to redact)
         from wfops.crashlog import report_crash
         from wfops.dburl import redact
+        from wfops.redact import mask
 
         if isinstance(exc, WfopsError):
-            sys.stderr.write(f"wfops: error: {redact(exc.message)}\n")
+            sys.stderr.write(f"wfops: error: {mask(redact(exc.message))}\n")
             if exc.hint:
-                sys.stderr.write(f"  hint: {redact(exc.hint)}\n")
+                sys.stderr.write(f"  hint: {mask(redact(exc.hint))}\n")
             sys.exit(exits.for_error(exc))
         sys.exit(report_crash(exc))
 

@@ -7,12 +7,13 @@ import sys
 from typing import Any
 
 from wfops.errors import UsageError
+from wfops.redact import mask, masked
 from wfops.report import FORMATS
 
 
 def print_json(value: Any) -> None:
     # allow_nan=False: nothing wfops prints may be JSON no other reader accepts.
-    sys.stdout.write(json.dumps(value, indent=2, sort_keys=False, ensure_ascii=False, allow_nan=False,
+    sys.stdout.write(json.dumps(masked(value), indent=2, sort_keys=False, ensure_ascii=False, allow_nan=False,
                                 default=str) + "\n")
 
 
@@ -23,11 +24,11 @@ def compact(value: Any, width: int = 100) -> str:
 
 
 def say(text: str = "") -> None:
-    sys.stdout.write(text + "\n")
+    sys.stdout.write(mask(text) + "\n")
 
 
 def warn(text: str) -> None:
-    sys.stderr.write(text + "\n")
+    sys.stderr.write(mask(text) + "\n")
 
 
 def check_format(format: str) -> None:

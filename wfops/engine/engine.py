@@ -17,7 +17,6 @@ from typing import Any
 from wfops.engine.errors import InvalidInput, StepFailed
 from wfops.engine.frame import Frame, new_frame
 from wfops.engine.plan import Plan, StepPlan, WorkflowSource, compile_workflow
-from wfops.engine.redact import Redactor
 from wfops.engine.run import Executor, Paused, RunContext
 from wfops.engine.steps import EXECUTORS
 from wfops.engine.types import (
@@ -29,6 +28,7 @@ from wfops.engine.types import (
 )
 from wfops.errors import RefusedError
 from wfops.model.kinds import StepKind
+from wfops.redact import Redactor
 from wfops.schemacheck import first_error, with_defaults
 from wfops.sources.base import Capability
 

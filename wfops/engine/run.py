@@ -15,7 +15,6 @@ from typing import Any, Protocol
 from wfops.engine.errors import StepFailed, failure_of
 from wfops.engine.frame import Frame, new_frame
 from wfops.engine.plan import Plan, SaveTarget, StepPlan
-from wfops.engine.redact import Redactor
 from wfops.engine.reducers import REDUCERS, ReducerError, apply_write
 from wfops.engine.types import (
     CapabilityResolver,
@@ -27,6 +26,7 @@ from wfops.engine.types import (
 from wfops.engine.values import Scope
 from wfops.errors import RunStopped, SourceLost, UnstorableValue
 from wfops.model.kinds import StepKind
+from wfops.redact import Redactor
 from wfops.schemacheck import first_error, with_defaults
 from wfops.sources.base import Capability, StepContext
 
@@ -191,7 +191,7 @@ class RunContext:
                 if lost is not None and sp.catch_next is None and sp.on_item_error in (None, "fail"):
                     # The source's server died, not the call's logic: keep the run resumable
                     # (unfinished at its last committed step) rather than failing it for good.
-                    raise RunStopped(f"run {self.run_id} stopped at step {ctx.step}: {lost.message}",
+                    raise RunStopped(self.redactor.text(f"run {self.run_id} stopped at step {ctx.step}: {lost.message}"),
                                      run_id=self.run_id,
                                      hint=f"`wfops resume {self.run_id}` continues the run from its last "
                                           "committed step")

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from wfops.compiler.artifact import MISSING, text_hash
 from wfops.diagnostics import Diagnostic
 from wfops.fastpath.snapshot import unchanged
+from wfops.redact import declare_names
 from wfops.sources.registry import load_mcp_source, load_python_source
 from wfops.sources.std import StdSource
 
@@ -70,6 +71,7 @@ def recorded(root: Path, deployment: str) -> Ready | None:
         entry = json.loads(head)
         if entry.get("deployment") != deployment or not unchanged(root, entry.get("snapshot")):
             return None
+        declare_names(entry["secrets"])  # before any server starts: its stderr may quote them
         sources = _build_sources(root, entry["sources"])
         if sources is None:
             return None

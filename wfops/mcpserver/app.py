@@ -58,6 +58,7 @@ from wfops.mcpserver.models import (
     run_out,
 )
 from wfops.mcpserver.runs import Board
+from wfops.redact import masked
 from wfops.report.trace import describe
 
 INSTRUCTIONS = """\
@@ -511,7 +512,7 @@ def _respond(done: Envelope, max_chars: int, locate: Any) -> CallToolResult:
     """The one place a result is shaped for the wire: plain-text advice, the size limit, isError."""
     if not done.next_steps:
         done.next_steps = advice.as_text(done.next_actions)
-    data = done.model_dump(mode="json")
+    data = masked(done.model_dump(mode="json"))  # a result may quote a server's stderr or a tool's text
     whole = json.loads(json.dumps(data))  # what locate reads (ids) stays uncut
 
     def where(pointer: str, value: Any) -> Any:

@@ -14,6 +14,7 @@ from typing import TextIO
 
 from wfops.diagnostics import Diagnostic, sort_key
 from wfops.errors import UsageError
+from wfops.redact import mask
 
 FORMATS = {
     "text": "wfops.report.text",
@@ -42,7 +43,9 @@ def render(diagnostics: list[Diagnostic], fmt: str, stream: TextIO, root: Path |
         if prefix:
             diagnostics = [d if os.path.isabs(d.file) else replace(d, file=f"{prefix}/{d.file}")
                            for d in diagnostics]
-    ordered = sorted(diagnostics, key=sort_key)
+    # A message may quote what a source printed or raised: every format shows it masked.
+    ordered = [replace(d, message=mask(d.message), hint=mask(d.hint) if d.hint else d.hint)
+               for d in sorted(diagnostics, key=sort_key)]
     import_module(module).render(ordered, stream)
 
 

@@ -24,7 +24,7 @@ from wfops.errors import ProjectNotFound, RefusedError, UsageError, WfopsError
 from wfops.loader.project import find_root, load_project, project_db_path
 from wfops.runner.gate_record import Ready, contracts_match, from_gate, recorded
 from wfops.runner.gate_record import save as save_record
-from wfops.runner.inputs import merge, read_secrets
+from wfops.runner.inputs import merge, read_secrets, refuse_secret_values
 from wfops.runner.placement import executor_for
 from wfops.runner.progress import OnStep, ProgressSink
 from wfops.runner.sources import live_catalog, opened_sources, used_sources
@@ -96,6 +96,7 @@ async def run_deployment(options: RunOptions) -> RunResult:
     try:
         async with _gated(root, options.deployment) as (ready, opened):
             secret_values = read_secrets(ready.secrets)
+            refuse_secret_values(options.input, secret_values, "input")
             run_input = merge(ready.input, options.input)
             choice = given_executor or ExecutorChoice.parse(ready.executor)
             executor = executor_for(choice, root, options.deployment, opened, ready.source_ids)
@@ -191,6 +192,7 @@ async def fork_run(options: ForkOptions) -> RunResult:
             raise RefusedError(f"workflow {source.workflow} of run {source.run_id} has no step {options.from_step!r}",
                                hint=f"`wfops runs trace {source.run_id}` shows the steps it ran")
         cut = fork_point(store.trace(source.run_id), options.from_step, source.run_id)
+        refuse_secret_values(options.input, read_secrets(record.meta.get("secrets") or []), "input")
         run_input = _fork_input(top.input, source.input, options.input)
         run_id = new_run_id()
         meta = {**record.meta, "forked_from": {"run_id": source.run_id, "step": options.from_step, "seq": cut}}
@@ -239,6 +241,7 @@ async def _drive_stored(store: Any, root: Path, run_id: str, outcome: str | None
         workflows, artifacts = _stored_workflows(store, snapshot.run_id)
         bindings = dict(record.meta.get("bindings") or {})
         secret_values = read_secrets(record.meta.get("secrets") or [])
+        refuse_secret_values(payload, secret_values, "payload")
         ids = used_sources(workflows.values(), bindings)
         sources = _project_sources(root, ids, snapshot.run_id)
         trace = store.trace(snapshot.run_id)

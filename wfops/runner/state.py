@@ -8,8 +8,8 @@ from typing import Any
 from wfops.compiler.artifact import load_artifact
 from wfops.engine.frame import new_frame
 from wfops.engine.plan import compile_workflow
-from wfops.engine.redact import Redactor
 from wfops.errors import WfopsError
+from wfops.redact import Redactor
 from wfops.store.protocol import RunRecord, Store
 
 

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from wfops.errors import CapabilityError, SourceLost, StepTimeout
+from wfops.redact import mask
 from wfops.sources.base import CallResult, Capability, SourceKind, StepContext
 from wfops.sources.mcp_result import convert_result, tool_error_text
 
@@ -199,7 +200,7 @@ class McpClientSource:
             if isinstance(exc, asyncio.CancelledError) and not ready.done():
                 ready.cancel()  # open() itself was cancelled: nobody waits for a message
                 raise
-            message = self._describe_failure(exc, started=ready.done())
+            message = mask(self._describe_failure(exc, started=ready.done()))  # it may quote an HTTP body
             if not ready.done():
                 leaf = _first_leaf(exc)
                 own = leaf.hint if isinstance(leaf, CapabilityError) else None  # e.g. an unset env variable
@@ -303,9 +304,10 @@ class McpClientSource:
                              f"(it exited or crashed) during tool {name!r}"
                              f"{self._stderr_tail(since=request.stderr_at)}")
             return SourceLost(self._failure, hint="see the server's stderr; the next call starts it again")
+        # A tool's error text is the server's: it may hold the token the server was given.
         if isinstance(exc, MCPError):
-            return CapabilityError(f"mcp source {self.id!r}: tool {name!r}: {tool_error_text(exc)}")
-        return CapabilityError(f"mcp source {self.id!r}: tool {name!r}: {type(exc).__name__}: {exc}")
+            return CapabilityError(mask(f"mcp source {self.id!r}: tool {name!r}: {tool_error_text(exc)}"))
+        return CapabilityError(mask(f"mcp source {self.id!r}: tool {name!r}: {type(exc).__name__}: {exc}"))
 
     def _timeout_message(self, name: str) -> str:
         return (f"mcp source {self.id!r}: tool {name!r} did not answer within "
@@ -339,7 +341,8 @@ class McpClientSource:
             return 0
 
     def _stderr_tail(self, lines: int = 3, since: int = 0) -> str:
-        """The server's last stderr lines (written after offset `since`), for error messages."""
+        """The server's last stderr lines (written after offset `since`), for error messages,
+        with the declared secrets masked: a server may print the token it was given."""
         if self._stderr is None:
             return ""
         try:
@@ -348,7 +351,7 @@ class McpClientSource:
         except (OSError, ValueError):
             return ""
         tail = [line for line in text.splitlines() if line.strip()][-lines:]
-        return ("; server stderr: " + " | ".join(s.strip() for s in tail)) if tail else ""
+        return mask("; server stderr: " + " | ".join(s.strip() for s in tail)) if tail else ""
 
     # -- transport -----------------------------------------------------------------------
 
@@ -421,7 +424,8 @@ class _OneLineHandler(logging.Handler):
                     message += f": {value}"
             elif exc is not None:
                 message += f": {_short(exc)}"
-            sys.stderr.write(f"wfops: warning: {message.splitlines()[0] if message else record.levelname}\n")
+            # The line may be anything the server printed, the token it was given included.
+            sys.stderr.write(mask(f"wfops: warning: {message.splitlines()[0] if message else record.levelname}\n"))
         except Exception:  # noqa: BLE001 - logging must never break a run
             self.handleError(record)
 

@@ -15,6 +15,7 @@ import json
 from typing import Any
 
 from wfops.errors import CapabilityError
+from wfops.redact import mask
 from wfops.sources.base import CallResult
 
 
@@ -23,7 +24,7 @@ def convert_result(source_id: str, tool: str, result: Any, *, structured: bool) 
         # The Python SDK prefixes a tool's own message with this; the source and tool are named already.
         text = _text(result).removeprefix(f"Error executing tool {tool}: ").strip()
         text = text or "the tool reported an error without a message"
-        raise CapabilityError(f"mcp tool {source_id}.{tool} failed: {text}")
+        raise CapabilityError(mask(f"mcp tool {source_id}.{tool} failed: {text}"))  # the server's words
     if structured:
         if not isinstance(result.structured_content, dict):
             raise CapabilityError(f"mcp tool {source_id}.{tool} declares an output schema "

@@ -11,6 +11,7 @@ from wfops.errors import CapabilityError, WfopsError
 from wfops.loader.project import Project
 from wfops.model.objects import McpSource, SourcesFile
 from wfops.model.plain import load as plain_load
+from wfops.redact import declare_names, mask
 from wfops.sources.base import CallResult, Capability, Source, StepContext
 from wfops.sources.contract import call_checked
 from wfops.sources.modules import ImportTimedOut, ModuleOutsideProject
@@ -26,6 +27,10 @@ def build_sources(project: Project, *, cached: ContractRecord | None = None
     `cached` (`wfops validate` only): when it still holds the contracts of exactly the declared
     python sources, they are served from it and no module is imported; otherwise the modules
     are imported and what they gave is recorded there."""
+    # What sources print (a server's stderr, an import error) is quoted in messages of
+    # commands that run no deployment (`compile`, `check --live`): mask every secret any
+    # deployment lists, as the environment holds it now.
+    declare_names(name for loaded in project.deployments.values() for name in loaded.model.secrets)
     sources: dict[str, Source] = {"std": StdSource()}
     diagnostics: list[Diagnostic] = []
     if project.sources is None:
@@ -57,21 +62,23 @@ def build_sources(project: Project, *, cached: ContractRecord | None = None
 
 
 def _python_source(project: Project, source_id: str, module: str) -> Source | Diagnostic:
-    """The python source, imported, or the finding that says why it could not be."""
+    """The python source, imported, or the finding that says why it could not be. A finding's
+    message quotes the module's own exception, so it is masked here, where it is made: findings
+    are cached and replayed by commands that load no deployment."""
     assert project.sources is not None
     where = project.sources.doc.at(("sources", source_id, "module"))
     try:
         return load_python_source(project.root, source_id, module)
     except ImportTimedOut as exc:
-        return error("source-import-timeout", f"source {source_id!r}: {exc.message}",
+        return error("source-import-timeout", mask(f"source {source_id!r}: {exc.message}"),
                      project.sources.file, where, source=source_id, hint=exc.hint)
     except WfopsError as exc:
-        return error("source-error", f"source {source_id!r}: {exc.message}",
+        return error("source-error", mask(f"source {source_id!r}: {exc.message}"),
                      project.sources.file, where, source=source_id,
                      hint=exc.hint or "fix the module so it imports cleanly")
     except (Exception, SystemExit) as exc:  # user code: any failure is a finding, never a crash
         return error("source-import-error",
-                     f"source {source_id!r}: importing {module} failed: {type(exc).__name__}: {exc}",
+                     mask(f"source {source_id!r}: importing {module} failed: {type(exc).__name__}: {exc}"),
                      project.sources.file, where, source=source_id,
                      hint=f"run `python -c 'import {module}'` in the project root to see the full error")
 

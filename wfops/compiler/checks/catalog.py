@@ -16,6 +16,7 @@ from wfops.errors import WfopsError
 from wfops.loader.project import LOCK_FILE, Project
 from wfops.lockfile import read_lock
 from wfops.model.kinds import walk_steps
+from wfops.redact import mask
 from wfops.sources.base import Source, list_capabilities
 
 
@@ -80,7 +81,7 @@ def _list_live(project: Project, mcp: dict[str, Source], catalog: Catalog) -> li
             catalog.caps[sid] = await list_capabilities(source)
         except Exception as exc:  # a broken server is a finding, never a crash
             catalog.broken.add(sid)
-            message = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
+            message = mask(getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}")  # it quotes the server
             loaded = project.sources
             at = loaded.doc.at(("sources", sid)) if loaded is not None else (1, 1)
             return error("source-unavailable", f"MCP source {sid!r} could not be listed: {message}",
