@@ -162,3 +162,24 @@ def read_log(path: Path) -> list[dict]:
     if not path.exists():
         return []
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+#: A python source whose node returns a text of the size asked for (large outputs, full disks).
+BLOB_OPS = '''
+from pydantic import BaseModel
+
+import wfops
+
+
+class Size(BaseModel):
+    size: int
+
+
+class Text(BaseModel):
+    text: str
+
+
+@wfops.node
+def blob(payload: Size, context) -> Text:
+    return Text(text="x" * payload.size)
+'''

@@ -123,7 +123,6 @@ def test_a_validate_cache_hit_replays_the_import_error_masked(tmp_path: Path, fm
 
 def test_a_crash_log_masks_a_declared_secret(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from wfops.crashlog import report_crash
-
     from wfops.redact import declare
 
     declare([TOKEN])

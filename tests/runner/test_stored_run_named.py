@@ -14,26 +14,9 @@ import pytest
 
 from tests.conftest import write
 from tests.mcp.helpers import STATEFUL
-from tests.runner.helpers import wfops
+from tests.runner.helpers import BLOB_OPS, wfops
 
-OPS = '''
-from pydantic import BaseModel
-
-import wfops
-
-
-class Size(BaseModel):
-    size: int
-
-
-class Text(BaseModel):
-    text: str
-
-
-@wfops.node
-def blob(payload: Size, context) -> Text:
-    return Text(text="x" * payload.size)
-'''
+OPS = BLOB_OPS
 
 BIG = """
 name: big

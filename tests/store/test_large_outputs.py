@@ -10,26 +10,9 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import write
-from tests.runner.helpers import env_for, wfops
+from tests.runner.helpers import BLOB_OPS, env_for, wfops
 
-OPS = '''
-from pydantic import BaseModel
-
-import wfops
-
-
-class Size(BaseModel):
-    size: int
-
-
-class Text(BaseModel):
-    text: str
-
-
-@wfops.node
-def blob(payload: Size, context) -> Text:
-    return Text(text="x" * payload.size)
-'''
+OPS = BLOB_OPS
 
 HELD = """
 name: held
