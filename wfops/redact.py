@@ -18,7 +18,9 @@ lines (base64 wrapped at 76 characters, say) is masked too.
 from __future__ import annotations
 
 import base64
+import itertools
 import json
+import operator
 import os
 import re
 import threading
@@ -99,31 +101,27 @@ def forms_of(secret: str) -> set[str]:
 def _pattern_of(forms: list[str]) -> re.Pattern[str]:
     """One pattern matching every form, the longest where several start at one place (so a
     whole encoded secret is masked, not a fragment of it). The forms share long prefixes (the
-    secret and its escaped and encoded variants), so they are matched as a trie: one test per
-    character instead of one per form; Python's regex engine tries alternatives one by one."""
-    root: dict[str, Any] = {}
-    for form in forms:
-        node = root
-        for char in form:
-            node = node.setdefault(char, {})
-        node[""] = {}  # a form ends here
-    built: dict[int, str] = {}
-    stack: list[tuple[dict[str, Any], bool]] = [(root, False)]
-    while stack:  # children before parents, without recursion (a form may be a long PEM key)
-        node, children_built = stack.pop()
-        if not children_built:
-            stack.append((node, True))
-            stack += [(child, False) for char, child in node.items() if char]
-            continue
-        branches = [re.escape(char) + built.pop(id(child)) for char, child in sorted(node.items()) if char]
-        if "" in node:
-            built[id(node)] = f"(?:{'|'.join(branches)})?" if branches else ""
-        else:
-            built[id(node)] = branches[0] if len(branches) == 1 else f"(?:{'|'.join(branches)})"
+    secret and its escaped and encoded variants), so they are matched as a prefix tree: one
+    test per character instead of one per form (Python's regex engine tries alternatives one
+    by one), each run of characters without a branch written as one literal."""
     try:
-        return re.compile(built[id(root)])
-    except (RecursionError, OverflowError):  # a trie too deep for the regex parser: the plain alternation
+        return re.compile(_tree(sorted(set(forms))))
+    except (RecursionError, OverflowError):  # a tree too deep for the regex parser: the plain alternation
         return re.compile("|".join(map(re.escape, forms)))
+
+
+def _tree(forms: list[str]) -> str:
+    """The pattern of the sorted, distinct `forms` ("" among them: one may end here)."""
+    ends = forms[0] == ""
+    branches = []
+    for _, group in itertools.groupby(forms[1:] if ends else forms, key=operator.itemgetter(0)):
+        same = list(group)
+        prefix = os.path.commonprefix(same)
+        rest = [form[len(prefix):] for form in same]
+        branches.append(re.escape(prefix) + ("" if rest == [""] else _tree(rest)))
+    if ends:
+        return f"(?:{'|'.join(branches)})?" if branches else ""
+    return branches[0] if len(branches) == 1 else f"(?:{'|'.join(branches)})"
 
 
 class Redactor:
