@@ -82,8 +82,9 @@ TABLE: dict[str, Any] = {
         'params': [
             {'kind': 'option', 'name': 'project', 'opts': ['--project'], 'secondary': [], 'flag': False, 'multiple': False, 'nargs': 1, 'required': False, 'default': None, 'type': 'str', 'min': None, 'max': None},
             {'kind': 'option', 'name': 'db', 'opts': ['--db'], 'secondary': [], 'flag': False, 'multiple': False, 'nargs': 1, 'required': False, 'default': None, 'type': 'str', 'min': None, 'max': None},
+            {'kind': 'option', 'name': 'allow_client_sources', 'opts': ['--allow-client-sources'], 'secondary': [], 'flag': True, 'multiple': False, 'nargs': 1, 'required': False, 'default': False, 'type': 'bool', 'min': None, 'max': None},
         ],
-        'verb': {'module': 'mcp_cmd', 'function': 'run', 'args': [{'kwarg': 'project', 'param': 'project', 'absent': None}, {'kwarg': 'db', 'param': 'db', 'absent': None}]},
+        'verb': {'module': 'mcp_cmd', 'function': 'run', 'args': [{'kwarg': 'project', 'param': 'project', 'absent': None}, {'kwarg': 'db', 'param': 'db', 'absent': None}, {'kwarg': 'allow_client_sources', 'param': 'allow_client_sources', 'absent': False}]},
     },
     'resume': {
         'callback': 'resume',
@@ -193,6 +194,23 @@ TABLE: dict[str, Any] = {
             {'kind': 'option', 'name': 'kind', 'opts': ['--kind'], 'secondary': [], 'flag': False, 'multiple': False, 'nargs': 1, 'required': False, 'default': 'workflow', 'type': 'str', 'min': None, 'max': None},
         ],
         'verb': {'module': 'schema_cmd', 'function': 'run', 'args': [{'kwarg': 'kind', 'param': 'kind', 'absent': 'workflow'}]},
+    },
+    'sources approve': {
+        'callback': 'sources_approve',
+        'params': [
+            {'kind': 'argument', 'name': 'source', 'opts': [], 'secondary': [], 'flag': False, 'multiple': False, 'nargs': 1, 'required': True, 'default': None, 'type': 'str', 'min': None, 'max': None},
+            {'kind': 'option', 'name': 'json', 'opts': ['--json'], 'secondary': [], 'flag': True, 'multiple': False, 'nargs': 1, 'required': False, 'default': False, 'type': 'bool', 'min': None, 'max': None},
+            {'kind': 'option', 'name': 'project', 'opts': ['--project'], 'secondary': [], 'flag': False, 'multiple': False, 'nargs': 1, 'required': False, 'default': None, 'type': 'str', 'min': None, 'max': None},
+        ],
+        'verb': {'module': 'sources_cmd', 'function': 'run', 'args': [{'kwarg': 'action', 'const': 'approve'}, {'kwarg': 'source', 'param': 'source', 'absent': None}, {'kwarg': 'json_out', 'param': 'json', 'absent': False}, {'kwarg': 'project', 'param': 'project', 'absent': None}]},
+    },
+    'sources list': {
+        'callback': 'sources_list',
+        'params': [
+            {'kind': 'option', 'name': 'json', 'opts': ['--json'], 'secondary': [], 'flag': True, 'multiple': False, 'nargs': 1, 'required': False, 'default': False, 'type': 'bool', 'min': None, 'max': None},
+            {'kind': 'option', 'name': 'project', 'opts': ['--project'], 'secondary': [], 'flag': False, 'multiple': False, 'nargs': 1, 'required': False, 'default': None, 'type': 'str', 'min': None, 'max': None},
+        ],
+        'verb': {'module': 'sources_cmd', 'function': 'run', 'args': [{'kwarg': 'action', 'const': 'list'}, {'kwarg': 'json_out', 'param': 'json', 'absent': False}, {'kwarg': 'project', 'param': 'project', 'absent': None}]},
     },
     'test': {
         'callback': 'test_',

@@ -121,6 +121,25 @@ def after_orphan(run: Any) -> list[NextAction]:
                               "committed step", run_id=run.run_id)]
 
 
+def awaiting_approval(sources: list[str]) -> str:
+    """What a write that left client-written sources held tells the agent to tell its person."""
+    names = ", ".join(f"`{s}`" for s in sources)
+    commands = "; ".join(f"`wfops sources approve {s}`" for s in sources)
+    return (f"source{'s' if len(sources) > 1 else ''} {names} must be approved by a person before any tool "
+            f"starts or imports {'them' if len(sources) > 1 else 'it'}: tools that would are refused (or ask "
+            f"through elicitation, where this client supports it) until a person runs {commands} in the "
+            "project, or starts the server with `wfops mcp --allow-client-sources`")
+
+
+def after_unapproved(exc: Any, tool: str) -> list[NextAction]:
+    """A refusal for a held source: the person's step, then the same call again."""
+    held = [d.source for d in exc.held]
+    commands = "; ".join(f"`wfops sources approve {s}`" for s in held)
+    return [act(tool, f"call it again once a person has run {commands} in the project (it shows each "
+                      "declaration and records the yes); an agent cannot approve its own sources"),
+            act("read_file", "show the person what they are asked to approve", path="sources.yaml")]
+
+
 def after_error(exc: Any) -> list[NextAction]:
     """A known error's advice, in tool calls (its hint is written for people)."""
     name = type(exc).__name__
