@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import os
+
 from wfops.api import Project
+
+# The client that started this process, read before the server's slow imports: if it dies
+# while wfops starts up, the server still sees its parent change and leaves.
+PARENT = os.getppid()
 
 
 def run(*, project: str | None, db: str | None, allow_client_sources: bool = False) -> int:
@@ -11,5 +17,5 @@ def run(*, project: str | None, db: str | None, allow_client_sources: bool = Fal
     # deferred: wfops.mcpserver.app imports mcp (~1.7 s), only once the project is found
     from wfops.mcpserver.app import serve
 
-    serve(found, allow_client_sources=allow_client_sources)
+    serve(found, allow_client_sources=allow_client_sources, parent=PARENT)
     return 0

@@ -778,7 +778,7 @@ def _error(exc: Any) -> ErrorOut:
                     argument=exc.argument if isinstance(exc, InvalidArgument) else None)
 
 
-def serve(project: Project, *, allow_client_sources: bool = False) -> None:
+def serve(project: Project, *, allow_client_sources: bool = False, parent: int | None = None) -> None:
     """Serve over stdio until the client disconnects, then exit the process.
 
     While serving, the SDK points fd 1 at stderr, so what project code prints cannot
@@ -789,9 +789,9 @@ def serve(project: Project, *, allow_client_sources: bool = False) -> None:
 
     The server never outlives its client: when stdin ends the process exits even if a call
     (a capability that never returns) is still going, and a watcher ends it when its parent
-    dies (the parent pid changes) although stdin is still open.
+    dies (the parent pid changes from `parent`, default the one now) although stdin is still open.
     """
-    _watch_parent(os.getppid())
+    _watch_parent(os.getppid() if parent is None else parent)
     try:
         build_server(project, allow_client_sources=allow_client_sources).run()
     finally:
