@@ -332,7 +332,7 @@ def new_workflow(root: Path, capability: Any, name: str, *, write: bool = False)
     if not re.fullmatch(NAME_PATTERN, name):
         raise UsageError(f"workflow name {name!r} is not valid", hint=f"names match {NAME_PATTERN}")
     path = f"{WORKFLOWS_DIR}/{name}.yaml"
-    if (root / path).exists() and write:
+    if inside_project(root, path, what="workflow file", argument="name").exists() and write:
         raise UsageError(f"{path} exists already", hint="pick another name, or edit it with patch_workflow")
     text = skeleton_text(name, capability)
     _, found, _ = validate_overlay(root, text, "workflow", path)
