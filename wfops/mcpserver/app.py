@@ -405,8 +405,19 @@ def build_server(project: Project, *, allow_client_sources: bool = False) -> Any
         """Continue an interrupted run (answering it), one whose process died (from its last
         committed step), or a failed or cancelled one (redriving its failed step with a new
         attempt, the same idempotency key); blocks until it ends or stops again."""
-        return await _guard(RunResult, {}, max_chars, _run_locate(run_id), ops.resume_run, project, run_id,
-                            outcome, payload, _progress(ctx), ask=approval.asker(answer), own_thread=True, refused=[
+        progress = _progress(ctx)
+
+        def resume() -> RunResult:
+            # The core API has no start signal for a resume: its first committed step is one.
+            def first_step(ready: Callable[[], None]) -> RunResult:
+                def on_step(entry: Any) -> None:
+                    ready()
+                    if progress is not None:
+                        progress(entry)
+                return ops.resume_run(project, run_id, outcome, payload, on_step)
+            return _released_when_ready(first_step)
+        return await _guard(RunResult, {}, max_chars, _run_locate(run_id), resume, exclusive=False,
+                            name="resume_run", ask=approval.asker(answer), own_thread=True, refused=[
                                 advice.act("show_run", "see the run's status: a completed run has "
                                                        "nothing to resume", run_id=run_id)])
 
