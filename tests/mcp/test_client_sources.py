@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp import Client
+from mcp import Client, StdioServerParameters
 from mcp_types import ElicitResult
 
-from tests.harness import run_cli
+from tests.harness import WFOPS, process_env, run_cli
 from tests.mcp.projects import std_project
 from wfops.api import Project
 from wfops.mcpserver.app import build_server
@@ -169,6 +169,43 @@ def test_a_client_without_elicitation_is_refused_with_how_a_person_approves(tmp_
         assert bad and got["error"]["type"] == "SourcesAwaitApproval"
     drive(root, script)  # no elicitation callback: the refusal says how a person approves
     assert not marker.exists()
+
+
+def test_only_a_tool_that_would_start_a_source_asks(tmp_path: Path) -> None:
+    root = std_project(tmp_path / "p")
+    asker = answer("decline")
+
+    async def script(client: Any) -> None:
+        await call(client, "write_file", path="sources.yaml", text=mcp_source(tmp_path / "ran"))
+        assert not (await call(client, "check"))[1]["error"]  # not live: starts nothing, asks nothing
+        assert not asker.asked
+        bad, got = await call(client, "check", live=True)
+        assert bad and got["error"]["type"] == "SourcesAwaitApproval" and len(asker.asked) == 1
+    drive(root, script, elicit=asker)
+
+
+def stdio(root: Path, *flags: str, elicit: Any = None) -> Client:
+    params = StdioServerParameters(command=WFOPS[0], args=[*WFOPS[1:], "mcp", "--project", str(root), *flags],
+                                   env=process_env(), cwd=str(root))
+    return Client(params, elicitation_callback=elicit)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("how", ["elicitation", "--allow-client-sources"])
+def test_over_stdio_a_client_source_runs_after_elicitation_or_with_the_flag(tmp_path: Path, how: str) -> None:
+    root = std_project(tmp_path / "p")
+    marker = tmp_path / "ran"
+    asker = answer("accept")
+
+    async def main() -> None:
+        flags = [how] if how.startswith("--") else []
+        async with stdio(root, *flags, elicit=asker if how == "elicitation" else None) as client:
+            await client.list_tools()
+            await call(client, "write_file", path="sources.yaml", text=mcp_source(marker))
+            await call(client, "list_capabilities", source="evil")
+    asyncio.run(main())
+    assert marker.exists()
+    assert bool(asker.asked) == (how == "elicitation")
 
 
 def test_the_person_s_server_flag_lets_client_sources_run(tmp_path: Path) -> None:

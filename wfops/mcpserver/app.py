@@ -306,7 +306,7 @@ def build_server(project: Project, *, allow_client_sources: bool = False) -> Any
     async def check(
             live: Annotated[bool, Field(description="Also start MCP sources and compare their contracts.")] = False,
             max_chars: MaxChars = DEFAULT,
-            answer: Approval = NOT_ASKED,
+            answer: LiveApproval = NOT_ASKED,
     ) -> Annotated[CallToolResult, CheckResult]:
         """Compare the project with wfops.lock (stale lock, contract drift), as `wfops check`;
         live starts the MCP sources."""
@@ -532,8 +532,14 @@ async def _ask_approval(ctx: Context) -> Elicit[_ApproveSources] | None:
     return await anyio.to_thread.run_sync(approval.question, ctx) if approval is not None else None
 
 
+async def _ask_approval_if_live(ctx: Context, live: bool = False) -> Elicit[_ApproveSources] | None:
+    """`check` starts sources only when live."""
+    return await _ask_approval(ctx) if live else None
+
+
 #: A tool argument the client never sends: the user's answer about held sources, if asked.
 Approval = Annotated[ElicitationResult[_ApproveSources], Resolve(_ask_approval)]
+LiveApproval = Annotated[ElicitationResult[_ApproveSources], Resolve(_ask_approval_if_live)]
 NOT_ASKED = DeclinedElicitation()
 
 
