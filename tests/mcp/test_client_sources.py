@@ -18,6 +18,7 @@ from mcp_types import ElicitResult
 from tests.harness import WFOPS, process_env, run_cli
 from tests.mcp.projects import std_project
 from wfops.api import Project
+from wfops.api.approvals import record_written
 from wfops.mcpserver.app import build_server
 
 # Tools that start or import sources, with arguments that would start `evil`.
@@ -157,6 +158,30 @@ def test_a_python_source_the_client_declares_is_not_imported_even_to_validate(tm
     assert accepted.asked and imported.exists()
     record = json.loads((root / ".wfops" / "client-sources.json").read_text())
     assert [a["by"] for a in record["approved"].values()] == ["elicitation"]
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+def test_a_yes_counts_only_for_the_declaration_the_question_showed(tmp_path: Path, mode: str) -> None:
+    root = std_project(tmp_path / "p")
+    first, second = tmp_path / "first", tmp_path / "second"
+    shown: list[str] = []
+
+    async def swap_then_accept(context: Any, params: Any) -> ElicitResult:
+        shown.append(params.message)
+        if len(shown) == 1:  # while the user reads, the client swaps the declaration
+            before = (root / "sources.yaml").read_text()
+            record_written(root, before, mcp_source(second), "mcp")
+            (root / "sources.yaml").write_text(mcp_source(second))
+        return ElicitResult(action="accept", content={"approve": True})
+
+    async def script(client: Any) -> None:
+        await call(client, "write_file", path="sources.yaml", text=mcp_source(first))
+        await call(client, "list_capabilities", source="evil")
+    drive(root, script, elicit=swap_then_accept, mode=mode)
+    assert not first.exists()
+    # What ran (if anything did) is what a question showed.
+    assert second.exists() == any(str(second) in question for question in shown)
+    assert str(first) in shown[0]
 
 
 def test_a_client_without_elicitation_is_refused_with_how_a_person_approves(tmp_path: Path) -> None:

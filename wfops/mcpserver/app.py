@@ -19,6 +19,7 @@ import threading
 import time
 from collections.abc import Awaitable, Callable
 from contextlib import suppress
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
@@ -495,27 +496,23 @@ class _Approval:
 
     def __init__(self, project: Project) -> None:
         self.project = project
-        self.asked: set[str] = set()   # questions shown to a user, each naming its declarations
 
-    def question(self, ctx: Any) -> Elicit[_ApproveSources] | None:
+    def question(self, ctx: Any) -> str | None:
         if not _can_elicit(ctx):
             return None
         held = self.project.sources_awaiting_approval()
-        if not held:
-            return None
-        text = _approval_question(held)
-        self.asked.add(text)
-        return Elicit(text, _ApproveSources)
+        return _approval_question(held) if held else None
 
     def asker(self, answer: Any) -> Asker | None:
         """What `_guard` calls when the tool is refused for held sources: True once the
-        user's yes (to exactly those declarations) is recorded."""
+        user's yes (to exactly the declarations this call's question showed) is recorded."""
         data = getattr(answer, "data", None)
+        shown = _QUESTION.get()
         if getattr(answer, "action", None) != "accept" or not isinstance(data, _ApproveSources) or not data.approve:
             return None
 
         async def ask(exc: SourcesAwaitApproval) -> bool:
-            if _approval_question(exc.held) not in self.asked:
+            if _approval_question(exc.held) != shown:
                 return False  # sources.yaml changed after the question: what was shown is not what runs
             await anyio.to_thread.run_sync(self._approve, exc.held)
             return True
@@ -526,10 +523,17 @@ class _Approval:
             self.project.approve_source(declaration.source, by="elicitation", expected=declaration.key)
 
 
+#: The question this tool call showed its user (set by the resolver, read by the tool body,
+#: which runs in the same context).
+_QUESTION: ContextVar[str | None] = ContextVar("wfops_approval_question", default=None)
+
+
 async def _ask_approval(ctx: Context) -> Elicit[_ApproveSources] | None:
     """The resolver of every tool that may start or import a source."""
-    approval = getattr(ctx.mcp_server, "approval", None)
-    return await anyio.to_thread.run_sync(approval.question, ctx) if approval is not None else None
+    approval = ctx.mcp_server.approval if isinstance(ctx.mcp_server, _Server) else None
+    text = await anyio.to_thread.run_sync(approval.question, ctx) if approval is not None else None
+    _QUESTION.set(text)
+    return Elicit(text, _ApproveSources) if text is not None else None
 
 
 async def _ask_approval_if_live(ctx: Context, live: bool = False) -> Elicit[_ApproveSources] | None:
@@ -677,11 +681,11 @@ async def _in_own_thread(work: Callable[[], Envelope]) -> Envelope:
 
     def target() -> None:
         try:
-            value = work()
+            value, error = work(), None
         except BaseException as exc:  # noqa: BLE001 - handed to the awaiting tool call
-            loop.call_soon_threadsafe(settle, None, exc)
-        else:
-            loop.call_soon_threadsafe(settle, value, None)
+            value, error = None, exc
+        with suppress(RuntimeError):  # the loop closed: the server is gone, nobody waits
+            loop.call_soon_threadsafe(settle, value, error)
 
     threading.Thread(target=target, name="wfops-mcp-call", daemon=True).start()
     return await future
