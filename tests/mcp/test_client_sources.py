@@ -145,6 +145,9 @@ def test_a_python_source_the_client_declares_is_not_imported_even_to_validate(tm
         assert [d["code"] for d in got["diagnostics"]] == ["source-unapproved"]
         bad, got = await call(client, "validate")
         assert not bad and [d["code"] for d in got["diagnostics"]] == ["source-unapproved"]
+        unsaved = "sources:\n  boom: {kind: python, module: boom}\n  again: {kind: python, module: boom}\n"
+        bad, got = await call(client, "validate", text=unsaved, kind="sources")
+        assert [d["code"] for d in got["diagnostics"]] == ["source-unapproved"] * 2, got
         bad, got = await call(client, "list_capabilities")
         assert bad and got["error"]["type"] == "SourcesAwaitApproval"
     drive(root, declare, elicit=declined, mode=mode)

@@ -216,6 +216,12 @@ class ClientWrites:
         with holding(frozenset(ids)):
             yield
 
+    def current_text(self) -> str | None:
+        try:
+            return (self.root / SOURCES_FILE).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
+
     def record(self, before: str | None, after: str) -> None:
         record_written(self.root, before, after, self.trust.tool)
 

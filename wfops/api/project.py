@@ -18,7 +18,7 @@ import copy
 import dataclasses
 import os
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -136,7 +136,7 @@ class Project:
         if text is not None:
             if kind is None:
                 raise UsageError("`kind` is required with `text`", hint="pass kind: workflow, deployment or sources")
-            with self._for_client(None):
+            with self._for_client(None), self._unsaved_sources(text if kind == "sources" else None):
                 name, found, static = checks.validate_inline(self.root, text, kind, path)  # type: ignore[arg-type]
             return Report(found, [name], static)
         wanted = list(paths or [])
@@ -521,6 +521,13 @@ class Project:
             approvals.require_approved(self.root, self._client, doing)
         with holding(approvals.held_ids(self.root, self._client)):
             yield
+
+    def _unsaved_sources(self, text: str | None) -> AbstractContextManager[None]:
+        """For a client's unsaved sources.yaml text: what it declares anew is not imported either."""
+        writes = self._writes()
+        if writes is None or text is None:
+            return nullcontext()
+        return writes.validating(writes.current_text(), text)
 
     def _writes(self) -> ClientWrites | None:
         """What a client's write does around a new sources.yaml text (None: a person's write)."""
