@@ -7,8 +7,8 @@ Ops: add, remove, replace, move, copy, test. Paths are RFC 6901 JSON Pointers (`
 
 A patch's work is bounded, since its author may be an agent: at most `MAX_OPS` ops, a
 document that never grows past the largest file wfops reads, as JSON (checked before each
-op that adds a value, so a value is never copied past the limit), and `MAX_SECONDS` of work. Each bound is
-a `PatchError` naming the op that crossed it.
+op that adds a value, so a value is never copied past the limit), and `MAX_SECONDS` of
+work. Each bound is a `PatchError` naming the op that crossed it.
 """
 
 from __future__ import annotations

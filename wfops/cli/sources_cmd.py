@@ -25,13 +25,16 @@ def run(*, action: str, source: str | None = None, json_out: bool = False, proje
             say(f"  approve: wfops sources approve {d.source}")
         return 0
     if action == "approve":
+        waited = source in {d.source for d in found.sources_awaiting_approval()}
         approved = found.approve_source(source or "", by="wfops sources approve")
         if json_out:
             print_json({"source": approved.source, "kind": approved.kind, "declaration": approved.declaration,
-                        "approved": True})
+                        "approved": True, "waited": waited})
             return 0
         say(f"{approved.source} ({approved.kind}): {approved.shown()}")
-        say(f"approved: `wfops mcp` may now start or import {approved.source} as declared above; "
+        if not waited:
+            say("it did not wait for approval: no MCP client wrote it as declared, or a person approved it")
+        say(f"approved: `wfops mcp` may start or import {approved.source} as declared above; "
             "a change to it needs a new approval")
         return 0
     raise ValueError(f"unknown sources action {action!r}")
