@@ -18,6 +18,7 @@ records nothing and is refused nothing: running it is the person's yes.
 
 from __future__ import annotations
 
+import fcntl
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -35,6 +36,7 @@ from wfops.sources.registry import holding
 from wfops.statedir import make_state_dir
 
 RECORD_FILE = "client-sources.json"
+RECORD_LOCK = "client-sources.lock"
 APPROVE_COMMAND = "wfops sources approve"
 
 
@@ -132,9 +134,23 @@ def _load(root: Path) -> dict[str, dict[str, Any]]:
 
 
 def _save(root: Path, record: dict[str, dict[str, Any]]) -> None:
-    make_state_dir(root / STATE_DIR)
     write_atomic(_record_path(root), json.dumps(record, indent=2, sort_keys=True) + "\n",
                  what=f"{STATE_DIR}/{RECORD_FILE}")
+
+
+@contextmanager
+def _changing(root: Path) -> Iterator[dict[str, dict[str, Any]]]:
+    """The record, to change and save, while no other process changes it (the server records
+    a client's write while a person may be approving: neither may lose the other's entry)."""
+    make_state_dir(root / STATE_DIR)
+    with open(root / STATE_DIR / RECORD_LOCK, "a+") as lock:
+        fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+        try:
+            record = _load(root)
+            yield record
+            _save(root, record)
+        finally:
+            fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
 
 
 def _now() -> str:
@@ -148,11 +164,10 @@ def record_written(root: Path, before: str | None, after: str, tool: str) -> lis
     new = changed(before, after)
     if not new:
         return []
-    record = _load(root)
-    for d in new:
-        record["written"].setdefault(d.key, {"source": d.source, "declaration": d.declaration,
-                                             "tool": tool, "at": _now()})
-    _save(root, record)
+    with _changing(root) as record:
+        for d in new:
+            record["written"].setdefault(d.key, {"source": d.source, "declaration": d.declaration,
+                                                 "tool": tool, "at": _now()})
     return new
 
 
@@ -178,9 +193,8 @@ def approve(root: Path, source: str, by: str, expected: str | None = None) -> De
     if expected is not None and declaration.key != expected:
         raise UsageError(f"source {source!r} changed in {SOURCES_FILE} while its approval was asked",
                          hint="ask again: the declaration approved must be the one shown")
-    record = _load(root)
-    record["approved"][declaration.key] = {"source": source, "by": by, "at": _now()}
-    _save(root, record)
+    with _changing(root) as record:
+        record["approved"][declaration.key] = {"source": source, "by": by, "at": _now()}
     return declaration
 
 
