@@ -8,6 +8,7 @@ shows the declaration as it stands and records the yes for exactly that declarat
 from __future__ import annotations
 
 from wfops.api import Project
+from wfops.api.approvals import APPROVE_COMMAND
 from wfops.cli.output import print_json, say
 
 
@@ -22,11 +23,11 @@ def run(*, action: str, source: str | None = None, json_out: bool = False, proje
             say("no source awaits approval")
         for d in held:
             say(f"{d.source} ({d.kind}): {d.shown()}")
-            say(f"  approve: wfops sources approve {d.source}")
+            say(f"  approve: {APPROVE_COMMAND} {d.source}")
         return 0
     if action == "approve":
         waited = source in {d.source for d in found.sources_awaiting_approval()}
-        approved = found.approve_source(source or "", by="wfops sources approve")
+        approved = found.approve_source(source or "", by=APPROVE_COMMAND)
         if json_out:
             print_json({"source": approved.source, "kind": approved.kind, "declaration": approved.declaration,
                         "approved": True, "waited": waited})

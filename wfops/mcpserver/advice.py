@@ -12,6 +12,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+from wfops.api.approvals import APPROVE_COMMAND
 from wfops.diagnostics import Diagnostic
 from wfops.mcpserver.models import NextAction
 
@@ -124,7 +125,7 @@ def after_orphan(run: Any) -> list[NextAction]:
 def awaiting_approval(sources: list[str]) -> str:
     """What a write that left client-written sources held tells the agent to tell its person."""
     names = ", ".join(f"`{s}`" for s in sources)
-    commands = "; ".join(f"`wfops sources approve {s}`" for s in sources)
+    commands = "; ".join(f"`{APPROVE_COMMAND} {s}`" for s in sources)
     return (f"source{'s' if len(sources) > 1 else ''} {names} must be approved by a person before any tool "
             f"starts or imports {'them' if len(sources) > 1 else 'it'}: tools that would are refused (or ask "
             f"through elicitation, where this client supports it) until a person runs {commands} in the "
@@ -134,7 +135,7 @@ def awaiting_approval(sources: list[str]) -> str:
 def after_unapproved(exc: Any, tool: str) -> list[NextAction]:
     """A refusal for a held source: the person's step, then the same call again."""
     held = [d.source for d in exc.held]
-    commands = "; ".join(f"`wfops sources approve {s}`" for s in held)
+    commands = "; ".join(f"`{APPROVE_COMMAND} {s}`" for s in held)
     return [act(tool, f"call it again once a person has run {commands} in the project (it shows each "
                       "declaration and records the yes); an agent cannot approve its own sources"),
             act("read_file", "show the person what they are asked to approve", path="sources.yaml")]
