@@ -87,6 +87,7 @@ _CODES = {
     "source-import-error": "importing a python source's module raised",
     "source-import-timeout": "importing a python source's module did not finish within the time limit",
     "source-unavailable": "an MCP server that could not be started or listed (live checks only)",
+    "source-unapproved": "a source an MCP client wrote, not imported or started until a person approves it",
     # -- the lock -----------------------------------------------------------------------------
     "corrupt-lock": "wfops.lock is not valid lock JSON",
     "stale-lock": "wfops.lock differs from what `wfops compile` would write",

@@ -5,7 +5,8 @@
     │   ├── InvalidArgument              an API or tool argument unknown, ill-typed or out of range; names it
     │   └── api.jsonpatch.PatchError     a patch that is malformed or does not apply
     ├── RefusedError                     a run that may not start (input, validation, drift); `diagnostics` say why
-    │   └── engine.errors.InvalidInput   the run input or a resume payload does not match its schema
+    │   ├── engine.errors.InvalidInput   the run input or a resume payload does not match its schema
+    │   └── api.approvals.SourcesAwaitApproval   (an MCP client's call) a source it wrote waits for a person's yes
     ├── ProjectNotFound                  no wfops project where one was asked for
     ├── UnknownRunError                  no run with that id in the store
     ├── StoreError                       the store is locked, corrupt, full or too new

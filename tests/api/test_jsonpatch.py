@@ -6,8 +6,10 @@ from typing import Any
 
 import pytest
 
+from tests.harness import finishes
 from wfops.api.authoring import patched_text
-from wfops.api.jsonpatch import PatchError, apply_patch
+from wfops.api.jsonpatch import MAX_OPS, PatchError, apply_patch
+from wfops.loader.yaml import MAX_FILE_BYTES as MAX_RESULT_BYTES
 
 
 def patch(doc: Any, *ops: dict[str, Any]) -> Any:
@@ -74,3 +76,42 @@ def test_comments_quotes_and_indentation_are_kept() -> None:
                        "w.yaml")
     assert out.startswith("# header comment\nname: w   # the name\nsteps:\n- id: a          # first\n")
     assert 'with: {value: "quoted"}' in out and "  next: b\n- id: b\n  uses: std.echo\n" in out
+
+
+STATE = "name: w\nstate:\n  a: {type: string, description: some text}\n  b: {type: object}\nsteps: []\n"
+
+
+def test_a_patch_that_doubles_the_document_is_refused_not_run_out_of_memory() -> None:
+    bomb = [{"op": "copy", "from": "/state", "path": f"/state/k{i}"} for i in range(21)]
+    with pytest.raises(PatchError) as caught:
+        finishes(lambda: patched_text(STATE, bomb, "workflows/w.yaml"))
+    assert caught.value.message.startswith("patch op #")
+    assert "bytes of JSON" in caught.value.message or "took more than" in caught.value.message
+
+
+def test_the_document_may_not_grow_past_the_largest_file_wfops_reads() -> None:
+    big = {"text": "x" * (MAX_RESULT_BYTES // 2 + 10)}
+    with pytest.raises(PatchError, match=r"patch op #1 \(copy '/again'\): the document would grow to \d+ bytes"):
+        apply_patch(big, [{"op": "test", "path": "/text", "value": big["text"]},
+                          {"op": "copy", "from": "/text", "path": "/again"}])
+    assert "again" not in big  # refused before anything was copied
+    with pytest.raises(PatchError, match="would grow"):
+        apply_patch({}, [{"op": "add", "path": "/a", "value": "y" * (MAX_RESULT_BYTES + 1)}])
+    # Replacing a value by one of the same size is no growth.
+    assert apply_patch(dict(big), [{"op": "replace", "path": "/text", "value": "z" * len(big["text"])}])
+
+
+def test_a_patch_has_at_most_max_ops_operations_and_a_time_limit() -> None:
+    with pytest.raises(PatchError, match=f"at most {MAX_OPS} are applied"):
+        apply_patch({"a": 1}, [{"op": "test", "path": "/a", "value": 1}] * (MAX_OPS + 1))
+    slow = {"items": list(range(100_000))}
+    with pytest.raises(PatchError, match=r"took more than .*s and was stopped"):
+        finishes(lambda: apply_patch(slow, [{"op": "test", "path": "/items", "value": slow["items"]}] * MAX_OPS))
+
+
+@pytest.mark.parametrize("pointer", ["/a~2", "/~", "/a/~x", "/~01~"])
+def test_an_invalid_pointer_escape_is_a_patch_error(pointer: str) -> None:
+    with pytest.raises(PatchError, match="`~` is written `~0`"):
+        apply_patch({"a": [1]}, [{"op": "add", "path": pointer, "value": 1}])
+    with pytest.raises(PatchError, match="`~` is written `~0`"):
+        apply_patch({"a": [1]}, [{"op": "copy", "from": pointer, "path": "/b"}])

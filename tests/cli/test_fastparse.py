@@ -62,6 +62,9 @@ PLAIN = [
     ["graph", "wf", "-f", "dot"],
     ["watch", "--run", "d"],
     ["mcp", "--db", "x.db"],
+    ["mcp", "--allow-client-sources"],
+    ["sources", "list", "--json"],
+    ["sources", "approve", "evil", "--project", "p"],
 ]
 
 TYPER_DECIDES = [

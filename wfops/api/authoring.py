@@ -15,6 +15,7 @@ import os
 import re
 from collections import Counter
 from collections.abc import Iterator
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from io import StringIO
 from pathlib import Path
@@ -23,6 +24,7 @@ from typing import Any, Literal
 from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
+from wfops.api.approvals import ClientWrites
 from wfops.api.jsonpatch import apply_patch
 from wfops.api.validate import Kind, project_diagnostics, validate_overlay
 from wfops.atomic import write_atomic
@@ -105,6 +107,8 @@ class WriteReport:
     text: str                               # the text written (or refused)
     unchanged: bool = False                 # the text equals the file's: nothing to write
     static_checks: bool = True
+    #: sources an MCP client wrote that wait for a person's approval (wfops.api.approvals)
+    awaiting_approval: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -228,20 +232,26 @@ def read_file(root: Path, path: str, start_line: int | None = None, end_line: in
 
 # -- writing -----------------------------------------------------------------------------------
 
-def write_file(root: Path, path: str, text: str, *, force: bool = False) -> WriteReport:
+def write_file(root: Path, path: str, text: str, *, force: bool = False,
+               client: ClientWrites | None = None) -> WriteReport:
     """Write `text` to a workflow, deployment or sources.yaml, only if the project validated with
-    it in place has no error it did not have before (unless `force`)."""
+    it in place has no error it did not have before (unless `force`). `client`: an MCP client
+    writes it, so the sources it declares anew are neither imported to validate it nor trusted."""
     resolved, rel, kind = writable(root, path)
     if "\0" in text:
         raise UsageError("the text contains a NUL byte")
     existed = resolved.exists()
     old = resolved.read_text(encoding="utf-8", errors="replace") if existed else None
-    _, after, static = validate_overlay(root, text, kind, rel)
-    added = new_errors(project_diagnostics(root)[0], after)
+    around = client.validating(old, text) if client is not None and kind == "sources" else nullcontext()
+    with around:
+        _, after, static = validate_overlay(root, text, kind, rel)
+        added = new_errors(project_diagnostics(root)[0], after)
     if old == text:
         return WriteReport(rel, kind, False, False, False, after, added, text, unchanged=True, static_checks=static)
     if added and not force:
         return WriteReport(rel, kind, False, not existed, False, after, added, text, static_checks=static)
+    if client is not None and kind == "sources":
+        client.record(old, text)  # first: a crash before the write leaves it held, not trusted
     resolved.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(resolved, text)
     return WriteReport(rel, kind, True, not existed, bool(added), after, added, text, static_checks=static)
@@ -265,14 +275,14 @@ def _key(d: Diagnostic) -> tuple[str, str, str]:
     return (d.file, d.code, d.message)
 
 
-def patch_file(root: Path, path: str, patch: Any) -> WriteReport:
+def patch_file(root: Path, path: str, patch: Any, *, client: ClientWrites | None = None) -> WriteReport:
     """Apply an RFC 6902 JSON Patch to a workflow or deployment file (or sources.yaml), keeping
     its comments and formatting, then write it as `write_file` does (never forced)."""
     resolved, rel, _kind = writable(root, path)
     if not resolved.is_file():
         raise UsageError(f"path {path} does not exist", hint="create it with write_file or new_workflow")
     text = resolved.read_text(encoding="utf-8")
-    return write_file(root, rel, patched_text(text, patch, rel))
+    return write_file(root, rel, patched_text(text, patch, rel), client=client)
 
 
 def patched_text(text: str, patch: Any, file: str) -> str:
@@ -319,7 +329,7 @@ def new_workflow(root: Path, capability: Any, name: str, *, write: bool = False)
     if not re.fullmatch(NAME_PATTERN, name):
         raise UsageError(f"workflow name {name!r} is not valid", hint=f"names match {NAME_PATTERN}")
     path = f"{WORKFLOWS_DIR}/{name}.yaml"
-    if (root / path).exists() and write:
+    if inside_project(root, path, what="workflow file", argument="name").exists() and write:
         raise UsageError(f"{path} exists already", hint="pick another name, or edit it with patch_workflow")
     text = skeleton_text(name, capability)
     _, found, _ = validate_overlay(root, text, "workflow", path)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ from typing import Any
 from wfops.api.results import CallOutcome, Capabilities, CapabilityInfo
 from wfops.diagnostics import Diagnostic
 from wfops.engine.errors import failure_of
-from wfops.errors import CallFailed, WfopsError
+from wfops.errors import CallFailed, StepTimeout, WfopsError
 from wfops.jsonvalues import check_json_value
 from wfops.loader.project import SOURCES_FILE, load_project
 from wfops.lockfile import read_lock
@@ -87,17 +88,22 @@ class Catalog:
                              hint=f"`wfops caps list --source {parsed.source}` lists them")
         return source, cap
 
-    def call(self, ref: str, payload: Any) -> CallOutcome:
+    def call(self, ref: str, payload: Any, *, timeout: float | None = None,
+             on_ready: Callable[[], None] | None = None) -> CallOutcome:
         """Call one capability as a run's step would: input, outcome and output checked
-        against its contract; any failure is `CallFailed` with the step error a run records."""
+        against its contract, within `timeout` seconds as a step's `timeout:` (and the source's
+        own limits); any failure is `CallFailed` with the step error a run records. `on_ready`
+        is told once the capability is resolved, just before the call."""
         check_json_value(payload, "input")
         if not isinstance(payload, dict):
             raise CallFailed(f"{ref} failed: the input must be a mapping, not {type(payload).__name__}",
                              error={"type": "InvalidInput", "message": "the input must be a mapping",
                                     "step": ref})
         source, cap = self.capability(ref)
+        if on_ready is not None:
+            on_ready()
         try:
-            result = asyncio.run(_invoke(source, cap, payload))
+            result = asyncio.run(_invoke(source, cap, payload, timeout))
         except Exception as exc:  # noqa: BLE001 - the capability's own code: a failure, not a wfops crash
             failure = failure_of(exc)
             kind, message = failure.type, failure.message
@@ -114,13 +120,16 @@ def info(cap: Capability, source: Source, origin: Any) -> CapabilityInfo:
                           dict(cap.annotations))
 
 
-async def _invoke(source: Source, cap: Capability, payload: dict[str, Any]) -> Any:
+async def _invoke(source: Source, cap: Capability, payload: dict[str, Any], timeout: float | None) -> Any:
     run_id = f"call-{uuid.uuid4().hex[:12]}"
     context = StepContext(run_id=run_id, workflow="", deployment=None, step=cap.name, attempt=1,
                           idempotency_key=f"{run_id}:{cap.name}#1")
     await source.open()
     try:
-        return await call_checked(source, cap, payload, context)
+        try:
+            return await asyncio.wait_for(call_checked(source, cap, payload, context), timeout)
+        except TimeoutError:
+            raise StepTimeout(f"{cap.ref} did not finish within {timeout:g}s") from None
     finally:
         await source.close()
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from wfops.errors import RefusedError, UsageError
 from wfops.jsonvalues import check_json_value
+from wfops.loader.guard import looked_up
 
 
 def read_input_file(path: str, flag: str) -> dict[str, Any]:
@@ -15,7 +16,7 @@ def read_input_file(path: str, flag: str) -> dict[str, Any]:
     # deferred: record-hit path; only `--input-file` reads YAML
     from wfops.loader.yaml import YamlLoadError, load_yaml_file, load_yaml_text
 
-    file = Path(path)
+    file = looked_up(path, what=flag) if path != "-" else Path(path)
     if path != "-" and not file.is_file():
         raise UsageError(f"{flag} {path}: no such file")
     try:

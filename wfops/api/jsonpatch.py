@@ -4,17 +4,28 @@ CommentedMap/CommentedSeq are dict and list subclasses), never rebuilt.
 
 Ops: add, remove, replace, move, copy, test. Paths are RFC 6901 JSON Pointers (`~1` is
 `/`, `~0` is `~`; `-` appends to an array). A failure names the op by its index.
+
+A patch's work is bounded, since its author may be an agent: at most `MAX_OPS` ops, a
+document that never grows past the largest file wfops reads, as JSON (checked before each
+op that adds a value, so a value is never copied past the limit), and `MAX_SECONDS` of
+work. Each bound is a `PatchError` naming the op that crossed it.
 """
 
 from __future__ import annotations
 
 import copy
+import json
+import re
+import time
 from collections.abc import MutableMapping, MutableSequence
 from typing import Any
 
 from wfops.errors import UsageError
 
 OPS = ("add", "remove", "replace", "move", "copy", "test")
+MAX_OPS = 1000
+MAX_SECONDS = 0.5
+_BAD_ESCAPE = re.compile(r"~(?![01])")
 
 
 class PatchError(UsageError):
@@ -27,9 +38,47 @@ def apply_patch(doc: Any, patch: Any) -> Any:
     if not isinstance(patch, list):
         raise PatchError("the patch must be an array of operations",
                          hint='e.g. [{"op": "replace", "path": "/steps/0/next", "value": "end"}]')
+    if len(patch) > MAX_OPS:
+        raise PatchError(f"the patch has {len(patch)} operations; at most {MAX_OPS} are applied",
+                         hint="split it, or write the whole text with write_file")
+    budget = _Budget(doc)
     for index, op in enumerate(patch):
-        doc = _apply_one(doc, op, index)
+        budget.tick(index)
+        doc = _apply_one(doc, op, index, budget)
     return doc
+
+
+class _Budget:
+    """The document's JSON size as ops change it, and the time the patch may take."""
+
+    def __init__(self, doc: Any) -> None:
+        # deferred: the YAML loader is off the validate cache-hit path, which imports this module
+        from wfops.loader.yaml import MAX_FILE_BYTES
+
+        self.limit = MAX_FILE_BYTES  # a patched file must stay one wfops reads
+        self.size = size_of(doc)
+        self.deadline = time.monotonic() + MAX_SECONDS
+
+    def tick(self, index: int) -> None:
+        if time.monotonic() > self.deadline:
+            raise PatchError(f"patch op #{index}: the patch took more than {MAX_SECONDS:g}s and was stopped",
+                             hint="a patch makes focused edits; write a large change with write_file")
+
+    def change(self, where: str, added: Any = None, removed: Any = None) -> None:
+        """Account for `added` replacing `removed`; refused, before anything is copied, past the limit."""
+        grown = self.size + (size_of(added) if added is not None else 0) - \
+            (size_of(removed) if removed is not None else 0)
+        if grown > self.limit:
+            raise PatchError(f"{where}: the document would grow to {grown} bytes of JSON; a patched file "
+                             f"holds at most {self.limit}",
+                             hint="a patch makes focused edits; check its `copy` and `add` values")
+        self.size = grown
+
+
+def size_of(value: Any) -> int:
+    """A value's size as compact JSON, in bytes (YAML timestamps and other scalars as text)."""
+    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str).encode("utf-8",
+                                                                                               "surrogatepass"))
 
 
 def parse_pointer(pointer: Any, where: str) -> list[str]:
@@ -39,10 +88,14 @@ def parse_pointer(pointer: Any, where: str) -> list[str]:
         return []
     if not pointer.startswith("/"):
         raise PatchError(f"{where}: JSON Pointer {pointer!r} must start with '/' (or be '' for the whole document)")
+    bad = _BAD_ESCAPE.search(pointer)
+    if bad is not None:
+        raise PatchError(f"{where}: JSON Pointer {pointer!r} has {pointer[bad.start():bad.start() + 2]!r} at "
+                         f"character {bad.start()}: `~` is written `~0` and `/` is `~1`")
     return [part.replace("~1", "/").replace("~0", "~") for part in pointer[1:].split("/")]
 
 
-def _apply_one(doc: Any, op: Any, index: int) -> Any:
+def _apply_one(doc: Any, op: Any, index: int, budget: _Budget) -> Any:
     if not isinstance(op, dict):
         raise PatchError(f"patch op #{index}: must be an object with `op` and `path`")
     name = op.get("op")
@@ -57,11 +110,14 @@ def _apply_one(doc: Any, op: Any, index: int) -> Any:
         if needed not in op:
             raise PatchError(f"{where}: `{needed}` is missing")
     if name == "add":
+        budget.change(where, added=op["value"], removed=_existing(doc, path))
         return _add(doc, path, copy.deepcopy(op["value"]), where)
     if name == "remove":
-        return _remove(doc, path, where)[0]
+        doc, gone = _remove(doc, path, where)
+        budget.change(where, removed=gone)
+        return doc
     if name == "replace":
-        _get(doc, path, where)
+        budget.change(where, added=op["value"], removed=_get(doc, path, where))
         return _set(doc, path, copy.deepcopy(op["value"]), where)
     if name == "test":
         found = _get(doc, path, where)
@@ -76,7 +132,24 @@ def _apply_one(doc: Any, op: Any, index: int) -> Any:
             return doc
         doc, value = _remove(doc, source, where)
         return _add(doc, path, value, where)
-    return _add(doc, path, copy.deepcopy(_get(doc, source, where)), where)  # copy
+    value = _get(doc, source, where)
+    budget.change(where, added=value, removed=_existing(doc, path))
+    return _add(doc, path, copy.deepcopy(value), where)  # copy
+
+
+def _existing(doc: Any, path: list[str]) -> Any:
+    """What an `add` at `path` replaces: an object's member (an array's items move aside)."""
+    if not path:
+        return doc
+    parent = doc
+    for part in path[:-1]:
+        if isinstance(parent, MutableMapping) and part in parent:
+            parent = parent[part]
+        elif isinstance(parent, MutableSequence) and part.isdigit() and int(part) < len(parent):
+            parent = parent[int(part)]
+        else:
+            return None
+    return parent.get(path[-1]) if isinstance(parent, MutableMapping) else None
 
 
 def _get(doc: Any, path: list[str], where: str) -> Any:

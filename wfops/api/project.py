@@ -14,9 +14,11 @@ results. Methods are synchronous: from async code, call them in a worker thread
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import os
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -38,6 +40,7 @@ from wfops.loader.wftests import find_test_files
 from wfops.sources.modules import forget_project_modules
 
 if TYPE_CHECKING:  # types only: `validate` must not load the engine or the store
+    from wfops.api.approvals import ClientTrust, ClientWrites, Declaration
     from wfops.api.authoring import FileText, ProjectListing, Skeleton, WriteReport
     from wfops.api.catalog import Catalog
     from wfops.api.results import (
@@ -66,10 +69,17 @@ class Project:
     root). With `db` (or `WFOPS_DB`) and
     no project around, the run history can still be read and runs resumed (a run
     remembers its project); everything else raises `ProjectNotFound`.
+
+    `client`: this Project acts for an MCP client, not a person (`wfops mcp`): the sources
+    its writes add or change are recorded, and while one awaits a person's approval every
+    method that could start or import a source raises `SourcesAwaitApproval`
+    (wfops.api.approvals). Without it (the CLI, Python code) nothing is held.
     """
 
-    def __init__(self, root: str | Path | None = None, *, db: str | Path | None = None) -> None:
+    def __init__(self, root: str | Path | None = None, *, db: str | Path | None = None,
+                 client: ClientTrust | None = None) -> None:
         self._db = db
+        self._client = client
         self._missing: ProjectNotFound | None = None
         self._root: Path | None = None
         try:
@@ -83,6 +93,16 @@ class Project:
     def nearest(cls, start: str | Path, *, db: str | Path | None = None) -> Project:
         """The project around `start`: the nearest directory upward holding sources.yaml or wfops.lock."""
         return cls(find_root(Path(start)), db=db)
+
+    def acting_for(self, client: ClientTrust) -> Project:
+        """This project as an MCP client's (see `client`): same root and store."""
+        twin = copy.copy(self)
+        twin._client = client
+        return twin
+
+    @property
+    def client(self) -> ClientTrust | None:
+        return self._client
 
     @property
     def root(self) -> Path:
@@ -116,10 +136,12 @@ class Project:
         if text is not None:
             if kind is None:
                 raise UsageError("`kind` is required with `text`", hint="pass kind: workflow, deployment or sources")
-            name, found, static = checks.validate_inline(self.root, text, kind, path)  # type: ignore[arg-type]
+            with self._for_client(None), self._unsaved_sources(text if kind == "sources" else None):
+                name, found, static = checks.validate_inline(self.root, text, kind, path)  # type: ignore[arg-type]
             return Report(found, [name], static)
         wanted = list(paths or [])
-        found = checks.validate_paths(self.root, wanted, Path(base) if base is not None else None)
+        with self._for_client(None):
+            found = checks.validate_paths(self.root, wanted, Path(base) if base is not None else None)
         return Report(found, wanted or ["(whole project)"])
 
     def compile(self, out: str | Path | None = None) -> CompileReport:
@@ -129,7 +151,8 @@ class Project:
         from wfops.api.compile import compile_lock
 
         self._fresh()
-        return compile_lock(self.root, out)
+        with self._for_client("compile"):
+            return compile_lock(self.root, out)
 
     def check(self, live: bool = False) -> Report:
         """Compare the project with wfops.lock: stale lock, contract drift (`live`: start MCP sources)."""
@@ -137,7 +160,8 @@ class Project:
         from wfops.lock.check import check_verified
 
         self._fresh()
-        found, verified = check_verified(self.root, live=live)
+        with self._for_client("check --live" if live else None):
+            found, verified = check_verified(self.root, live=live)
         return Report(found, ["(whole project)"], verified=verified.to_dict())
 
     def test(self, paths: list[str] | None = None, pattern: str | None = None, *,
@@ -150,7 +174,8 @@ class Project:
 
         files = find_test_files(self.root, list(paths or []), base=Path(base) if base is not None else None)
         self._fresh()
-        report: TestReport = _drive(run_tests(self.root, files, pattern))
+        with self._for_client(None):
+            report: TestReport = _drive(run_tests(self.root, files, pattern))
         return report
 
     def deployments(self) -> list[str]:
@@ -179,7 +204,9 @@ class Project:
         # deferred: authoring (the validate overlay, ruamel edits) is off the record-hit path (a run)
         import wfops.api.authoring as authoring
 
-        return authoring.write_file(self.root, path, text, force=force)
+        with self._for_client(None):
+            return self._held_after(authoring.write_file(self.root, path, text, force=force,
+                                                         client=self._writes()))
 
     def patch_file(self, path: str, patch: Any) -> WriteReport:
         """Apply an RFC 6902 JSON Patch to a workflow, deployment or sources.yaml, keeping its
@@ -188,7 +215,8 @@ class Project:
         # deferred: authoring (the validate overlay, ruamel edits) is off the record-hit path (a run)
         import wfops.api.authoring as authoring
 
-        return authoring.patch_file(self.root, path, patch)
+        with self._for_client(None):
+            return self._held_after(authoring.patch_file(self.root, path, patch, client=self._writes()))
 
     def new_workflow(self, capability: str, name: str, *, write: bool = False) -> Skeleton:
         """A valid workflow calling `capability` (concrete ref), its required inputs bound from a
@@ -198,6 +226,23 @@ class Project:
         import wfops.api.authoring as authoring
 
         return authoring.new_workflow(self.root, info, name, write=write)
+
+    # -- sources an MCP client wrote ------------------------------------------------------
+    def sources_awaiting_approval(self) -> list[Declaration]:
+        """The declarations in sources.yaml an MCP client wrote and no person approved yet."""
+        # deferred: approvals are off the validate cache-hit path (only `wfops sources` and `wfops mcp` ask)
+        from wfops.api.approvals import held
+
+        return held(self.root)
+
+    def approve_source(self, source: str, *, by: str, expected: str | None = None) -> Declaration:
+        """Record a person's yes for `source` as sources.yaml declares it now; returns that
+        declaration (a later change to it needs a new yes). `expected`: the key of the
+        declaration the person was shown (refused if it changed since)."""
+        # deferred: approvals are off the validate cache-hit path (only `wfops sources` and `wfops mcp` ask)
+        from wfops.api.approvals import approve
+
+        return approve(self.root, source, by, expected)
 
     # -- runs ----------------------------------------------------------------------------
     def run(self, deployment: str, input: Mapping[str, Any] | None = None, *,  # noqa: A002 - the contract's word
@@ -220,8 +265,9 @@ class Project:
         given = dict(input or {})
         check_json_value(given, "input")
         self._fresh()
-        result = _drive(run_deployment(RunOptions(deployment, input=given, project=self.root, db=self._db,
-                                                  on_step=on_step, on_start=on_start, executor=executor)))
+        with self._for_client("this run"):
+            result = _drive(run_deployment(RunOptions(deployment, input=given, project=self.root, db=self._db,
+                                                      on_step=on_step, on_start=on_start, executor=executor)))
         return Run.of(result.snapshot, warnings=list(result.warnings))
 
     def resume(self, run_id: str, outcome: str | None = None, payload: Any = None, *,
@@ -235,9 +281,10 @@ class Project:
 
         check_json_value(payload, "payload")
         self._fresh()
-        result = _drive(resume_run(ResumeOptions(run_id, outcome=outcome, payload=payload,
-                                                 project=self._root, db=self.db_path, on_step=on_step,
-                                                 executor=executor)))
+        with self._for_client("resuming the run"):
+            result = _drive(resume_run(ResumeOptions(run_id, outcome=outcome, payload=payload,
+                                                     project=self._root, db=self.db_path, on_step=on_step,
+                                                     executor=executor)))
         return Run.of(result.snapshot, warnings=list(result.warnings))
 
     def fork(self, run_id: str, from_step: str, input: Mapping[str, Any] | None = None, *,  # noqa: A002 - the contract's word
@@ -252,8 +299,9 @@ class Project:
         given = dict(input or {})
         check_json_value(given, "input")
         self._fresh()
-        result = _drive(fork_run(ForkOptions(run_id, from_step, input=given, project=self._root, db=self.db_path,
-                                             on_step=on_step)))
+        with self._for_client("the forked run"):
+            result = _drive(fork_run(ForkOptions(run_id, from_step, input=given, project=self._root,
+                                                 db=self.db_path, on_step=on_step)))
         return Run.of(result.snapshot, warnings=list(result.warnings),
                       forked_from={"run_id": run_id, "step": from_step})
 
@@ -419,20 +467,27 @@ class Project:
     def capabilities(self, source: str | None = None) -> Capabilities:
         """Every capability (or one source's), with schemas; MCP ones from wfops.lock unless
         `source` names the MCP source (then it is started and listed live)."""
-        return self._catalog().listing(source)
+        with self._for_client("listing capabilities"):
+            return self._catalog().listing(source)
 
     def capability(self, ref: str) -> CapabilityInfo:
         """One capability by concrete ref (`<source id>.<name>`)."""
         # deferred: wfops.api.catalog is not needed on the validate cache-hit path (pre-commit)
         from wfops.api.catalog import info
 
-        source, cap = self._catalog().capability(ref)
+        with self._for_client(f"describing {ref}"):
+            source, cap = self._catalog().capability(ref)
         return info(cap, source, "live")
 
-    def call(self, capability_ref: str, input: Any) -> CallOutcome:  # noqa: A002 - the contract's word
-        """Call one capability (concrete ref) with `input`, checked as a run's step is.
-        Raises `CallFailed` (its `error` as a run would record it) when the call fails."""
-        return self._catalog().call(capability_ref, input)
+    def call(self, capability_ref: str, input: Any, *,  # noqa: A002 - the contract's word
+             timeout: float | None = None, on_ready: Callable[[], None] | None = None) -> CallOutcome:
+        """Call one capability (concrete ref) with `input`, checked as a run's step is, within
+        `timeout` seconds as a step's `timeout:` (an MCP source's own `timeout:` applies too).
+        Raises `CallFailed` (its `error` as a run would record it) when the call fails.
+        `on_ready` is told once the sources are loaded and the capability resolved, just
+        before the call itself (a server may let other work go on from there)."""
+        with self._for_client(f"calling {capability_ref}"):
+            return self._catalog().call(capability_ref, input, timeout=timeout, on_ready=on_ready)
 
     def graph(self, workflow: str, format: str = "mermaid") -> str:  # noqa: A002 - the contract's word
         """A workflow's steps and routes as Mermaid or Graphviz DOT text."""
@@ -453,6 +508,46 @@ class Project:
         return render_graph(found.model, format)
 
     # -- plumbing ------------------------------------------------------------------------
+    @contextmanager
+    def _for_client(self, doing: str | None) -> Iterator[None]:
+        """For a client's Project: refuse `doing` (something that may start or import sources)
+        while a source awaits approval; `None` (validation) runs with held sources not imported."""
+        if self._client is None or self._root is None:
+            yield
+            return
+        # deferred: approvals are off the validate cache-hit path (only `wfops mcp` acts for a client)
+        import wfops.api.approvals as approvals
+        from wfops.sources.registry import holding
+
+        if doing is not None:
+            approvals.require_approved(self.root, self._client, doing)
+        with holding(approvals.held_ids(self.root, self._client)):
+            yield
+
+    def _unsaved_sources(self, text: str | None) -> AbstractContextManager[None]:
+        """For a client's unsaved sources.yaml text: what it declares anew is not imported either."""
+        writes = self._writes()
+        if writes is None or text is None:
+            return nullcontext()
+        return writes.validating(writes.current_text(), text)
+
+    def _writes(self) -> ClientWrites | None:
+        """What a client's write does around a new sources.yaml text (None: a person's write)."""
+        if self._client is None:
+            return None
+        # deferred: approvals are off the validate cache-hit path (only `wfops mcp` acts for a client)
+        from wfops.api.approvals import ClientWrites
+
+        return ClientWrites(self.root, self._client)
+
+    def _held_after(self, report: WriteReport) -> WriteReport:
+        if self._client is None or self._client.allow_client_sources:
+            return report
+        # deferred: approvals are off the validate cache-hit path (only `wfops mcp` acts for a client)
+        from wfops.api.approvals import held
+
+        return dataclasses.replace(report, awaiting_approval=[d.source for d in held(self.root)])
+
     def _fresh(self) -> None:
         """Forget this project's python modules, so edits count in a long-lived process."""
         if self._root is not None:

@@ -66,7 +66,7 @@ def select(root: Path, paths: list[str], base: Path | None) -> Selection:
     project is a UsageError, a path that does not exist a `file-missing` finding."""
     selection = Selection(everything=not paths)
     for raw in paths:
-        resolved = inside_project(root, raw, base=base)
+        resolved = inside_project(root, raw, base=base, argument="paths")
         if not resolved.exists():
             selection.missing.append(error("file-missing", f"{raw} does not exist", raw, hint="check the path"))
             continue

@@ -32,7 +32,9 @@ app = typer.Typer(
 runs_app = typer.Typer(help="Run history: list, show, trace, fork, prune, rm, copy.", no_args_is_help=True)
 caps_app = typer.Typer(help="The capability catalog: list, show, call.", no_args_is_help=True)
 app.add_typer(runs_app, name="runs")
+sources_app = typer.Typer(help="Sources an MCP client wrote: list, approve.", no_args_is_help=True)
 app.add_typer(caps_app, name="caps")
+app.add_typer(sources_app, name="sources")
 
 Project = Annotated[str | None, typer.Option("--project", help="Project root (default: nearest with sources.yaml or wfops.lock).")]
 Db = Annotated[str | None, typer.Option("--db", help="Run store: a SQLite file or a postgresql:// URL (default: $WFOPS_DB or .wfops/wfops.db).")]
@@ -228,6 +230,22 @@ def watch(run: Annotated[str | None, typer.Option("--run", help="Rerun this depl
 
 
 @app.command()
-def mcp(project: Project = None, db: Db = None) -> VerbCall:
+def mcp(project: Project = None, db: Db = None,
+        allow_client_sources: Annotated[bool, typer.Option(
+            "--allow-client-sources",
+            help="Let sources the MCP client writes run without a person's approval.")] = False) -> VerbCall:
     """Serve this project to MCP clients over stdio."""
-    return _verb("mcp_cmd", project=project, db=db)
+    return _verb("mcp_cmd", project=project, db=db, allow_client_sources=allow_client_sources)
+
+
+@sources_app.command("list")
+def sources_list(json: Json = False, project: Project = None) -> VerbCall:
+    """Sources an MCP client wrote that wait for a person's approval."""
+    return _verb("sources_cmd", action="list", json_out=json, project=project)
+
+
+@sources_app.command("approve")
+def sources_approve(source: Annotated[str, typer.Argument(help="The source's id in sources.yaml.")],
+                    json: Json = False, project: Project = None) -> VerbCall:
+    """Show a source an MCP client wrote and approve it as declared."""
+    return _verb("sources_cmd", action="approve", source=source, json_out=json, project=project)

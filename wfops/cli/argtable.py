@@ -75,8 +75,9 @@ TABLE: dict[str, Any] = {
         'params': [
             {'kind': 'option', 'name': 'project', 'opts': ['--project'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'str', 'min': None, 'max': None},
             {'kind': 'option', 'name': 'db', 'opts': ['--db'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'str', 'min': None, 'max': None},
+            {'kind': 'option', 'name': 'allow_client_sources', 'opts': ['--allow-client-sources'], 'secondary': [], 'flag': True, 'multiple': False, 'required': False, 'type': 'bool', 'min': None, 'max': None},
         ],
-        'verb': {'module': 'mcp_cmd', 'function': 'run', 'args': [{'kwarg': 'project', 'param': 'project', 'absent': None}, {'kwarg': 'db', 'param': 'db', 'absent': None}]},
+        'verb': {'module': 'mcp_cmd', 'function': 'run', 'args': [{'kwarg': 'project', 'param': 'project', 'absent': None}, {'kwarg': 'db', 'param': 'db', 'absent': None}, {'kwarg': 'allow_client_sources', 'param': 'allow_client_sources', 'absent': False}]},
     },
     'resume': {
         'params': [
@@ -176,6 +177,21 @@ TABLE: dict[str, Any] = {
             {'kind': 'option', 'name': 'kind', 'opts': ['--kind'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'str', 'min': None, 'max': None},
         ],
         'verb': {'module': 'schema_cmd', 'function': 'run', 'args': [{'kwarg': 'kind', 'param': 'kind', 'absent': 'workflow'}]},
+    },
+    'sources approve': {
+        'params': [
+            {'kind': 'argument', 'name': 'source', 'nargs': 1, 'required': True, 'type': 'str', 'min': None, 'max': None},
+            {'kind': 'option', 'name': 'json', 'opts': ['--json'], 'secondary': [], 'flag': True, 'multiple': False, 'required': False, 'type': 'bool', 'min': None, 'max': None},
+            {'kind': 'option', 'name': 'project', 'opts': ['--project'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'str', 'min': None, 'max': None},
+        ],
+        'verb': {'module': 'sources_cmd', 'function': 'run', 'args': [{'kwarg': 'action', 'const': 'approve'}, {'kwarg': 'source', 'param': 'source', 'absent': None}, {'kwarg': 'json_out', 'param': 'json', 'absent': False}, {'kwarg': 'project', 'param': 'project', 'absent': None}]},
+    },
+    'sources list': {
+        'params': [
+            {'kind': 'option', 'name': 'json', 'opts': ['--json'], 'secondary': [], 'flag': True, 'multiple': False, 'required': False, 'type': 'bool', 'min': None, 'max': None},
+            {'kind': 'option', 'name': 'project', 'opts': ['--project'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'str', 'min': None, 'max': None},
+        ],
+        'verb': {'module': 'sources_cmd', 'function': 'run', 'args': [{'kwarg': 'action', 'const': 'list'}, {'kwarg': 'json_out', 'param': 'json', 'absent': False}, {'kwarg': 'project', 'param': 'project', 'absent': None}]},
     },
     'test': {
         'params': [

@@ -15,11 +15,15 @@ import sys
 from typing import Any
 
 from wfops import exits
+from wfops.cli.argtable import TABLE
 from wfops.cli.fastparse import VerbCall, invoke, parse
 from wfops.errors import UsageError as WfopsUsageError
 from wfops.errors import WfopsError
 from wfops.exits import INTERRUPTED
 from wfops.fastpath.replay import replay_project_report
+
+#: The command groups (`runs list`), read off the generated table of the typer app's commands.
+_GROUPS = frozenset(name.split()[0] for name in TABLE if " " in name)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -62,13 +66,14 @@ def _project_after_verb(args: list[str]) -> list[str]:
     """`wfops --project DIR validate ...` means `wfops validate --project DIR ...`.
 
     `--project` belongs to each command, but users also write it first (as with
-    `git -C`); it is moved behind the command (and the sub-command of `runs`/`caps`).
+    `git -C`); it is moved behind the command (and the sub-command of a group: `runs`,
+    `caps`, `sources`).
     """
     if not args or not (args[0] == "--project" or args[0].startswith("--project=")):
         return args
     taken = 1 if "=" in args[0] else 2
     option, rest = args[:taken], args[taken:]
-    verb = 2 if rest and rest[0] in ("runs", "caps") else 1
+    verb = 2 if rest and rest[0] in _GROUPS else 1
     if len(option) != taken or len(rest) < verb:
         return args  # incomplete: let the parser say what is missing
     return [*rest[:verb], *option, *rest[verb:]]

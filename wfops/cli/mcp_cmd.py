@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import os
+
 from wfops.api import Project
 
+# The client that started this process, read before the server's slow imports: if it dies
+# while wfops starts up, the server still sees its parent change and leaves.
+PARENT = os.getppid()
 
-def run(*, project: str | None, db: str | None) -> int:
+
+def run(*, project: str | None, db: str | None, allow_client_sources: bool = False) -> int:
     found = Project(project, db=db)  # no project: one line and exit 2, before any protocol
     found.root  # noqa: B018 - a store alone (--db) is not enough to serve: ProjectNotFound
     # deferred: wfops.mcpserver.app imports mcp (~1.7 s), only once the project is found
     from wfops.mcpserver.app import serve
 
-    serve(found)
+    serve(found, allow_client_sources=allow_client_sources, parent=PARENT)
     return 0

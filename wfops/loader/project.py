@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from wfops.dburl import location_of
 from wfops.diagnostics import Diagnostic, error
+from wfops.loader.guard import looked_up
 from wfops.loader.root import DEPLOYMENTS_DIR, LOCK_FILE, SOURCES_FILE, WORKFLOWS_DIR, find_root
 from wfops.model.json_schema import model_of
 from wfops.model.objects import PlainModel, from_model
@@ -170,8 +171,13 @@ def project_db_path(root: Path, explicit: str | Path | None = None) -> Path | st
     """--db wins, then WFOPS_DB, then .wfops/wfops.db under the root. A PostgreSQL URL
     stays text (a `Path` would fold its `//`); anything else is a SQLite file path."""
     if explicit:
-        return location_of(explicit) if isinstance(explicit, str) else explicit
+        return _store_path(location_of(explicit) if isinstance(explicit, str) else explicit, "--db")
     env = os.environ.get("WFOPS_DB")
     if env:
-        return location_of(env)
+        return _store_path(location_of(env), "WFOPS_DB")
     return root / STATE_DIR / "wfops.db"
+
+
+def _store_path(location: Path | str, what: str) -> Path | str:
+    """A SQLite store's path through the path guard's look-up (a URL is the server's to judge)."""
+    return looked_up(location, what=what, argument="db") if isinstance(location, Path) else location

@@ -16,7 +16,10 @@ DEPLOYMENTS_DIR = "deployments"
 def find_root(start: Path | None = None, explicit: Path | str | None = None) -> Path:
     """The nearest directory upward holding sources.yaml or wfops.lock; `explicit` (--project) wins."""
     if explicit is not None:
-        root = Path(explicit).resolve()
+        # deferred: the path guard is off the validate cache-hit path (which names no --project)
+        from wfops.loader.guard import looked_up
+
+        root = looked_up(explicit, what="--project").resolve()
         if not root.is_dir():
             what = "not a directory" if root.exists() else "no such directory"
             raise ProjectNotFound(f"--project {explicit}: {what}", hint="give the directory that holds sources.yaml")

@@ -23,7 +23,7 @@ def find_test_files(root: Path, paths: list[str] | None = None, *, base: Path | 
         return project_test_files(root)
     files: list[Path] = []
     for raw in paths:
-        where = inside_project(root, raw, base=base, what="test path")
+        where = inside_project(root, raw, base=base, what="test path", argument="paths")
         if where.is_dir():
             files.extend(walk_test_files(where))
         elif not is_test_file(where):

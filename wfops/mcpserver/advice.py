@@ -12,6 +12,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+from wfops.api.approvals import APPROVE_COMMAND
 from wfops.diagnostics import Diagnostic
 from wfops.mcpserver.models import NextAction
 
@@ -119,6 +120,25 @@ def after_start(run: Any) -> list[NextAction]:
 def after_orphan(run: Any) -> list[NextAction]:
     return [act("resume_run", "no process drives this run any more: continue it from its last "
                               "committed step", run_id=run.run_id)]
+
+
+def awaiting_approval(sources: list[str]) -> str:
+    """What a write that left client-written sources held tells the agent to tell its person."""
+    names = ", ".join(f"`{s}`" for s in sources)
+    commands = "; ".join(f"`{APPROVE_COMMAND} {s}`" for s in sources)
+    return (f"source{'s' if len(sources) > 1 else ''} {names} must be approved by a person before any tool "
+            f"starts or imports {'them' if len(sources) > 1 else 'it'}: tools that would are refused (or ask "
+            f"through elicitation, where this client supports it) until a person runs {commands} in the "
+            "project, or starts the server with `wfops mcp --allow-client-sources`")
+
+
+def after_unapproved(exc: Any, tool: str) -> list[NextAction]:
+    """A refusal for a held source: the person's step, then the same call again."""
+    held = [d.source for d in exc.held]
+    commands = "; ".join(f"`{APPROVE_COMMAND} {s}`" for s in held)
+    return [act(tool, f"call it again once a person has run {commands} in the project (it shows each "
+                      "declaration and records the yes); an agent cannot approve its own sources"),
+            act("read_file", "show the person what they are asked to approve", path="sources.yaml")]
 
 
 def after_error(exc: Any) -> list[NextAction]:

@@ -16,19 +16,31 @@ import json
 import os
 import sys
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Awaitable, Callable
 from contextlib import suppress
+from contextvars import ContextVar
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 import anyio
-from mcp.server.mcpserver import Context, MCPServer  # Context: tool annotations resolve it here
+
+# Context, Resolve, ElicitationResult: tool annotations resolve them here
+from mcp.server.mcpserver import (
+    Context,
+    DeclinedElicitation,
+    Elicit,
+    ElicitationResult,
+    MCPServer,
+    Resolve,
+)
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from wfops import __version__
 from wfops.api import Project
+from wfops.api.approvals import ClientTrust, Declaration, SourcesAwaitApproval
 from wfops.api.scaffold import SCHEMA_KINDS, schema
 from wfops.crashlog import report_crash
 from wfops.errors import InvalidArgument, RefusedError, WfopsError
@@ -73,6 +85,10 @@ Results are bounded by max_chars; cut values are listed in `cuts` with the call 
 # compile writes wfops.lock: one project operation at a time. Store reads skip this,
 # and a run holds it only while it starts.
 _PROJECT = threading.Lock()
+#: The longest `call_capability` timeout a client may ask for (a day).
+MAX_CALL_SECONDS = 86_400.0
+Asker = Callable[[SourcesAwaitApproval], Awaitable[bool]]
+E = TypeVar("E", bound=Envelope)
 
 MaxChars = Annotated[int, Field(ge=bounded.MIN_MAX_CHARS, le=bounded.MAX_MAX_CHARS,
                                 description="Size limit of this result as JSON text; values cut to fit "
@@ -80,8 +96,8 @@ MaxChars = Annotated[int, Field(ge=bounded.MIN_MAX_CHARS, le=bounded.MAX_MAX_CHA
 DEFAULT = bounded.DEFAULT_MAX_CHARS
 
 READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
-READ_OPEN = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
-                            open_world_hint=True)
+# Starts MCP servers (processes) or connects to them: not read-only, whatever else it does not change.
+START = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=True)
 WRITE_FILE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True,
                              open_world_hint=False)
 EDIT = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False)
@@ -111,6 +127,8 @@ You are writing a wfops workflow{goal}. Work only through the wfops tools:
 class _Server(MCPServer):
     """Refuses unknown and ill-typed arguments in the documented error shape, naming the argument."""
 
+    approval: _Approval | None = None  # what the `_ask_approval` resolver asks with
+
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         tool = self._tool_manager.get_tool(name)
         if tool is None:
@@ -138,9 +156,14 @@ class _Server(MCPServer):
                                           hint="the tool's input schema (tools/list) says what it takes"))
 
 
-def build_server(project: Project) -> Any:
+def build_server(project: Project, *, allow_client_sources: bool = False) -> Any:
+    """The server for `project`, acting for its client: sources the client writes are held
+    until a person approves them, unless `allow_client_sources` (the person's choice)."""
+    project = project.acting_for(ClientTrust(allow_client_sources=allow_client_sources))
     app = _Server("wfops", title="wfops", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
     board = Board(project, _PROJECT, _flush_stray_output)
+    approval = _Approval(project)
+    app.approval = approval
 
     # -- authoring ------------------------------------------------------------------------------
 
@@ -161,7 +184,7 @@ def build_server(project: Project) -> Any:
     ) -> Annotated[CallToolResult, FileResult]:
         """Read a workflow, deployment, sources.yaml, test or python source before editing it;
         line numbers match the diagnostics'."""
-        def locate(pointer: str, value: Any) -> dict[str, Any] | None:
+        def locate(pointer: str, value: Any, result: dict[str, Any] | None = None) -> dict[str, Any] | None:
             if pointer != "/text":
                 return None
             shown = str(value)[:bounded.STRING_HEAD].count("\n")
@@ -203,31 +226,38 @@ def build_server(project: Project) -> Any:
             name: Annotated[str, Field(description="The workflow's name (lowercase, digits, . _ -).")],
             write: Annotated[bool, Field(description="Save it as workflows/NAME.yaml.")] = False,
             max_chars: MaxChars = DEFAULT,
+            answer: Approval = NOT_ASKED,
     ) -> Annotated[CallToolResult, SkeletonResult]:
         """A valid workflow that calls one capability: its required inputs bound from a generated
         input schema, every outcome routed. Returned as text; written only if write is true."""
         return await _guard(SkeletonResult, {"name": name}, max_chars, None, ops.new_workflow, project,
-                            capability, name, write)
+                            capability, name, write, ask=approval.asker(answer))
 
     # -- catalog and checks ---------------------------------------------------------------------
 
-    @app.tool(title="List capabilities", annotations=READ_OPEN)
+    @app.tool(title="List capabilities", annotations=START)
     async def list_capabilities(
             source: Annotated[str | None, Field(description="Only this source; names an MCP source "
                                                             "to start it and list it live.")] = None,
             max_chars: MaxChars = DEFAULT,
+            answer: Approval = NOT_ASKED,
     ) -> Annotated[CallToolResult, CapabilitiesResult]:
-        """Every capability (`uses: source.name`) a workflow step can call, with input/output schemas."""
-        return await _guard(CapabilitiesResult, {}, max_chars, None, ops.capabilities, project, source)
+        """Every capability (`uses: source.name`) a workflow step can call, with input/output schemas.
+        Imports python sources; naming an MCP source starts it."""
+        return await _guard(CapabilitiesResult, {}, max_chars, None, ops.capabilities, project, source,
+                            name="list_capabilities", ask=approval.asker(answer))
 
-    @app.tool(title="Describe a capability", annotations=READ_OPEN)
+    @app.tool(title="Describe a capability", annotations=START)
     async def describe_capability(
             ref: Annotated[str, Field(description="Concrete ref `<source id>.<capability>`.")],
             max_chars: MaxChars = DEFAULT,
+            answer: Approval = NOT_ASKED,
     ) -> Annotated[CallToolResult, CapabilityResult]:
         """Before using a capability: its input and output schemas, outcomes, docs and the
-        annotations its source declares (an MCP tool's readOnlyHint, destructiveHint, ...)."""
-        return await _guard(CapabilityResult, {}, max_chars, None, ops.describe_capability, project, ref)
+        annotations its source declares (an MCP tool's readOnlyHint, destructiveHint, ...).
+        An MCP source's capability is read live: the server is started."""
+        return await _guard(CapabilityResult, {}, max_chars, None, ops.describe_capability, project, ref,
+                            ask=approval.asker(answer))
 
     @app.tool(title="Validate", annotations=READ)
     async def validate(
@@ -252,25 +282,38 @@ def build_server(project: Project) -> Any:
             ref: Annotated[str, Field(description="Concrete ref `<source id>.<capability>`, as in sources.yaml.")],
             input: Annotated[dict[str, Any],  # noqa: A002 - the contract's word
                              Field(description="The capability's input (its input_schema).")],
+            timeout: Annotated[float | None, Field(gt=0, le=MAX_CALL_SECONDS, description=(
+                "Seconds the call may take, as a step's `timeout:` (an MCP source's own `timeout:` "
+                "applies too); default: as a step without one."))] = None,
             max_chars: MaxChars = DEFAULT,
+            answer: Approval = NOT_ASKED,
     ) -> Annotated[CallToolResult, CallResult]:
         """Try one capability on its own, checked as a run's step is: input, outcome and output
-        against its contract. It really runs (side effects included)."""
-        return await _guard(CallResult, {"ref": ref}, max_chars, None, ops.call_capability, project, ref, input)
+        against its contract. It really runs (side effects included), off the server's request
+        loop: other tools keep answering while it goes."""
+        def call() -> CallResult:
+            return _released_when_ready(lambda ready: ops.call_capability(project, ref, input, timeout, ready))
+        return await _guard(CallResult, {"ref": ref}, max_chars, None, call, exclusive=False,
+                            name="call_capability", ask=approval.asker(answer), own_thread=True)
 
     @app.tool(name="compile", title="Compile the lock", annotations=LOCK)
-    async def compile_(max_chars: MaxChars = DEFAULT) -> Annotated[CallToolResult, CompileResult]:
+    async def compile_(max_chars: MaxChars = DEFAULT,
+                       answer: Approval = NOT_ASKED) -> Annotated[CallToolResult, CompileResult]:
         """After editing workflows or sources: validate, snapshot capability contracts (MCP servers
         are started) and write wfops.lock. Runs refuse a stale lock."""
-        return await _guard(CompileResult, {}, max_chars, None, ops.compile_lock, project)
+        return await _guard(CompileResult, {}, max_chars, None, ops.compile_lock, project, name="compile",
+                            ask=approval.asker(answer))
 
-    @app.tool(title="Check the lock", annotations=READ_OPEN)
+    @app.tool(title="Check the lock", annotations=START)
     async def check(
             live: Annotated[bool, Field(description="Also start MCP sources and compare their contracts.")] = False,
             max_chars: MaxChars = DEFAULT,
+            answer: LiveApproval = NOT_ASKED,
     ) -> Annotated[CallToolResult, CheckResult]:
-        """Compare the project with wfops.lock (stale lock, contract drift), as `wfops check`."""
-        return await _guard(CheckResult, {"live": live}, max_chars, None, ops.check, project, live)
+        """Compare the project with wfops.lock (stale lock, contract drift), as `wfops check`;
+        live starts the MCP sources."""
+        return await _guard(CheckResult, {"live": live}, max_chars, None, ops.check, project, live,
+                            ask=approval.asker(answer))
 
     @app.tool(title="Run the workflow tests", annotations=READ)
     async def run_tests(
@@ -303,6 +346,7 @@ def build_server(project: Project) -> Any:
             input: Annotated[dict[str, Any] | None,  # noqa: A002 - the contract's word
                              Field(description="Run input, merged over the deployment's defaults.")] = None,
             max_chars: MaxChars = DEFAULT,
+            answer: Approval = NOT_ASKED,
     ) -> Annotated[CallToolResult, RunResult]:
         """Start a deployment's run and return its run_id at once (once it passed its checks and is
         stored); it goes on in the server while every other tool keeps answering. Follow it with
@@ -311,7 +355,8 @@ def build_server(project: Project) -> Any:
             run_id = board.start(deployment, dict(input or {}))
             run = run_out(project.get_run(run_id))
             return RunResult(ok=True, run=run, exit_code=None, next_actions=advice.after_start(run))
-        return await _guard(RunResult, {}, max_chars, _run_locate(None), begin, exclusive=False, name="start_run")
+        return await _guard(RunResult, {}, max_chars, _run_locate(None), begin, exclusive=False, name="start_run",
+                            ask=approval.asker(answer))
 
     @app.tool(title="Wait for a run", annotations=READ)
     async def wait_run(
@@ -338,11 +383,16 @@ def build_server(project: Project) -> Any:
                              Field(description="Run input, merged over the deployment's defaults.")] = None,
             max_chars: MaxChars = DEFAULT,
             ctx: Context | None = None,
+            answer: Approval = NOT_ASKED,
     ) -> Annotated[CallToolResult, RunResult]:
         """For short runs: execute a deployment to completion, failure or its first interrupt and
         return the run. Each committed step is a progress notification. Long runs: start_run."""
-        return await _guard(RunResult, {}, max_chars, _run_locate(None), ops.run_deployment, project,
-                            deployment, dict(input or {}), _progress(ctx))
+        def run() -> RunResult:
+            return _released_when_ready(lambda ready: ops.run_deployment(
+                project, deployment, dict(input or {}), on_step, lambda _run_id: ready()))
+        on_step = _progress(ctx)
+        return await _guard(RunResult, {}, max_chars, _run_locate(None), run, exclusive=False,
+                            name="run_deployment", ask=approval.asker(answer), own_thread=True)
 
     @app.tool(title="Resume a run", annotations=ACT)
     async def resume_run(
@@ -352,12 +402,24 @@ def build_server(project: Project) -> Any:
             payload: Annotated[Any, Field(description="The interrupt's answer (its resume_schema).")] = None,
             max_chars: MaxChars = DEFAULT,
             ctx: Context | None = None,
+            answer: Approval = NOT_ASKED,
     ) -> Annotated[CallToolResult, RunResult]:
         """Continue an interrupted run (answering it), one whose process died (from its last
         committed step), or a failed or cancelled one (redriving its failed step with a new
         attempt, the same idempotency key); blocks until it ends or stops again."""
-        return await _guard(RunResult, {}, max_chars, _run_locate(run_id), ops.resume_run, project, run_id,
-                            outcome, payload, _progress(ctx), refused=[
+        progress = _progress(ctx)
+
+        def resume() -> RunResult:
+            # The core API has no start signal for a resume: its first committed step is one.
+            def first_step(ready: Callable[[], None]) -> RunResult:
+                def on_step(entry: Any) -> None:
+                    ready()
+                    if progress is not None:
+                        progress(entry)
+                return ops.resume_run(project, run_id, outcome, payload, on_step)
+            return _released_when_ready(first_step)
+        return await _guard(RunResult, {}, max_chars, _run_locate(run_id), resume, exclusive=False,
+                            name="resume_run", ask=approval.asker(answer), own_thread=True, refused=[
                                 advice.act("show_run", "see the run's status: a completed run has "
                                                        "nothing to resume", run_id=run_id)])
 
@@ -419,6 +481,87 @@ def build_server(project: Project) -> Any:
         return AUTHORING_PROMPT.format(goal=f" that does this: {goal}" if goal else "")
 
     return app
+
+
+# -- asking the client's user to approve the sources the client wrote ------------------------------
+
+class _ApproveSources(BaseModel):
+    approve: bool = Field(description="Yes: wfops may start or import these sources, exactly as declared.")
+
+
+class _Approval:
+    """Elicitation, where the client supports it: before a tool that may start sources runs,
+    a resolver asks the client's user about each held declaration (the SDK sends the question
+    mid-call or as an input request, as the protocol version wants). A yes is recorded through
+    the core API as a person's approval, and only for the declarations the question showed."""
+
+    def __init__(self, project: Project) -> None:
+        self.project = project
+
+    def question(self, ctx: Any) -> str | None:
+        if not _can_elicit(ctx):
+            return None
+        held = self.project.sources_awaiting_approval()
+        return _approval_question(held) if held else None
+
+    def asker(self, answer: Any) -> Asker | None:
+        """What `_guard` calls when the tool is refused for held sources: True once the
+        user's yes (to exactly the declarations this call's question showed) is recorded."""
+        data = getattr(answer, "data", None)
+        shown = _QUESTION.get()
+        if getattr(answer, "action", None) != "accept" or not isinstance(data, _ApproveSources) or not data.approve:
+            return None
+
+        async def ask(exc: SourcesAwaitApproval) -> bool:
+            if _approval_question(exc.held) != shown:
+                return False  # sources.yaml changed after the question: what was shown is not what runs
+            await anyio.to_thread.run_sync(self._approve, exc.held)
+            return True
+        return ask
+
+    def _approve(self, held: list[Declaration]) -> None:
+        for declaration in held:
+            self.project.approve_source(declaration.source, by="elicitation", expected=declaration.key)
+
+
+#: The question this tool call showed its user (set by the resolver, read by the tool body,
+#: which runs in the same context).
+_QUESTION: ContextVar[str | None] = ContextVar("wfops_approval_question", default=None)
+
+
+async def _ask_approval(ctx: Context) -> Elicit[_ApproveSources] | None:
+    """The resolver of every tool that may start or import a source."""
+    approval = ctx.mcp_server.approval if isinstance(ctx.mcp_server, _Server) else None
+    text = await anyio.to_thread.run_sync(approval.question, ctx) if approval is not None else None
+    _QUESTION.set(text)
+    return Elicit(text, _ApproveSources) if text is not None else None
+
+
+async def _ask_approval_if_live(ctx: Context, live: bool = False) -> Elicit[_ApproveSources] | None:
+    """`check` starts sources only when live."""
+    return await _ask_approval(ctx) if live else None
+
+
+#: A tool argument the client never sends: the user's answer about held sources, if asked.
+Approval = Annotated[ElicitationResult[_ApproveSources], Resolve(_ask_approval)]
+LiveApproval = Annotated[ElicitationResult[_ApproveSources], Resolve(_ask_approval_if_live)]
+NOT_ASKED = DeclinedElicitation()
+
+
+def _can_elicit(ctx: Any) -> bool:
+    try:
+        capabilities = ctx.request_context.session.client_capabilities
+    except Exception:  # noqa: BLE001 - no session (an in-process call without a client): cannot ask
+        return False
+    return capabilities is not None and getattr(capabilities, "elicitation", None) is not None
+
+
+def _approval_question(held: list[Declaration]) -> str:
+    lines = [f"The MCP client wrote {'these sources' if len(held) > 1 else 'this source'} in sources.yaml. "
+             f"To go on, wfops would start or import {'them' if len(held) > 1 else 'it'}: code that runs "
+             "as your user. Approve exactly what is declared here?"]
+    lines += [f"- {d.source} ({d.kind}): {d.shown()}" for d in held]
+    return "\n".join(lines)
 
 
 # -- resources (the file schemas are package data; the docs exist in a source checkout) ----------------------------------------------------------------------------------
@@ -485,7 +628,11 @@ def _trace_locate(run_id: str) -> bounded.Locate:
 
 async def _guard(result: type[Envelope], required: dict[str, Any], max_chars: int, locate: Any,
                  fn: Callable[..., Envelope], *args: Any, exclusive: bool = True, name: str | None = None,
-                 refused: list[NextAction] | None = None) -> CallToolResult:
+                 refused: list[NextAction] | None = None, ask: Asker | None = None,
+                 own_thread: bool = False) -> CallToolResult:
+    """Run `fn(*args)` off the request loop and shape its result or error. `ask`: how to ask
+    the client's user to approve held sources (then `fn` runs once more). `own_thread`: a call
+    that may take long runs in a thread of its own, not one of the shared worker pool's."""
     def work() -> Envelope:
         try:
             if not exclusive:
@@ -501,11 +648,64 @@ async def _guard(result: type[Envelope], required: dict[str, Any], max_chars: in
         finally:
             _flush_stray_output()
 
+    run = _in_own_thread if own_thread else _in_pool
     try:
-        done = await anyio.to_thread.run_sync(work)
+        try:
+            done = await run(work)
+        except SourcesAwaitApproval as exc:
+            if ask is None or not await ask(exc):
+                raise
+            done = await run(work)
     except Exception as exc:  # noqa: BLE001 - the one boundary of the server
         done = _failure(result, required, exc, name or fn.__name__, refused)
     return _respond(done, max_chars, locate)
+
+
+async def _in_pool(work: Callable[[], Envelope]) -> Envelope:
+    # abandon_on_cancel: a client that cancels (or leaves) is not kept waiting for the thread
+    return await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
+
+
+async def _in_own_thread(work: Callable[[], Envelope]) -> Envelope:
+    """`work()` in a daemon thread of its own: a call that never ends holds no pool worker,
+    and never keeps the process alive once the client has gone."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Envelope] = loop.create_future()
+
+    def settle(value: Envelope | None, error: BaseException | None) -> None:
+        if future.done():
+            return
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(value)  # type: ignore[arg-type]
+
+    def target() -> None:
+        try:
+            value, error = work(), None
+        except BaseException as exc:  # noqa: BLE001 - handed to the awaiting tool call
+            value, error = None, exc
+        with suppress(RuntimeError):  # the loop closed: the server is gone, nobody waits
+            loop.call_soon_threadsafe(settle, value, error)
+
+    threading.Thread(target=target, name="wfops-mcp-call", daemon=True).start()
+    return await future
+
+
+def _released_when_ready(fn: Callable[[Callable[[], None]], E]) -> E:
+    """`fn(ready)` holding the project gate until it calls `ready()` (its sources are loaded),
+    so the long part (a capability call, a run) never keeps other tools waiting."""
+    _PROJECT.acquire()
+    held = [True]
+
+    def ready() -> None:
+        if held[0]:
+            held[0] = False
+            _PROJECT.release()
+    try:
+        return fn(ready)
+    finally:
+        ready()
 
 
 def _respond(done: Envelope, max_chars: int, locate: Any) -> CallToolResult:
@@ -549,6 +749,8 @@ def _failure(result: type[Envelope], required: dict[str, Any], exc: Exception, t
     base = {k: v for k, v in required.items() if k in fields}
     if isinstance(exc, WfopsError) and "exit_code" in fields:
         base["exit_code"] = for_error(exc)  # as the CLI twin would exit (2: refused)
+    if isinstance(exc, SourcesAwaitApproval):
+        return result(ok=False, error=_error(exc), next_actions=advice.after_unapproved(exc, tool), **base)
     if isinstance(exc, RefusedError):
         found = list(exc.diagnostics)
         steps = refused if refused and not found else advice.after_refusal(found, tool)
@@ -598,21 +800,48 @@ def _error(exc: Any) -> ErrorOut:
                     argument=exc.argument if isinstance(exc, InvalidArgument) else None)
 
 
-def serve(project: Project) -> None:
-    """Serve over stdio until the client disconnects.
+def serve(project: Project, *, allow_client_sources: bool = False, parent: int | None = None) -> None:
+    """Serve over stdio until the client disconnects, then exit the process.
 
     While serving, the SDK points fd 1 at stderr, so what project code prints cannot
     corrupt the protocol; but Python buffers `sys.stdout`, and a buffer flushed after
     the SDK restored fd 1 would still land on the wire. So each tool call flushes it
     (to stderr), and once serving ends fd 1 goes to stderr for good. Runs still going
     when the client leaves stay `running` in the store: resume_run continues them.
+
+    The server never outlives its client: when stdin ends the process exits even if a call
+    (a capability that never returns) is still going, and a watcher ends it when its parent
+    dies (the parent pid changes from `parent`, default the one now) although stdin is still open.
     """
+    _watch_parent(os.getppid() if parent is None else parent)
     try:
-        build_server(project).run()
+        build_server(project, allow_client_sources=allow_client_sources).run()
     finally:
         with suppress(OSError):
             os.dup2(2, 1)
         _flush_stray_output()
+    _leave(0)
+
+
+#: How often the parent watcher looks (seconds).
+PARENT_POLL = 0.5
+
+
+def _watch_parent(parent: int) -> None:
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_POLL)
+        _leave(0)
+    threading.Thread(target=watch, name="wfops-mcp-parent", daemon=True).start()
+
+
+def _leave(code: int) -> None:
+    """End the process now: threads still running a call are abandoned (a run they drive stays
+    `running` in the store, and resume_run continues it)."""
+    _flush_stray_output()
+    with suppress(Exception):
+        sys.stderr.flush()
+    os._exit(code)
 
 
 def _flush_stray_output() -> None:

@@ -198,6 +198,9 @@ class WriteResult(Envelope):
     unchanged: bool = False
     added: list[DiagnosticOut] = Field(default_factory=list, description="Errors the text would add.")
     text: str | None = Field(None, description="The text written or refused (patch_workflow, new_workflow).")
+    awaiting_approval: list[str] = Field(default_factory=list, description=(
+        "Sources this client wrote that no tool starts or imports until a person approves them "
+        "(`wfops sources approve ID` in the project)."))
 
 
 class SkeletonResult(Envelope):

@@ -125,16 +125,17 @@ def describe_capability(project: Project, ref: str) -> CapabilityResult:
         advice.act("new_workflow", "a workflow that calls it", capability=ref, name=info.name.replace("_", "-"))])
 
 
-def call_capability(project: Project, ref: str, payload: Any) -> CallResult:
-    done = project.call(ref, payload)
+def call_capability(project: Project, ref: str, payload: Any, timeout: float | None = None,
+                    on_ready: Callable[[], None] | None = None) -> CallResult:
+    done = project.call(ref, payload, timeout=timeout, on_ready=on_ready)
     return CallResult(ok=True, ref=ref, outcome=done.outcome, output=done.output, next_actions=[
         advice.act("new_workflow", f"a workflow whose step `uses: {ref}`", capability=ref,
                    name=ref.partition(".")[2].replace("_", "-") or "flow")])
 
 
 def run_deployment(project: Project, deployment: str, run_input: dict[str, Any],
-                   on_step: OnStep | None = None) -> RunResult:
-    return _run_result(project.run(deployment, run_input, on_step=on_step))
+                   on_step: OnStep | None = None, on_start: Callable[[str], None] | None = None) -> RunResult:
+    return _run_result(project.run(deployment, run_input, on_step=on_step, on_start=on_start))
 
 
 def resume_run(project: Project, run_id: str, outcome: str | None, payload: Any,
@@ -262,11 +263,15 @@ def _write_result(project: Project, report: Any, *, echo: bool) -> WriteResult:
                                                         "(see `added`); the file is untouched",
                            hint="fix what each diagnostic's hint says and call again (or force: true to "
                                 "write it anyway)")
+    notes = advice.as_text(steps)
+    if report.awaiting_approval:
+        notes.insert(0, advice.awaiting_approval(report.awaiting_approval))
     return WriteResult(ok=not report.added or report.written, error=refused, path=report.path,
                        written=report.written,
                        created=report.created, forced=report.forced, unchanged=report.unchanged,
                        added=_diagnostics(report.added), diagnostics=_diagnostics(report.diagnostics),
-                       text=report.text if echo else None, next_actions=steps)
+                       text=report.text if echo else None, awaiting_approval=report.awaiting_approval,
+                       next_actions=steps, next_steps=notes)
 
 
 def new_workflow(project: Project, capability: str, name: str, write: bool) -> SkeletonResult:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
-from wfops.diagnostics import Diagnostic, error
+from wfops.diagnostics import Diagnostic, error, warning
 from wfops.errors import CapabilityError, WfopsError
 from wfops.loader.project import Project
 from wfops.model.objects import McpSource, SourcesFile
@@ -17,6 +19,20 @@ from wfops.sources.contract import call_checked
 from wfops.sources.modules import ImportTimedOut, ModuleOutsideProject
 from wfops.sources.recorded import ContractRecord, RecordedSource
 from wfops.sources.std import StdSource
+
+#: Source ids not to build here: declarations an MCP client wrote that await a person's yes
+#: (wfops.api.approvals). A context variable, so it follows the call into its event loop.
+_HELD: ContextVar[frozenset[str]] = ContextVar("wfops_held_sources", default=frozenset())
+
+
+@contextmanager
+def holding(source_ids: frozenset[str]) -> Iterator[None]:
+    """While inside, `build_sources` neither imports nor creates these sources."""
+    token = _HELD.set(source_ids)
+    try:
+        yield
+    finally:
+        _HELD.reset(token)
 
 
 def build_sources(project: Project, *, cached: ContractRecord | None = None
@@ -35,8 +51,15 @@ def build_sources(project: Project, *, cached: ContractRecord | None = None
     diagnostics: list[Diagnostic] = []
     if project.sources is None:
         return sources, diagnostics
-    # By kind, not class: a spec is a pydantic model or its plain object (wfops.model.objects).
-    specs = project.sources.model.sources
+    # By kind, not class: a spec is a pydantic model or its plain twin (wfops.model.objects).
+    held = _HELD.get()
+    specs = {sid: spec for sid, spec in project.sources.model.sources.items() if sid not in held}
+    for source_id in sorted(held & set(project.sources.model.sources)):
+        diagnostics.append(warning(
+            "source-unapproved", f"source {source_id!r} was written by an MCP client and awaits a person's "
+            "approval: it is not imported or started until then", project.sources.file,
+            project.sources.doc.at(("sources", source_id)), source=source_id,
+            hint=f"a person runs `wfops sources approve {source_id}` in the project"))
     modules = {source_id: spec.module for source_id, spec in specs.items() if spec.kind == "python"}
     recorded = cached.recorded(modules) if cached is not None and modules else None
     failed = False
