@@ -276,3 +276,39 @@ def test_approving_what_sources_yaml_does_not_declare_is_a_one_line_usage_error(
     done = run_cli("sources", "approve", "nope", "--project", str(root))
     assert done.code == 2 and "declares no source 'nope'" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+DASK_DEPLOYMENT = "name: hello.local\nworkflow: hello\nexecutor: {kind: dask, address: 'tcp://127.0.0.1:8786'}\n"
+
+
+
+def test_a_client_may_not_point_a_deployment_at_a_cluster(tmp_path: Path) -> None:
+    # The executor decides whose answers the driver unpickles: a Dask address is code too.
+    root = std_project(tmp_path / "p")
+    deployment = root / "deployments" / "hello.yaml"
+    before = deployment.read_text()
+
+    async def write(client: Any) -> None:
+        bad, got = await call(client, "write_file", path=f"deployments/{deployment.name}", text=DASK_DEPLOYMENT)
+        assert bad and got["error"]["type"] == "RefusedError" and "executor" in got["error"]["message"], got
+        bad, got = await call(client, "patch_workflow", path=f"deployments/{deployment.name}", patch=[
+            {"op": "add", "path": "/executor", "value": {"kind": "dask", "address": "tcp://127.0.0.1:8786"}}])
+        assert bad and got["error"]["type"] == "RefusedError", got
+    drive(root, write)
+    assert deployment.read_text() == before
+
+    # A person's cluster stays usable by the client's later edits, and the flag lifts the rule.
+    deployment.write_text(DASK_DEPLOYMENT)
+
+    async def keep(client: Any) -> None:
+        bad, got = await call(client, "write_file", path=f"deployments/{deployment.name}",
+                              text=DASK_DEPLOYMENT + "input: {who: world}\n")
+        assert not bad, got
+    drive(root, keep)
+
+    async def allowed(client: Any) -> None:
+        bad, got = await call(client, "write_file", path=f"deployments/{deployment.name}",
+                              text=DASK_DEPLOYMENT.replace("8786", "8787"))
+        assert not bad, got
+    drive(root, allowed, allow=True)
+    assert "8787" in deployment.read_text()

@@ -239,6 +239,32 @@ class ClientWrites:
     def record(self, before: str | None, after: str) -> None:
         record_written(self.root, before, after, self.trust.tool)
 
+    def check_executor(self, rel: str, before: str | None, after: str) -> None:
+        """A client may not point a deployment at a cluster: the executor decides which process
+        runs the project's python code and whose answers the driver unpickles, so a Dask
+        address the client chose is code it chose. A person sets it (or started the server
+        with `--allow-client-sources`); a local executor, or the one already there, is fine."""
+        if self.trust.allow_client_sources:
+            return
+        new, old = executor_in(after), executor_in(before)
+        if new is not None and new.get("kind", "local") != "local" and new != old:
+            raise RefusedError(f"{rel}: an MCP client may not set where a deployment's code runs "
+                               f"(executor {canonical_json(new)})",
+                               hint="a person edits the deployment's `executor:` by hand, or starts the server "
+                                    "with `wfops mcp --allow-client-sources`")
+
+
+def executor_in(text: str | None) -> dict[str, Any] | None:
+    """The `executor:` a deployment text declares (None: none, or a text that does not parse)."""
+    if text is None:
+        return None
+    try:
+        data = load_yaml_text(text, "deployment").data
+    except YamlLoadError:
+        return None
+    executor = data.get("executor") if isinstance(data, dict) else None
+    return executor if isinstance(executor, dict) else None
+
 
 def held_ids(root: Path, trust: ClientTrust | None) -> frozenset[str]:
     """The source ids validation must not import for this caller."""

@@ -242,6 +242,8 @@ def write_file(root: Path, path: str, text: str, *, force: bool = False,
         raise UsageError("the text contains a NUL byte")
     existed = resolved.exists()
     old = resolved.read_text(encoding="utf-8", errors="replace") if existed else None
+    if client is not None and kind == "deployment":
+        client.check_executor(rel, old, text)
     around = client.validating(old, text) if client is not None and kind == "sources" else nullcontext()
     with around:
         _, after, static = validate_overlay(root, text, kind, rel)
