@@ -13,7 +13,7 @@ Figures per step (medians of --repeat runs), all marginal, so start-up cancels o
 - server CPU: (CPU the PostgreSQL processes spent during the N=600 run minus during the
   N=100 run) / 500 (postmaster's children, live and reaped; throw-away cluster only);
 - inside, CPU: process CPU of the execution only (wfops: a real `wfops run`, from its
-  first to its last commit, as in bench_store.py; LangGraph: the `invoke` call) / 600;
+  first to its last commit, / 599, as in bench_store.py; LangGraph: the `invoke` call / 600);
 - inside, wall: wfops from the run's first to last commit (the store's stamps of a real
   `wfops run`); LangGraph the `invoke` call; / 600.
 
@@ -208,7 +208,7 @@ def main() -> None:
     med = {side: {k: statistics.median(v) * 1e6 for k, v in table.items() if v} for side, table in rows.items()}
     span = f"(t{long} - t{short}) / {long - short}"
     labels = {"cpu": f"client CPU, {span}", "server": f"server CPU, {span}",
-              "inside": f"inside the run, client CPU / {long}", "inside_wall": f"inside the run, wall / {long}"}
+              "inside": "inside the run, client CPU per step", "inside_wall": "inside the run, wall per step"}
     print(f"{'per step (us, median of ' + str(repeat) + ')':<40}{'wfops':>10}{'LangGraph':>12}{'ratio':>8}")
     for key in keys:
         if key == "server" and server is None:
