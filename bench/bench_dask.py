@@ -8,18 +8,21 @@ wfops's per-item overhead on Dask = (foreach wall time - raw wall time) / items,
 foreach wall time is its trace entry's `ended_at - started_at` (the run's start-up,
 validation and the lock gate are outside it, as they are outside `client.map`).
 
-Run: python3 bench/bench_dask.py [items] [repeats]   (needs the dask extra)
+Run: python3 bench/bench_dask.py [items] [repeats] [--smoke]   (needs the dask extra)
+(`--smoke`: 8 items, one repeat.)
 """
 
 from __future__ import annotations
 
+import argparse
 import statistics
-import sys
 import tempfile
 import time
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+
+from common import add_smoke
 
 NAP = 0.1
 
@@ -116,8 +119,12 @@ def main() -> None:
 
     import wfops
 
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 400
-    repeats = int(sys.argv[2]) if len(sys.argv) > 2 else 3
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("items", type=int, nargs="?", default=400)
+    parser.add_argument("repeats", type=int, nargs="?", default=3)
+    add_smoke(parser)
+    args = parser.parse_args()
+    n, repeats = (8, 1) if args.smoke else (args.items, args.repeats)
     items = list(range(n))
     with dask.config.set({"distributed.scheduler.allowed-failures": 0}), \
             LocalCluster(n_workers=2, threads_per_worker=2, processes=True, dashboard_address=None) as cluster, \

@@ -1,14 +1,17 @@
 """Engine overhead per step: a linear chain of N `std.echo` steps with a no-op sink,
 against a floor (a plain loop: call a function, merge its result into a dict, look up
-the next step in a routing table). Run: python3 bench/bench_engine.py [N] [repeats]"""
+the next step in a routing table). Run: python3 bench/bench_engine.py [N] [repeats] [--smoke]
+(`--smoke`: 50 steps, one repeat.)"""
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import statistics
-import sys
 import time
 from typing import Any
+
+from common import add_smoke
 
 from wfops.engine.engine import Engine
 from wfops.engine.types import RunSnapshot, TraceEntry
@@ -70,8 +73,12 @@ def floor_us_per_step(n: int) -> float:
 
 
 def main() -> None:
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
-    repeats = int(sys.argv[2]) if len(sys.argv) > 2 else 7
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("steps", type=int, nargs="?", default=2000)
+    parser.add_argument("repeats", type=int, nargs="?", default=7)
+    add_smoke(parser)
+    args = parser.parse_args()
+    n, repeats = (50, 1) if args.smoke else (args.steps, args.repeats)
     # Interleaved, so a noisy neighbour hits both sides alike; the minimum is the least
     # disturbed run (as timeit advises), the median is shown for spread.
     eng: list[float] = []

@@ -12,13 +12,14 @@ Figures per step (medians of --repeat runs), all marginal, so start-up cancels o
 - client CPU: (CPU of the process at N=600 minus at N=100) / 500;
 - server CPU: (CPU the PostgreSQL processes spent during the N=600 run minus during the
   N=100 run) / 500 (postmaster's children, live and reaped; throw-away cluster only);
-- inside, CPU: process CPU of the execution only (wfops: `Engine.start` with the
-  PostgreSQL store as sink, first to last commit; LangGraph: the `invoke` call) / 600;
+- inside, CPU: process CPU of the execution only (wfops: a real `wfops run`, from its
+  first to its last commit, / 599, as in bench_store.py; LangGraph: the `invoke` call / 600);
 - inside, wall: wfops from the run's first to last commit (the store's stamps of a real
   `wfops run`); LangGraph the `invoke` call; / 600.
 
 Needs the `bench` extra (langgraph, langgraph-checkpoint-postgres) and the `postgres` one.
-Run: python bench/bench_postgres.py [--repeat 3] [--url postgresql://...]
+Run: python bench/bench_postgres.py [--repeat 3] [--url postgresql://...] [--smoke]
+(`--smoke`: chains of 10 and 20 steps, one repeat, LangGraph skipped if not installed.)
 """
 
 from __future__ import annotations
@@ -36,7 +37,8 @@ from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
 
-from bench_store import LONG, SHORT, WFOPS_INSIDE, child_cpu, make_project
+from bench_store import SMOKE, Chains, make_project, wfops_marked
+from common import add_smoke, child_cpu, peer_available
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -140,31 +142,40 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--url", help="an existing PostgreSQL database (default: a throw-away cluster)")
+    add_smoke(parser)
     args = parser.parse_args()
+    chains, repeat = (SMOKE, 1) if args.smoke else (Chains(), args.repeat)
+    long, short = chains.long, chains.short
+    peer = peer_available("LangGraph + PostgresSaver", ("langgraph", "langgraph.checkpoint.postgres"),
+                          smoke=args.smoke)
     with ExitStack() as stack:
         server: Callable[[], float] | None = None
         if args.url:
             url = args.url
         else:
             sys.path.insert(0, str(REPO))
-            from tests.pgserver import fresh_database, throwaway_cluster
+            from tests.pgserver import NoServer, fresh_database, throwaway_cluster
 
-            cluster = stack.enter_context(throwaway_cluster())
+            try:
+                cluster = stack.enter_context(throwaway_cluster())
+            except NoServer as exc:
+                raise SystemExit(f"error: no throw-away PostgreSQL cluster: {exc} (or pass --url)") from None
             url = cluster.url(fresh_database(cluster))
             server = server_cpu_probe(cluster.data)
         tmp = Path(stack.enter_context(tempfile.TemporaryDirectory()))
-        root = tmp / "proj"
-        make_project(root)
+        roots = {n: tmp / f"chain{n}" for n in (short, long)}
+        for n, root in roots.items():
+            make_project(root, f"chain{n}", n)
 
         def wfops(steps: int) -> tuple[float, float, float, float]:
             wait_idle(url)
             before = server() if server else 0.0
             cpu, wall, out = timed([sys.executable, "-m", "wfops", "run", f"chain{steps}.local", "--json",
-                                    "--db", url, "--project", str(root)], cwd=root)
+                                    "--db", url, "--project", str(roots[steps])], cwd=roots[steps])
             wait_idle(url)
             return cpu, wall, (server() - before) if server else 0.0, run_wall(url, json.loads(out)["run_id"])
 
-        def langgraph(steps: int, n: int) -> tuple[float, float, float, float]:
+        def langgraph(steps: int, n: int) -> tuple[float, float, float, float, float]:
             wait_idle(url)
             before = server() if server else 0.0
             cpu, wall, out = timed([sys.executable, "-c", LANGGRAPH, str(steps), url, f"t{steps}-{n}"])
@@ -172,37 +183,41 @@ def main() -> None:
             result = json.loads(out)
             return cpu, wall, (server() - before) if server else 0.0, result["cpu"], result["inside"]
 
-        wfops(SHORT)  # warm: the schema, the OS caches
-        langgraph(SHORT, -1)
+        wfops(short)  # warm: the schema, the OS caches; writes the gate record
+        wfops(long)
+        if peer:
+            langgraph(short, -1)
         # No whole-process wall row: on a shared machine start-up varies by +-0.3 s, more
         # than 500 steps cost; the run's own first-to-last-commit time is the wall figure.
         keys = ("cpu", "server", "inside", "inside_wall")
         rows: dict[str, dict[str, list[float]]] = {side: {k: [] for k in keys} for side in ("wf", "lg")}
-        for n in range(args.repeat):
-            long, short = wfops(LONG), wfops(SHORT)
+        for n in range(repeat):
+            wf_long, wf_short = wfops(long), wfops(short)
             for i, key in ((0, "cpu"), (2, "server")):
-                rows["wf"][key].append((long[i] - short[i]) / (LONG - SHORT))
-            done = subprocess.run([sys.executable, "-c", WFOPS_INSIDE, str(root), url], capture_output=True,
-                                  text=True, env={**os.environ, "PYTHONPATH": str(REPO)})
-            if done.returncode != 0:
-                raise SystemExit(f"wfops inside failed:\n{done.stderr}")
-            rows["wf"]["inside"].append(json.loads(done.stdout)["cpu"] / LONG)
-            rows["wf"]["inside_wall"].append(long[3] / LONG)
-            lg_long, lg_short = langgraph(LONG, n), langgraph(SHORT, n)
-            for i, key in ((0, "cpu"), (2, "server")):
-                rows["lg"][key].append((lg_long[i] - lg_short[i]) / (LONG - SHORT))
-            rows["lg"]["inside"].append(lg_long[3] / LONG)
-            rows["lg"]["inside_wall"].append(lg_long[4] / LONG)
+                rows["wf"][key].append((wf_long[i] - wf_short[i]) / (long - short))
+            wait_idle(url)
+            rows["wf"]["inside"].append(wfops_marked(roots[long], f"chain{long}.local", db=url)[1] / (long - 1))
+            rows["wf"]["inside_wall"].append(wf_long[3] / long)
+            if peer:
+                lg_long, lg_short = langgraph(long, n), langgraph(short, n)
+                for i, key in ((0, "cpu"), (2, "server")):
+                    rows["lg"][key].append((lg_long[i] - lg_short[i]) / (long - short))
+                rows["lg"]["inside"].append(lg_long[3] / long)
+                rows["lg"]["inside_wall"].append(lg_long[4] / long)
 
-    med = {side: {k: statistics.median(v) * 1e6 for k, v in table.items()} for side, table in rows.items()}
-    labels = {"cpu": "client CPU, (t600 - t100) / 500",
-              "server": "server CPU, (t600 - t100) / 500", "inside": "inside the run, client CPU / 600",
-              "inside_wall": "inside the run, wall / 600"}
-    print(f"{'per step (us, median of ' + str(args.repeat) + ')':<40}{'wfops':>10}{'LangGraph':>12}{'ratio':>8}")
+    med = {side: {k: statistics.median(v) * 1e6 for k, v in table.items() if v} for side, table in rows.items()}
+    span = f"(t{long} - t{short}) / {long - short}"
+    labels = {"cpu": f"client CPU, {span}", "server": f"server CPU, {span}",
+              "inside": "inside the run, client CPU per step", "inside_wall": "inside the run, wall per step"}
+    print(f"{'per step (us, median of ' + str(repeat) + ')':<40}{'wfops':>10}{'LangGraph':>12}{'ratio':>8}")
     for key in keys:
         if key == "server" and server is None:
             continue
-        wf, lg = med["wf"][key], med["lg"][key]
+        wf = med["wf"][key]
+        if not peer:
+            print(f"{labels[key]:<40}{wf:>10.0f}{'-':>12}{'-':>8}")
+            continue
+        lg = med["lg"][key]
         print(f"{labels[key]:<40}{wf:>10.0f}{lg:>12.0f}{(wf / lg if lg else float('nan')):>8.3f}")
 
 

@@ -1,6 +1,8 @@
 """Start-up: CPU time of short wfops commands as whole processes, `python -c pass` the floor.
 
-    python3 bench/bench_startup.py [--repeat 7]
+    python3 bench/bench_startup.py [--repeat 7] [--smoke]
+
+(`--smoke`: 2 runs in the store instead of 20, one repeat.)
 
 In a generated project with a one-step `std.echo` workflow (compiled, run once so the
 run gate's record and the validate cache exist, as a user's project has them), times,
@@ -18,12 +20,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import statistics
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from common import add_smoke, child_cpu
 
 # A user's installed wfops has its bytecode cached; a developer shell may turn that off.
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
@@ -41,11 +44,6 @@ QUERY = ("import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); "
          "ORDER BY created_at DESC LIMIT 20').fetchall()")
 
 
-def child_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
-
-
 def timed(argv: list[str], cwd: Path) -> float:
     started = child_cpu()
     done = subprocess.run(argv, cwd=cwd, capture_output=True, text=True)
@@ -54,7 +52,7 @@ def timed(argv: list[str], cwd: Path) -> float:
     return child_cpu() - started
 
 
-def make_project(root: Path) -> None:
+def make_project(root: Path, runs: int) -> None:
     (root / "workflows").mkdir(parents=True)
     (root / "deployments").mkdir()
     (root / "sources.yaml").write_text("sources: {}\n")
@@ -62,7 +60,7 @@ def make_project(root: Path) -> None:
     (root / "deployments" / "one.yaml").write_text("name: one.local\nworkflow: one\ninput: {value: 1}\n")
     wfops = [sys.executable, "-m", "wfops"]
     timed([*wfops, "compile"], root)
-    for _ in range(20):
+    for _ in range(runs):
         timed([*wfops, "run", "one.local", "--json"], root)
     timed([*wfops, "validate"], root)
 
@@ -70,26 +68,28 @@ def make_project(root: Path) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=7)
+    add_smoke(parser)
     args = parser.parse_args()
+    repeat, runs = (1, 2) if args.smoke else (args.repeat, 20)
     wfops = [sys.executable, "-m", "wfops"]
     with tempfile.TemporaryDirectory() as tmp_name:
         root = Path(tmp_name) / "proj"
-        make_project(root)
+        make_project(root, runs)
         cases = {
             "python -c pass": [sys.executable, "-c", "pass"],
             "python + sqlite3, the runs list query": [sys.executable, "-c", QUERY, str(root / ".wfops" / "wfops.db")],
             "wfops run (1 step, unchanged project)": [*wfops, "run", "one.local", "--json"],
-            "wfops runs list --limit 20": [*wfops, "runs", "list", "--limit", "20"],
+            f"wfops runs list --limit 20 ({runs} runs)": [*wfops, "runs", "list", "--limit", "20"],
             "wfops validate (cache hit)": [*wfops, "validate"],
             "wfops --help (typer parser)": [*wfops, "--help"],
         }
         times: dict[str, list[float]] = {name: [] for name in cases}
-        for _ in range(args.repeat):
+        for _ in range(repeat):
             for name, argv in cases.items():
                 times[name].append(timed(argv, root))
     med = {name: statistics.median(values) * 1000 for name, values in times.items()}
     floor = med["python -c pass"]
-    print(f"median CPU of {args.repeat} whole processes, ms (user + system)\n")
+    print(f"median CPU of {repeat} whole processes, ms (user + system)\n")
     print("| command | CPU | minus `python -c pass` |")
     print("| --- | ---: | ---: |")
     for name, value in med.items():

@@ -22,7 +22,8 @@ time is what a step costs whatever else runs):
 - pre-step work: CPU of a `wfops run` process up to its first commit, N=50 vs N=2,000.
 Also the store bytes per step of a 600-step run whose state grows (an append reducer).
 
-Run: python bench/bench_store.py [--repeat 5]
+Run: python bench/bench_store.py [--repeat 5] [--smoke]
+(`--smoke`: chains of 5, 10, 20, 40 steps, one repeat, LangGraph skipped if not installed.)
 """
 
 from __future__ import annotations
@@ -30,7 +31,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
 import sqlite3
 import statistics
@@ -39,14 +39,15 @@ import sys
 import tempfile
 import textwrap
 import time
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+
+from common import add_smoke, child_cpu, peer_available
 
 # A user's installed wfops has its bytecode cached; a developer shell may turn that off.
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
-LONG, SHORT = 600, 100
-LG_CPU: list[float] = []  # LangGraph's invoke CPU seconds at N=600
 PAYLOAD = "x" * 64  # what each step of the growing run appends
 
 
@@ -69,7 +70,21 @@ def echo_chain(name: str, steps: int, *, grow: bool) -> str:
     return "\n".join(lines) + "\n"
 
 
-CHAINS = (50, SHORT, LONG, 2000)
+@dataclass(frozen=True)
+class Chains:
+    """The chain lengths: per-step figures are (t(long) - t(short)) / (long - short); the
+    pre-step work is compared between small and big."""
+
+    small: int = 50
+    short: int = 100
+    long: int = 600
+    big: int = 2000
+
+    def all(self) -> tuple[int, ...]:
+        return (self.small, self.short, self.long, self.big)
+
+
+SMOKE = Chains(5, 10, 20, 40)
 
 
 def make_project(root: Path, name: str, steps: int, *, grow: bool = False) -> None:
@@ -82,11 +97,6 @@ def make_project(root: Path, name: str, steps: int, *, grow: bool = False) -> No
         f"name: {name}.local\nworkflow: {name}\ninput: {{value: 1}}\n" if not grow
         else f"name: {name}.local\nworkflow: {name}\n")
     wfops(root, "compile")
-
-
-def child_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
 
 
 def wfops(root: Path, *args: str) -> tuple[float, str]:
@@ -118,31 +128,34 @@ def wfops_run(root: Path, deployment: str, *, full: bool = False) -> tuple[float
     return cpu, (_stamp(updated) - _stamp(created)).total_seconds(), steps
 
 
-# A real `wfops run` whose store notes the process CPU time at every commit: the first
-# mark is the work before the first step, first to last is the execution.
+# A real `wfops run` whose store (argv[1]: sqlite or postgres) notes the process CPU time at
+# every commit: the first mark is the work before the first step, first to last is the execution.
 WFOPS_MARKED = textwrap.dedent('''
-    import atexit, json, sys, time
-    from wfops.store import sqlite
+    import atexit, importlib, json, sys, time
 
+    module = importlib.import_module("wfops.store." + sys.argv[1])
+    store = module.SqliteStore if sys.argv[1] == "sqlite" else module.PostgresStore
     marks = []
-    commit = sqlite.SqliteStore.commit
+    commit = store.commit
 
     def marked(self, run, entries):
         commit(self, run, entries)
         marks.append(time.process_time())
 
-    sqlite.SqliteStore.commit = marked
+    store.commit = marked
     atexit.register(lambda: sys.stderr.write("MARKS " + json.dumps([marks[0], marks[-1], len(marks)]) + "\\n"))
     from wfops.cli.main import main
 
-    main(sys.argv[1:])
+    main(sys.argv[2:])
 ''')
 
 
-def wfops_marked(root: Path, deployment: str) -> tuple[float, float]:
-    """(CPU seconds before the first commit, CPU seconds from the first to the last commit)."""
-    done = subprocess.run([sys.executable, "-c", WFOPS_MARKED, "run", deployment, "--json", "--project", str(root)],
-                          capture_output=True, text=True, cwd=root)
+def wfops_marked(root: Path, deployment: str, *, db: str | None = None) -> tuple[float, float]:
+    """(CPU seconds before the first commit, CPU seconds from the first to the last commit);
+    `db`: a postgresql:// URL (default: the project's SQLite store)."""
+    store, where = ("postgres", ["--db", db]) if db else ("sqlite", [])
+    done = subprocess.run([sys.executable, "-c", WFOPS_MARKED, store, "run", deployment, "--json", *where,
+                           "--project", str(root)], capture_output=True, text=True, cwd=root)
     if done.returncode != 0:
         raise SystemExit(f"wfops run {deployment} failed ({done.returncode}):\n{done.stderr}")
     line = next(x for x in done.stderr.splitlines() if x.startswith("MARKS "))
@@ -188,18 +201,17 @@ LANGGRAPH = textwrap.dedent('''
 ''').replace("PAYLOAD", PAYLOAD)
 
 
-def langgraph_run(tmp: Path, steps: int, *, grow: bool = False) -> tuple[float, float, Path]:
+def langgraph_run(tmp: Path, steps: int, *, grow: bool = False) -> tuple[float, float, float, Path]:
+    """(whole-process CPU seconds, inside wall seconds, inside CPU seconds, the database)."""
     db = tmp / f"lg-{steps}-{grow}-{time.monotonic_ns()}.db"
     started = child_cpu()
     done = subprocess.run([sys.executable, "-c", LANGGRAPH, str(steps), str(db), "grow" if grow else "echo"],
                           capture_output=True, text=True)
-    wall = child_cpu() - started
+    cpu = child_cpu() - started
     if done.returncode != 0:
         raise SystemExit(f"langgraph failed:\n{done.stderr}")
     result = json.loads(done.stdout)
-    if steps == LONG and not grow:
-        LG_CPU.append(result["cpu"])
-    return wall, result["inside"], db
+    return cpu, result["inside"], result["cpu"], db
 
 
 def db_bytes(path: Path) -> int:
@@ -212,64 +224,73 @@ def db_bytes(path: Path) -> int:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5)
+    add_smoke(parser)
     args = parser.parse_args()
+    chains, repeat = (SMOKE, 1) if args.smoke else (Chains(), args.repeat)
+    long, short, small, big = chains.long, chains.short, chains.small, chains.big
+    peer = peer_available("LangGraph + SqliteSaver", ("langgraph", "langgraph.checkpoint.sqlite"),
+                          smoke=args.smoke)
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
-        roots = {n: tmp / f"chain{n}" for n in CHAINS}
+        roots = {n: tmp / f"chain{n}" for n in chains.all()}
         for n, root in roots.items():
             make_project(root, f"chain{n}", n)
             wfops_run(root, f"chain{n}.local")  # warm the OS caches and the store; writes the gate record
         rows: dict[str, list[float]] = {k: [] for k in (
-            "w600", "w100", "f600", "f100", "wf_in", "wf_cpu", "pre50", "pre2000", "l600", "l100", "lg_in")}
-        for _ in range(args.repeat):
+            "wlong", "wshort", "flong", "fshort", "wf_in", "wf_cpu", "pre_small", "pre_big",
+            "llong", "lshort", "lg_in", "lg_cpu")}
+        for _ in range(repeat):
             # Interleaved, so a load spike hits every side alike.
-            w600, in600, steps600 = wfops_run(roots[LONG], f"chain{LONG}.local")
-            w100, _in100, _ = wfops_run(roots[SHORT], f"chain{SHORT}.local")
-            rows["w600"].append(w600)
-            rows["w100"].append(w100)
-            rows["wf_in"].append(in600 / steps600)
-            rows["f600"].append(wfops_run(roots[LONG], f"chain{LONG}.local", full=True)[0])
-            rows["f100"].append(wfops_run(roots[SHORT], f"chain{SHORT}.local", full=True)[0])
-            _pre, inside = wfops_marked(roots[LONG], f"chain{LONG}.local")
-            rows["wf_cpu"].append(inside / (LONG - 1))
-            rows["pre50"].append(wfops_marked(roots[50], "chain50.local")[0])
-            rows["pre2000"].append(wfops_marked(roots[2000], "chain2000.local")[0])
-            l600, lin600, _ = langgraph_run(tmp, LONG)
-            l100, _lin100, _ = langgraph_run(tmp, SHORT)
-            rows["l600"].append(l600)
-            rows["l100"].append(l100)
-            rows["lg_in"].append(lin600 / LONG)
-        rows["lg_cpu"] = [c / LONG for c in LG_CPU]
-        med = {k: statistics.median(v) * 1e6 for k, v in rows.items()}
+            wlong, in_long, steps_long = wfops_run(roots[long], f"chain{long}.local")
+            rows["wlong"].append(wlong)
+            rows["wshort"].append(wfops_run(roots[short], f"chain{short}.local")[0])
+            rows["wf_in"].append(in_long / steps_long)
+            rows["flong"].append(wfops_run(roots[long], f"chain{long}.local", full=True)[0])
+            rows["fshort"].append(wfops_run(roots[short], f"chain{short}.local", full=True)[0])
+            _pre, inside = wfops_marked(roots[long], f"chain{long}.local")
+            rows["wf_cpu"].append(inside / (long - 1))
+            rows["pre_small"].append(wfops_marked(roots[small], f"chain{small}.local")[0])
+            rows["pre_big"].append(wfops_marked(roots[big], f"chain{big}.local")[0])
+            if peer:
+                llong, lin_long, lcpu_long, _ = langgraph_run(tmp, long)
+                rows["llong"].append(llong)
+                rows["lshort"].append(langgraph_run(tmp, short)[0])
+                rows["lg_in"].append(lin_long / long)
+                rows["lg_cpu"].append(lcpu_long / long)
+        med = {k: statistics.median(v) * 1e6 for k, v in rows.items() if v}
         # Differences of medians: start-up CPU varies by tens of ms from one process to the next.
-        med["wf_marg"] = (med["w600"] - med["w100"]) / (LONG - SHORT)
-        med["wf_full"] = (med["f600"] - med["f100"]) / (LONG - SHORT)
-        med["lg_marg"] = (med["l600"] - med["l100"]) / (LONG - SHORT)
+        med["wf_marg"] = (med["wlong"] - med["wshort"]) / (long - short)
+        med["wf_full"] = (med["flong"] - med["fshort"]) / (long - short)
+        if peer:
+            med["lg_marg"] = (med["llong"] - med["lshort"]) / (long - short)
 
         # Bytes per step with a growing state: a fresh store holding only that run,
         # minus the size of an empty store.
         from wfops.store import open_store
 
-        grow_root = tmp / "grow600"
-        make_project(grow_root, "grow600", LONG, grow=True)
+        grow_root = tmp / f"grow{long}"
+        make_project(grow_root, f"grow{long}", long, grow=True)
         empty, grow = tmp / "empty.db", tmp / "grow.db"
         open_store(empty).close()
-        wfops(grow_root, "run", "grow600.local", "--json", "--db", str(grow))
-        wf_bytes = (db_bytes(grow) - db_bytes(empty)) / LONG
-        _w, _i, lg_db = langgraph_run(tmp, LONG, grow=True)
-        lg_bytes = db_bytes(lg_db) / LONG
+        wfops(grow_root, "run", f"grow{long}.local", "--json", "--db", str(grow))
+        med["wf_bytes"] = (db_bytes(grow) - db_bytes(empty)) / long
+        if peer:
+            med["lg_bytes"] = db_bytes(langgraph_run(tmp, long, grow=True)[3]) / long
 
-    print(f"{'per step (us, median of ' + str(args.repeat) + ')':<52}{'wfops':>10}{'LangGraph':>12}{'ratio':>8}")
+    span = f"(t{long} - t{short}) / {long - short}"
+    print(f"{'per step (us, median of ' + str(repeat) + ')':<52}{'wfops':>10}{'LangGraph':>12}{'ratio':>8}")
     for label, ours, theirs in (
-            ("whole process CPU, (t600 - t100) / 500", med["wf_marg"], med["lg_marg"]),
-            ("  same, full checks (no gate record)", med["wf_full"], med["lg_marg"]),
-            ("inside the run, CPU (execution + commits)", med["wf_cpu"], med["lg_cpu"]),
-            ("inside the run, wall (execution + commits)", med["wf_in"], med["lg_in"])):
-        print(f"{label:<52}{ours:>10.0f}{theirs:>12.0f}{ours / theirs:>8.3f}")
-    print(f"{'store bytes per step, growing state (600)':<52}{wf_bytes:>10.0f}{lg_bytes:>12.0f}"
-          f"{wf_bytes / lg_bytes:>8.3f}")
-    print(f"\npre-step CPU of `wfops run` (ms): 50 steps {med['pre50'] / 1000:.0f}, 2,000 steps "
-          f"{med['pre2000'] / 1000:.0f} (ratio {med['pre2000'] / med['pre50']:.2f})")
+            (f"whole process CPU, {span}", "wf_marg", "lg_marg"),
+            ("  same, full checks (no gate record)", "wf_full", "lg_marg"),
+            ("inside the run, CPU (execution + commits)", "wf_cpu", "lg_cpu"),
+            ("inside the run, wall (execution + commits)", "wf_in", "lg_in"),
+            (f"store bytes per step, growing state ({long})", "wf_bytes", "lg_bytes")):
+        if peer:
+            print(f"{label:<52}{med[ours]:>10.0f}{med[theirs]:>12.0f}{med[ours] / med[theirs]:>8.3f}")
+        else:
+            print(f"{label:<52}{med[ours]:>10.0f}{'-':>12}{'-':>8}")
+    print(f"\npre-step CPU of `wfops run` (ms): {small} steps {med['pre_small'] / 1000:.0f}, {big:,} steps "
+          f"{med['pre_big'] / 1000:.0f} (ratio {med['pre_big'] / med['pre_small']:.2f})")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,8 @@
 """How long `wfops test` takes for 200 cases of a 20-step workflow.
 
-    python3 bench/bench_test.py [CASES=200] [REPEATS=5]
+    python3 bench/bench_test.py [CASES=200] [REPEATS=5] [--smoke]
+
+(`--smoke`: 4 cases, one repeat.)
 
 A temporary project: one python source (two nodes), one workflow of 20 steps (18
 calls of python nodes, one condition, one end; one call has two outcomes), compiled
@@ -13,12 +15,15 @@ the cases' own time summed.
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from common import add_smoke
 
 import wfops
 
@@ -74,8 +79,12 @@ def tests(cases: int) -> str:
 
 
 def main() -> None:
-    cases = int(sys.argv[1]) if len(sys.argv) > 1 else 200
-    repeats = int(sys.argv[2]) if len(sys.argv) > 2 else 5
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[1].strip())
+    parser.add_argument("cases", type=int, nargs="?", default=200)
+    parser.add_argument("repeats", type=int, nargs="?", default=5)
+    add_smoke(parser)
+    args = parser.parse_args()
+    cases, repeats = (4, 1) if args.smoke else (args.cases, args.repeats)
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         (root / "sources.yaml").write_text("sources:\n  nodes: {kind: python, module: benchnodes}\n")

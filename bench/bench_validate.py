@@ -1,6 +1,8 @@
 """Whole-process `wfops validate` against `check-jsonschema` on the same workflow files.
 
-    python3 bench/bench_validate.py [--files 300] [--runs 5]
+    python3 bench/bench_validate.py [--files 300] [--runs 5] [--smoke]
+
+(`--smoke`: 3 files, one run.)
 
 Generates a project of N realistic workflows (~5.6 KB, 20 steps each: call, condition,
 foreach, interrupt, subworkflow and end steps; a python source with four nodes;
@@ -21,13 +23,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from common import add_smoke, child_cpu
 
 # A user's installed tools (wfops and check-jsonschema alike) have their bytecode cached;
 # a developer shell may turn that off, which would make every start compile.
@@ -365,11 +368,6 @@ def schema_file(directory: Path) -> Path:
     return path
 
 
-def child_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
-
-
 def timed(argv: list[str], cwd: Path) -> float:
     """CPU time (user + system) of one whole process: steadier than wall time on a shared machine."""
     start = child_cpu()
@@ -411,7 +409,10 @@ def main() -> None:
     parser.add_argument("--files", type=int, default=300)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--one-file-only", action="store_true", help="skip the N-file project")
+    add_smoke(parser)
     args = parser.parse_args()
+    if args.smoke:
+        args.files, args.runs = 3, 1
     with tempfile.TemporaryDirectory(prefix="wfops-bench-") as tmp:
         base = Path(tmp)
         schema = schema_file(base)
