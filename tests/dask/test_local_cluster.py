@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import distributed
 import pytest
 
 import wfops
@@ -145,8 +146,13 @@ def test_a_driver_killed_mid_foreach_and_resumed_redoes_no_committed_item(cluste
 def test_a_worker_with_other_code_than_the_lock_is_refused_as_drift(cluster: Any, tmp_path: Path) -> None:
     root = make_dask_project(tmp_path, cluster.scheduler_address)
     log = tmp_path / "log.jsonl"
-    # Until every worker has loaded `ops` as it was: the scheduler may give one worker all items.
-    workers = len(cluster.scheduler_info["workers"])
+    # Fresh workers first: one an earlier test killed may still be joining (its replacement would
+    # import the new code below); then until every worker has loaded `ops` as it was (the
+    # scheduler may give one worker all items).
+    workers = len(cluster.workers)  # as the fixture made it (the scheduler's view lags behind)
+    with distributed.Client(cluster) as client:
+        client.restart()
+        client.wait_for_workers(workers)
     for _ in range(20):
         done, _ = _run(root, "fan.dask", items=[1, 2, 3, 4], log=str(log))
         assert done.code == 0
