@@ -89,28 +89,36 @@ class SourcesAwaitApproval(RefusedError):
 
 # -- reading declarations --------------------------------------------------------------------
 
+def _mapping_at(text: str | None, name: str, key: str) -> dict[Any, Any] | None:
+    """`key` of the YAML mapping `text` when it is a mapping too; None for no text, a text that
+    does not parse, or anything else there."""
+    if text is None:
+        return None
+    try:
+        data = load_yaml_text(text, name).data
+    except YamlLoadError:
+        return None
+    found = data.get(key) if isinstance(data, dict) else None
+    return found if isinstance(found, dict) else None
+
+
 def declarations_in(text: str | None) -> dict[str, Declaration]:
     """The sources a sources.yaml text declares; none when it does not parse as a mapping."""
-    if text is None:
-        return {}
-    try:
-        data = load_yaml_text(text, SOURCES_FILE).data
-    except YamlLoadError:
-        return {}
-    sources = data.get("sources") if isinstance(data, dict) else None
-    if not isinstance(sources, dict):
-        return {}
+    sources = _mapping_at(text, SOURCES_FILE, "sources") or {}
     return {str(sid): Declaration(str(sid), spec if isinstance(spec, dict) else {"value": spec})
             for sid, spec in sources.items()}
 
 
-def current(root: Path) -> dict[str, Declaration]:
-    path = root / SOURCES_FILE
+def sources_text(root: Path) -> str | None:
+    """sources.yaml as it is on disk now (None: missing or unreadable)."""
     try:
-        text = path.read_text(encoding="utf-8")
+        return (root / SOURCES_FILE).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
-        return {}
-    return declarations_in(text)
+        return None
+
+
+def current(root: Path) -> dict[str, Declaration]:
+    return declarations_in(sources_text(root))
 
 
 # -- the record ------------------------------------------------------------------------------
@@ -198,15 +206,6 @@ def approve(root: Path, source: str, by: str, expected: str | None = None) -> De
     return declaration
 
 
-def require_approved(root: Path, trust: ClientTrust | None, doing: str) -> None:
-    """Raise `SourcesAwaitApproval` when a client's operation could start a held source."""
-    if trust is None or trust.allow_client_sources:
-        return
-    waiting = held(root)
-    if waiting:
-        raise SourcesAwaitApproval(waiting, doing)
-
-
 def changed(before: str | None, after: str) -> list[Declaration]:
     """The declarations `after` adds or changes compared with `before` (two sources.yaml texts)."""
     old = declarations_in(before)
@@ -224,17 +223,11 @@ class ClientWrites:
 
     @contextmanager
     def validating(self, before: str | None, after: str) -> Iterator[None]:
-        ids = held_ids(self.root, self.trust)
+        ids = {d.source for d in held_for(self.root, self.trust)}
         if not self.trust.allow_client_sources:
             ids |= {d.source for d in changed(before, after)}
         with holding(frozenset(ids)):
             yield
-
-    def current_text(self) -> str | None:
-        try:
-            return (self.root / SOURCES_FILE).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            return None
 
     def record(self, before: str | None, after: str) -> None:
         record_written(self.root, before, after, self.trust.tool)
@@ -256,18 +249,12 @@ class ClientWrites:
 
 def executor_in(text: str | None) -> dict[str, Any] | None:
     """The `executor:` a deployment text declares (None: none, or a text that does not parse)."""
-    if text is None:
-        return None
-    try:
-        data = load_yaml_text(text, "deployment").data
-    except YamlLoadError:
-        return None
-    executor = data.get("executor") if isinstance(data, dict) else None
-    return executor if isinstance(executor, dict) else None
+    return _mapping_at(text, "deployment", "executor")
 
 
-def held_ids(root: Path, trust: ClientTrust | None) -> frozenset[str]:
-    """The source ids validation must not import for this caller."""
+def held_for(root: Path, trust: ClientTrust | None) -> list[Declaration]:
+    """The held declarations this caller must neither start nor import (none for a person, or
+    for a server started with `--allow-client-sources`)."""
     if trust is None or trust.allow_client_sources:
-        return frozenset()
-    return frozenset(d.source for d in held(root))
+        return []
+    return held(root)

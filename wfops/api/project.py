@@ -519,9 +519,10 @@ class Project:
         import wfops.api.approvals as approvals
         from wfops.sources.registry import holding
 
-        if doing is not None:
-            approvals.require_approved(self.root, self._client, doing)
-        with holding(approvals.held_ids(self.root, self._client)):
+        waiting = approvals.held_for(self.root, self._client)
+        if doing is not None and waiting:
+            raise approvals.SourcesAwaitApproval(waiting, doing)
+        with holding(frozenset(d.source for d in waiting)):
             yield
 
     def _unsaved_sources(self, text: str | None) -> AbstractContextManager[None]:
@@ -529,7 +530,10 @@ class Project:
         writes = self._writes()
         if writes is None or text is None:
             return nullcontext()
-        return writes.validating(writes.current_text(), text)
+        # deferred: approvals are off the validate cache-hit path (only `wfops mcp` acts for a client)
+        from wfops.api.approvals import sources_text
+
+        return writes.validating(sources_text(self.root), text)
 
     def _writes(self) -> ClientWrites | None:
         """What a client's write does around a new sources.yaml text (None: a person's write)."""
