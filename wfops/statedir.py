@@ -22,16 +22,21 @@ from wfops.errors import StoreError, WfopsError
 STATE_DIR = ".wfops"
 
 
+def _state_top(path: Path) -> int | None:
+    """How many leading components of `path` end at its (last) `.wfops` one; None without one."""
+    parts = path.parts
+    return len(parts) - parts[::-1].index(STATE_DIR) if STATE_DIR in parts else None
+
+
 def state_link(path: Path) -> Path | None:
     """The first symlink on the way from the `.wfops` component of `path` down to `path`
     itself (included), or None: a path with no `.wfops` component is the user's own choice
     (`--db /elsewhere/runs.db`) and is not checked."""
-    parts = path.parts
-    if STATE_DIR not in parts:
+    top = _state_top(path)
+    if top is None:
         return None
-    start = len(parts) - 1 - parts[::-1].index(STATE_DIR)
-    for end in range(start + 1, len(parts) + 1):
-        step = Path(*parts[:end])
+    for end in range(top, len(path.parts) + 1):
+        step = Path(*path.parts[:end])
         if step.is_symlink():
             return step
     return None
@@ -73,13 +78,13 @@ def make_state_dir(directory: Path) -> None:
     refuse_state_link(directory)
     directory.mkdir(parents=True, exist_ok=True)
     refuse_state_link(directory)  # a link that appeared while the directories were made
-    parts = directory.parts
-    if STATE_DIR not in parts:
+    top = _state_top(directory)
+    if top is None:
         return
     # deferred: writing is off the validate cache-hit path, which only reads the state (`state_link`)
     from wfops.atomic import write_atomic
 
-    ignore = Path(*parts[:len(parts) - parts[::-1].index(STATE_DIR)]) / ".gitignore"
+    ignore = Path(*directory.parts[:top]) / ".gitignore"
     if not ignore.exists():
         with contextlib.suppress(WfopsError):  # a read-only checkout: git may show it, nothing breaks
             write_atomic(ignore, "# wfops local state (run store, caches): never committed\n*\n", durable=False)
