@@ -199,8 +199,25 @@ def json_size_over(value: Any, limit: int) -> int | None:
             break
     else:
         return None
-    size = len(json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str).encode("utf-8"))
+    size = json_size(value)
     return size if size > limit else None
+
+
+def json_size(value: Any) -> int:
+    """A value's size in bytes as compact UTF-8 JSON, as the store writes it (YAML timestamps
+    and other scalars as text)."""
+    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str).encode("utf-8",
+                                                                                               "surrogatepass"))
+
+
+def pointer_token(key: Any) -> str:
+    """`key` as one JSON Pointer token (RFC 6901: `~` is written `~0`, `/` is `~1`)."""
+    return str(key).replace("~", "~0").replace("/", "~1")
+
+
+def pointer_key(token: str) -> str:
+    """The key one JSON Pointer token stands for (`pointer_token` undone)."""
+    return token.replace("~1", "/").replace("~0", "~")
 
 
 def non_finite_problem(value: Any, what: str) -> str | None:

@@ -14,13 +14,13 @@ work. Each bound is a `PatchError` naming the op that crossed it.
 from __future__ import annotations
 
 import copy
-import json
 import re
 import time
 from collections.abc import MutableMapping, MutableSequence
 from typing import Any
 
 from wfops.errors import UsageError
+from wfops.jsonvalues import json_size, pointer_key, pointer_token
 
 OPS = ("add", "remove", "replace", "move", "copy", "test")
 MAX_OPS = 1000
@@ -56,7 +56,7 @@ class _Budget:
         from wfops.loader.yaml import MAX_FILE_BYTES
 
         self.limit = MAX_FILE_BYTES  # a patched file must stay one wfops reads
-        self.size = size_of(doc)
+        self.size = json_size(doc)
         self.deadline = time.monotonic() + MAX_SECONDS
 
     def tick(self, index: int) -> None:
@@ -66,19 +66,13 @@ class _Budget:
 
     def change(self, where: str, added: Any = None, removed: Any = None) -> None:
         """Account for `added` replacing `removed`; refused, before anything is copied, past the limit."""
-        grown = self.size + (size_of(added) if added is not None else 0) - \
-            (size_of(removed) if removed is not None else 0)
+        grown = self.size + (json_size(added) if added is not None else 0) - \
+            (json_size(removed) if removed is not None else 0)
         if grown > self.limit:
             raise PatchError(f"{where}: the document would grow to {grown} bytes of JSON; a patched file "
                              f"holds at most {self.limit}",
                              hint="a patch makes focused edits; check its `copy` and `add` values")
         self.size = grown
-
-
-def size_of(value: Any) -> int:
-    """A value's size as compact JSON, in bytes (YAML timestamps and other scalars as text)."""
-    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str).encode("utf-8",
-                                                                                               "surrogatepass"))
 
 
 def parse_pointer(pointer: Any, where: str) -> list[str]:
@@ -92,7 +86,7 @@ def parse_pointer(pointer: Any, where: str) -> list[str]:
     if bad is not None:
         raise PatchError(f"{where}: JSON Pointer {pointer!r} has {pointer[bad.start():bad.start() + 2]!r} at "
                          f"character {bad.start()}: `~` is written `~0` and `/` is `~1`")
-    return [part.replace("~1", "/").replace("~0", "~") for part in pointer[1:].split("/")]
+    return [pointer_key(part) for part in pointer[1:].split("/")]
 
 
 def _apply_one(doc: Any, op: Any, index: int, budget: _Budget) -> Any:
@@ -245,4 +239,4 @@ def _plain(value: Any) -> Any:
 
 
 def _pointer(path: list[str]) -> str:
-    return "".join("/" + part.replace("~", "~0").replace("/", "~1") for part in path)
+    return "".join("/" + pointer_token(part) for part in path)

@@ -14,6 +14,8 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from wfops.jsonvalues import pointer_key, pointer_token
+
 DEFAULT_MAX_CHARS = 64 * 1024
 MIN_MAX_CHARS = 4096
 MAX_MAX_CHARS = 4_000_000
@@ -76,8 +78,7 @@ def _candidates(node: Any, pointer: str, key: str | None = None) -> list[tuple[s
             found.append((pointer, node, size))
         items = node.items() if isinstance(node, dict) else enumerate(node)
         for child_key, child in items:
-            part = str(child_key).replace("~", "~0").replace("/", "~1")
-            found += _candidates(child, f"{pointer}/{part}", str(child_key) if isinstance(node, dict) else key)
+            found += _candidates(child, f"{pointer}/{pointer_token(child_key)}", str(child_key) if isinstance(node, dict) else key)
     return found
 
 
@@ -89,7 +90,7 @@ def _replacement(value: Any) -> Any:
 
 
 def _set(data: Any, pointer: str, value: Any) -> None:
-    parts = [p.replace("~1", "/").replace("~0", "~") for p in pointer[1:].split("/")]
+    parts = [pointer_key(p) for p in pointer[1:].split("/")]
     node = data
     for part in parts[:-1]:
         node = node[int(part)] if isinstance(node, list) else node[part]

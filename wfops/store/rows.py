@@ -9,6 +9,7 @@ from typing import Any
 
 from wfops.engine.types import Interrupt, RunSnapshot
 from wfops.errors import UnstorableValue
+from wfops.jsonvalues import pointer_key, pointer_token
 from wfops.store.protocol import RunRecord
 
 
@@ -100,12 +101,12 @@ def resolved_output(output: Any, refs: dict[str, list[Any]], trace_output: Calla
         value = _at(trace_output(int(seq)), str(inner))
         if not pointer:
             return value
-        output = {**output, pointer[1:].replace("~1", "/").replace("~0", "~"): value}
+        output = {**output, pointer_key(pointer[1:]): value}
     return output
 
 
 def _escaped(key: Any) -> str:
-    return "/" + str(key).replace("~", "~0").replace("/", "~1")
+    return "/" + pointer_token(key)
 
 
 def _pointer_in(output: Any, value: Any) -> str | None:
@@ -123,7 +124,7 @@ def _pointer_in(output: Any, value: Any) -> str | None:
 def _at(output: Any, pointer: str) -> Any:
     if not pointer:
         return output
-    return output[pointer[1:].replace("~1", "/").replace("~0", "~")]
+    return output[pointer_key(pointer[1:])]
 
 
 def interrupt_dict(interrupt: Interrupt | None) -> dict[str, Any] | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from wfops.jsonvalues import json_type
+from wfops.jsonvalues import json_type, pointer_key
 
 JSON_TYPES = frozenset({"string", "integer", "number", "boolean", "object", "array", "null"})
 NUMERIC = frozenset({"integer", "number"})
@@ -36,7 +36,7 @@ def resolve(s: Sch | None) -> Sch | None:
             return None
         target: Any = s.root
         for part in [p for p in ref[1:].split("/") if p]:
-            part = part.replace("~1", "/").replace("~0", "~")
+            part = pointer_key(part)
             if isinstance(target, dict) and part in target:
                 target = target[part]
             else:
