@@ -43,6 +43,7 @@ from wfops.api import Project
 from wfops.api.approvals import ClientTrust, Declaration, SourcesAwaitApproval
 from wfops.api.scaffold import SCHEMA_KINDS, schema
 from wfops.crashlog import report_crash
+from wfops.daemon import in_daemon_thread
 from wfops.errors import InvalidArgument, RefusedError, WfopsError
 from wfops.exits import for_error, for_run
 from wfops.mcpserver import advice, bounded
@@ -669,27 +670,7 @@ async def _in_pool(work: Callable[[], Envelope]) -> Envelope:
 async def _in_own_thread(work: Callable[[], Envelope]) -> Envelope:
     """`work()` in a daemon thread of its own: a call that never ends holds no pool worker,
     and never keeps the process alive once the client has gone."""
-    loop = asyncio.get_running_loop()
-    future: asyncio.Future[Envelope] = loop.create_future()
-
-    def settle(value: Envelope | None, error: BaseException | None) -> None:
-        if future.done():
-            return
-        if error is not None:
-            future.set_exception(error)
-        else:
-            future.set_result(value)  # type: ignore[arg-type]
-
-    def target() -> None:
-        try:
-            value, error = work(), None
-        except BaseException as exc:  # noqa: BLE001 - handed to the awaiting tool call
-            value, error = None, exc
-        with suppress(RuntimeError):  # the loop closed: the server is gone, nobody waits
-            loop.call_soon_threadsafe(settle, value, error)
-
-    threading.Thread(target=target, name="wfops-mcp-call", daemon=True).start()
-    return await future
+    return await in_daemon_thread(work, "wfops-mcp-call")
 
 
 def _released_when_ready(fn: Callable[[Callable[[], None]], E]) -> E:

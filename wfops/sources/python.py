@@ -15,12 +15,9 @@
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import inspect
 import json
 import re
-import threading
 import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
@@ -29,6 +26,7 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from wfops.daemon import in_daemon_thread
 from wfops.errors import CapabilityError, WfopsError
 from wfops.sources.base import CallResult, Capability, SourceKind, StepContext
 from wfops.sources.contract import model_output
@@ -175,7 +173,7 @@ class PythonSource:
                 if spec.is_async:
                     returned = await func(model, **kwargs)
                 else:
-                    returned = await in_daemon_thread(func, model, f"wfops-node-{self.id}.{name}", **kwargs)
+                    returned = await in_daemon_thread(lambda: func(model, **kwargs), f"wfops-node-{self.id}.{name}")
         except (KeyboardInterrupt, SystemExit) as exc:
             # Raised by the node's own code (a real Ctrl-C reaches wfops as a cancellation,
             # never through a node): it fails the step, never the process or the MCP server.
@@ -210,40 +208,6 @@ class PythonSource:
 
     async def close(self) -> None:
         return None
-
-
-async def in_daemon_thread(func: Callable[..., Any], payload: Any, thread_name: str, **kwargs: Any) -> Any:
-    """Run a sync node in a thread of its own, marked daemon, and await its result.
-
-    A thread cannot be cancelled. A node stuck past its step timeout keeps its
-    thread, but the run does not wait for it: the awaiting step is cancelled at the
-    timeout, the event loop closes without joining it (it is not in the loop's
-    executor), and the interpreter exits without joining it (it is a daemon). So no
-    caller, CLI, MCP server or embedding program, is held by a hung node.
-    """
-    import asyncio  # deferred: asyncio (~33 ms), validation never runs a capability
-
-    loop = asyncio.get_running_loop()
-    future: asyncio.Future[Any] = loop.create_future()
-    context = contextvars.copy_context()
-
-    def settle(ok: bool, value: Any) -> None:
-        if not future.done():  # cancelled by a timeout: nobody wants the value any more
-            if ok:
-                future.set_result(value)
-            else:
-                future.set_exception(value)
-
-    def work() -> None:
-        try:
-            result: tuple[bool, Any] = (True, context.run(func, payload, **kwargs))
-        except BaseException as exc:  # noqa: BLE001 - handed to the awaiting step, which judges it
-            result = (False, exc)
-        with contextlib.suppress(RuntimeError):  # the loop closed: the run is long over
-            loop.call_soon_threadsafe(settle, *result)
-
-    threading.Thread(target=work, name=thread_name, daemon=True).start()
-    return await future
 
 
 def _capability(source_id: str, spec: NodeSpec, where: str) -> Capability:
