@@ -93,8 +93,9 @@ def describe(info: CommandInfo) -> dict[str, Any]:
     if info.cls not in (None, TyperCommand):
         raise Unsupported(f"the command is a {info.cls.__name__}")
     hints = typing.get_type_hints(callback, include_extras=True)
-    params = [_param(parameter, hints.get(name, str)) for name, parameter in inspect.signature(callback).parameters.items()]
-    return {"params": params, "verb": _verb(callback, params, inspect.signature(callback))}
+    signature = inspect.signature(callback)
+    params = [_param(parameter, hints.get(name, str)) for name, parameter in signature.parameters.items()]
+    return {"params": params, "verb": _verb(callback, params, signature)}
 
 
 def _param(parameter: inspect.Parameter, hint: Any) -> dict[str, Any]:
