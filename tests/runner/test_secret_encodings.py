@@ -8,11 +8,9 @@ runs no engine, masks what the node returns or raises."""
 
 from __future__ import annotations
 
-import base64
 import json
-import re
 from pathlib import Path
-from urllib.parse import quote
+from typing import Any
 
 import pytest
 
@@ -26,7 +24,14 @@ from wfops.redact import MASK
 TOKEN = 'tok/"é+Z\\q mcpTok77QQzzAb\'9'
 
 
-def _lower_hex(text: str) -> str:
+# The encoders, as the project's node module runs them and as this test reads them back.
+ENCODERS = '''import base64
+import json
+import re
+from urllib.parse import quote
+
+
+def _lower_hex(text):
     return re.sub(r"%[0-9A-F]{2}", lambda m: m[0].lower(), text)
 
 
@@ -38,34 +43,18 @@ ENCODINGS = {
     "json-double": lambda t: json.dumps(json.dumps(t)),
     "repr-bytes": lambda t: repr(t.encode()),
     "hex": lambda t: t.encode().hex(),
-    "split-lines": lambda t: t[:12] + "\n" + t[12:],
+    "split-lines": lambda t: t[:12] + "\\n" + t[12:],
 }
 
-OPS = '''
-import base64
-import json
-import re
-from urllib.parse import quote
+'''
+_encoders: dict[str, Any] = {}
+exec(ENCODERS, _encoders)  # the test's own text: the same encoders on both sides
+ENCODINGS = _encoders["ENCODINGS"]
 
+OPS = ENCODERS + '''
 from pydantic import BaseModel
 
 import wfops
-
-
-def _lower_hex(text):
-    return re.sub(r"%[0-9A-F]{2}", lambda m: m[0].lower(), text)
-
-
-ENCODINGS = {
-    "base64-wrapped": lambda t: base64.encodebytes(t.encode() * 3).decode(),
-    "base64-unpadded": lambda t: base64.urlsafe_b64encode(b"x" + t.encode()).decode().rstrip("="),
-    "percent-lower": lambda t: _lower_hex(quote(t, safe="")),
-    "percent-double": lambda t: quote(quote(t, safe=""), safe=""),
-    "json-double": lambda t: json.dumps(json.dumps(t)),
-    "repr-bytes": lambda t: repr(t.encode()),
-    "hex": lambda t: t.encode().hex(),
-    "split-lines": lambda t: t[:12] + "\\n" + t[12:],
-}
 
 
 class In(BaseModel):
