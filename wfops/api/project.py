@@ -247,7 +247,7 @@ class Project:
     # -- runs ----------------------------------------------------------------------------
     def run(self, deployment: str, input: Mapping[str, Any] | None = None, *,  # noqa: A002 - the contract's word
             on_step: OnStep | None = None, on_start: Callable[[str], None] | None = None,
-            executor: str | None = None) -> Run:
+            executor: str | None = None, no_cache: bool = False) -> Run:
         """Execute a deployment to its end, a failure or its first interrupt.
 
         `input` is merged over the deployment's defaults. Raises `RefusedError` (with
@@ -256,7 +256,8 @@ class Project:
         the run id once the run is stored (it has passed every check and will be driven).
         `executor` (`local`, or `dask://HOST:PORT` for a Dask cluster) overrides the
         deployment's `executor:` for this run; a bad one raises `UsageError`, a cluster
-        that cannot be reached `RefusedError`.
+        that cannot be reached `RefusedError`. `no_cache`: every step runs, the step cache
+        neither read nor written (docs/caching.md).
         """
         # deferred: wfops.runner is not needed on the validate cache-hit path (pre-commit)
         from wfops.api.runs import Run
@@ -267,14 +268,15 @@ class Project:
         self._fresh()
         with self._for_client("this run"):
             result = _drive(run_deployment(RunOptions(deployment, input=given, project=self.root, db=self._db,
-                                                      on_step=on_step, on_start=on_start, executor=executor)))
+                                                      on_step=on_step, on_start=on_start, executor=executor,
+                                                      no_cache=no_cache)))
         return Run.of(result.snapshot, warnings=list(result.warnings))
 
     def resume(self, run_id: str, outcome: str | None = None, payload: Any = None, *,
-               on_step: OnStep | None = None, executor: str | None = None) -> Run:
+               on_step: OnStep | None = None, executor: str | None = None, no_cache: bool = False) -> Run:
         """Continue an interrupted run (answering it with `outcome` and `payload`), a crashed or
         cancelled one, or redrive a failed one from the step that failed.
-        `executor`: as for `run`; by default the one the run was started with."""
+        `executor`: as for `run`; by default the one the run was started with. `no_cache`: as for `run`."""
         # deferred: wfops.runner is not needed on the validate cache-hit path (pre-commit)
         from wfops.api.runs import Run
         from wfops.runner import ResumeOptions, resume_run
@@ -284,7 +286,7 @@ class Project:
         with self._for_client("resuming the run"):
             result = _drive(resume_run(ResumeOptions(run_id, outcome=outcome, payload=payload,
                                                      project=self._root, db=self.db_path, on_step=on_step,
-                                                     executor=executor)))
+                                                     executor=executor, no_cache=no_cache)))
         return Run.of(result.snapshot, warnings=list(result.warnings))
 
     def fork(self, run_id: str, from_step: str, input: Mapping[str, Any] | None = None, *,  # noqa: A002 - the contract's word

@@ -54,6 +54,10 @@ class Catch(declared.CatchFields):
     pass
 
 
+class Cache(declared.CacheFields):
+    pass
+
+
 class _Step(declared.StepBaseFields):
     kind: ClassVar[StepKind]
 

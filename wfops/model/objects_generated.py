@@ -21,6 +21,7 @@ MODELS: tuple[str, ...] = (
     "CallStep",
     "Retry",
     "Catch",
+    "Cache",
     "SubworkflowStep",
     "ConditionStep",
     "ForeachStep",
@@ -79,6 +80,7 @@ class CallStepFields(RoutedFields):
     retry: objects.Retry | None
     timeout: float | None
     catch: objects.Catch | None
+    cache: bool | objects.Cache | None
 
 
 class RetryFields(PlainModel):
@@ -89,6 +91,11 @@ class RetryFields(PlainModel):
 class CatchFields(PlainModel):
     next: str
     save: str | None
+
+
+class CacheFields(PlainModel):
+    ttl: str | float | None
+    key: Any
 
 
 class SubworkflowStepFields(RoutedFields):
