@@ -42,6 +42,7 @@ from wfops.sources.modules import forget_project_modules
 if TYPE_CHECKING:  # types only: `validate` must not load the engine or the store
     from wfops.api.approvals import ClientTrust, ClientWrites, Declaration
     from wfops.api.authoring import FileText, ProjectListing, Skeleton, WriteReport
+    from wfops.api.cache import CacheEntry
     from wfops.api.catalog import Catalog
     from wfops.api.results import (
         CallOutcome,
@@ -407,6 +408,40 @@ class Project:
             return 0
         with self._store() as store:
             return store.prune(older_than_days)
+
+    # -- the step cache --------------------------------------------------------------------
+    def cache_entries(self, *, deployment: str | None = None, older_than: str | float | None = None
+                      ) -> list[CacheEntry]:
+        """The step cache's entries, newest first: those of `deployment`, made more than
+        `older_than` ago (`30s`, `10m`, `1h`, `7d`, or seconds)."""
+        # deferred: the store is off the validate cache-hit path (pre-commit)
+        import wfops.api.cache as cache
+
+        cache.age_seconds(older_than)  # refused even before there is a store
+        if self._no_store_yet():
+            return []
+        with self._store() as store:
+            return cache.entries(store, deployment, older_than)
+
+    def cache_entry(self, key: str) -> CacheEntry:
+        """The entry whose key starts with `key`, with its output."""
+        # deferred: the store is off the validate cache-hit path (pre-commit)
+        import wfops.api.cache as cache
+
+        with self._store() as store:
+            return cache.entry(store, key)
+
+    def clear_cache(self, *, deployment: str | None = None, older_than: str | float | None = None) -> int:
+        """Remove step cache entries (as `cache_entries` selects them), but none a live run was
+        served from; how many were removed."""
+        # deferred: the store is off the validate cache-hit path (pre-commit)
+        import wfops.api.cache as cache
+
+        cache.age_seconds(older_than)
+        if self._no_store_yet():
+            return 0
+        with self._store() as store:
+            return cache.clear(store, deployment, older_than)
 
     def copy_runs(self, to: str | Path) -> CopyReport:
         """Copy this project's run history into the store `to` (typically the shared
