@@ -49,7 +49,10 @@ def policy(run: RunContext, sp: StepPlan) -> tuple[float | None, Any] | None:
     declared = sp.step.__dict__.get("cache")
     if declared is False:
         return None
-    default = run.capability(sp.uses or "").cache
+    cap = run.capability(sp.uses or "")
+    if cap.destructive:  # validate reports `cache:` on it; a hit must never skip a side effect
+        return None
+    default = cap.cache
     default_ttl = None if default is None or isinstance(default, bool) else float(default)
     if declared is None:
         return None if default is None or default is False else (default_ttl, None)

@@ -167,6 +167,10 @@ class PythonSource(declared.PythonSourceFields):
     pass
 
 
+class ToolCache(declared.ToolCacheFields):
+    pass
+
+
 class McpSource(declared.McpSourceFields):
     def check(self) -> None:
         rules.check_cwd(self.cwd)

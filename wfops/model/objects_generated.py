@@ -34,6 +34,7 @@ MODELS: tuple[str, ...] = (
     "SourcesFile",
     "PythonSource",
     "McpSource",
+    "ToolCache",
 )
 
 #: File kind -> the model of the whole file.
@@ -192,3 +193,9 @@ class McpSourceFields(PlainModel):
     cwd: str | None
     timeout: float
     description: str | None
+    cache: dict[str, bool | str | float | objects.ToolCache]
+
+
+class ToolCacheFields(PlainModel):
+    ttl: str | float | None
+    unannotated: bool

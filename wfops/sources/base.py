@@ -66,6 +66,13 @@ class Capability:
     def contract_hash(self) -> str:
         return sha256_of(self.contract)
 
+    @property
+    def destructive(self) -> bool:
+        """Whether its source says a call changes the world (an MCP tool's `destructiveHint`):
+        such a call is never served from the step cache, which would skip the change."""
+        hints = self.annotations
+        return hints.get("destructiveHint") is True and hints.get("readOnlyHint") is not True
+
 
 @dataclass(frozen=True, slots=True)
 class StepContext:
