@@ -92,7 +92,8 @@ def make_cache_project(root: Path) -> Path:
         "ops.py": OPS,
         "helper.py": HELPER,
         "workflows/cached.yaml": workflow("cached", "ops.slow"),
-        "workflows/keyed.yaml": workflow("keyed", "ops.slow", "{ttl: 1d, key: $input.date}"),
+        "workflows/keyed.yaml": workflow("keyed", "ops.slow", "{ttl: 1d, key: $input.date}").replace(
+            "with: {text: $input.text, date: $input.date}", "with: {text: $input.text}"),
         "workflows/flaky.yaml": workflow("flaky", "ops.flaky"),
         "workflows/default.yaml": workflow("default", "ops.cheap", "null"),
         "workflows/off.yaml": workflow("off", "ops.cheap", "false"),
