@@ -9,12 +9,14 @@ from pathlib import Path
 from tests.conftest import write
 from tests.runner.helpers import as_json, env_for, wfops
 
-#: `slow` appends one line per call of its body to $WFOPS_TEST_LOG (the side-effect counter);
+#: `slow` appends one line per call of its body to $WFOPS_TEST_LOG (the side-effect counter),
+#: and with $WFOPS_TEST_READY set, writes that file and sleeps (a process to SIGKILL mid-call);
 #: `flaky` fails while $WFOPS_TEST_FAIL names an existing file; `helper.shout` is a project
 #: module the node uses, so editing it changes the node's code hash.
 OPS = '''
 import json
 import os
+import time
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -42,6 +44,10 @@ def _log(name: str, payload: In) -> None:
 @wfops.node
 def slow(payload: In) -> Out:
     _log("slow", payload)
+    ready = os.environ.get("WFOPS_TEST_READY")
+    if ready:
+        Path(ready).write_text(str(os.getpid()))
+        time.sleep(60)
     return Out(text=shout(payload.text))
 
 
