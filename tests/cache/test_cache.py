@@ -275,3 +275,15 @@ def test_a_read_only_tool_takes_its_default_from_sources_yaml(root: Path, log: P
         run_json(root, "lookup.local", log=log)
         run_json(root, "plain.local", log=log)
     assert [c["node"] for c in calls(log)] == ["lookup", "plain", "plain"]
+
+
+def test_read_trace_of_the_mcp_server_shows_the_cached_step(root: Path, log: Path) -> None:
+    from wfops.api import Project
+    from wfops.mcpserver import operations
+
+    first = run_json(root, "cached.local", log=log)
+    second = run_json(root, "cached.local", log=log)
+    result = operations.read_trace(Project(root), second["run_id"], None, None)
+    work = result.model_dump()["entries"][0]
+    assert work["cached"] is True and work["cached_from"]["run_id"] == first["run_id"]
+    assert result.model_dump()["entries"][1]["cached"] is False

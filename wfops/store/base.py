@@ -15,6 +15,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
+from functools import cache
 from typing import Any, ClassVar, NamedTuple, Protocol, Self
 
 from wfops.canonical import canonical_json
@@ -22,7 +23,7 @@ from wfops.engine.types import RunSnapshot, TraceEntry
 from wfops.errors import InvalidArgument, StoreError, UnknownRunError
 from wfops.store.cache import CacheStore, attach_hits
 from wfops.store.protocol import FINISHED, RunRecord
-from wfops.store.queries import Queries, clamp
+from wfops.store.queries import Dialect, Queries, clamp
 from wfops.store.rows import (
     LARGE_OUTPUT,
     UNSTORABLE,
@@ -109,7 +110,7 @@ class SqlStore(CacheStore, ABC):
         """One write transaction, under `_errors(doing)`."""
 
     def _sql(self, text: str) -> str:
-        return self._q.dialect.sql(text)
+        return _spelled(self._q.dialect, text)
 
     def _statement(self, doing: str) -> AbstractContextManager[Reads]:
         """Where one write statement runs by itself: by default a transaction of its own."""
@@ -349,6 +350,12 @@ class SqlStore(CacheStore, ABC):
             raise StoreError(f"store {self.name} lacks the artifact of workflow(s) {', '.join(missing)} "
                              f"for run {run_id}")
         return {name: (h, load(text)) for name, h, text in rows}
+
+
+@cache
+def _spelled(dialect: Dialect, text: str) -> str:
+    """`text` in `dialect`, converted once per statement (the step cache's run on every cached step)."""
+    return dialect.sql(text)
 
 
 def _entry(r: Any) -> TraceEntry:
