@@ -5,6 +5,7 @@ so "served from the cache" is counted from what the capability did, not from the
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -161,7 +162,6 @@ def test_cache_list_show_and_clear(root: Path, log: Path) -> None:
     run_json(root, "keyed.local", log=log)
     listed = wfops(root, "cache", "list", "--json")
     assert listed.returncode == 0, listed.stderr
-    import json
     entries = json.loads(listed.stdout)
     assert {e["deployment"] for e in entries} == {"cached.local", "keyed.local"}
     mine = next(e for e in entries if e["deployment"] == "cached.local")
@@ -287,3 +287,14 @@ def test_read_trace_of_the_mcp_server_shows_the_cached_step(root: Path, log: Pat
     work = result.model_dump()["entries"][0]
     assert work["cached"] is True and work["cached_from"]["run_id"] == first["run_id"]
     assert result.model_dump()["entries"][1]["cached"] is False
+
+
+def test_a_fork_keeps_the_cached_marks_of_the_steps_it_copies(root: Path, log: Path) -> None:
+    first = run_json(root, "cached.local", log=log)
+    served = run_json(root, "cached.local", log=log)
+    done = wfops(root, "runs", "fork", served["run_id"], "--from", "tail", "--json",
+                 env=env_for(WFOPS_TEST_LOG=str(log)))
+    assert done.returncode == 0, done.stdout + done.stderr
+    forked = json.loads(done.stdout)
+    work = trace(root, forked["run_id"])[0]
+    assert work["cached_from"]["run_id"] == first["run_id"] and len(calls(log)) == 1
