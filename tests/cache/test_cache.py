@@ -298,3 +298,10 @@ def test_a_fork_keeps_the_cached_marks_of_the_steps_it_copies(root: Path, log: P
     forked = json.loads(done.stdout)
     work = trace(root, forked["run_id"])[0]
     assert work["cached_from"]["run_id"] == first["run_id"] and len(calls(log)) == 1
+
+
+@pytest.mark.parametrize("variable", ["WFOPS_CACHE_MAX_AGE", "WFOPS_CACHE_MAX_BYTES"])
+def test_a_bad_limit_is_a_usage_error_before_the_run_starts(root: Path, log: Path, variable: str) -> None:
+    done = wfops(root, "run", "cached.local", env=env_for(WFOPS_TEST_LOG=str(log), **{variable: "lots"}))
+    assert done.returncode == 2 and variable in done.stderr and "Traceback" not in done.stderr
+    assert calls(log) == [] and wfops(root, "runs", "list", "--json").stdout.strip() == "[]"

@@ -35,6 +35,7 @@ from wfops.sources.executor import Executor, ExecutorChoice, opened_executor
 from wfops.sources.registry import BoundResolver, build_sources
 from wfops.statedir import refuse_linked_state
 from wfops.store import open_store
+from wfops.store.cache import limits as cache_limits
 
 
 @dataclass(frozen=True)
@@ -92,6 +93,7 @@ async def run_deployment(options: RunOptions) -> RunResult:
     root = find_root(explicit=options.project)
     refuse_linked_state(root)  # before the gate record or the store is read or written
     max_output_bytes()  # a bad WFOPS_MAX_OUTPUT_BYTES is a usage error before anything runs
+    cache_limits()  # and so are bad step cache limits
     given_executor = ExecutorChoice.parse(options.executor) if options.executor else None
     store: Any = None
     stored: str | None = None  # the run's id once it is in the store: every error after names it
@@ -235,6 +237,7 @@ async def _drive_stored(store: Any, root: Path, run_id: str, outcome: str | None
     from wfops.runner.resume_drift import resumed_contract_drift
 
     max_output_bytes()  # a bad WFOPS_MAX_OUTPUT_BYTES is a usage error before anything runs
+    cache_limits()
     with store.run_lock(run_id):
         record = store.get_run(run_id)  # trust the store, not what we read before the lock
         snapshot = record.snapshot

@@ -84,6 +84,11 @@ def max_bytes() -> int:
     return int(text)
 
 
+def limits() -> tuple[float, int]:
+    """Both limits, read now: a bad value is a usage error before a run starts, not mid-run."""
+    return max_age(), max_bytes()
+
+
 def cutoff(seconds: float) -> str:
     """The stamp `seconds` ago (an age past the calendar means "any")."""
     try:
