@@ -305,3 +305,10 @@ def test_a_bad_limit_is_a_usage_error_before_the_run_starts(root: Path, log: Pat
     done = wfops(root, "run", "cached.local", env=env_for(WFOPS_TEST_LOG=str(log), **{variable: "lots"}))
     assert done.returncode == 2 and variable in done.stderr and "Traceback" not in done.stderr
     assert calls(log) == [] and wfops(root, "runs", "list", "--json").stdout.strip() == "[]"
+
+
+def test_reading_the_cache_never_creates_a_store(root: Path) -> None:
+    assert wfops(root, "cache", "list").stdout.strip() == "the step cache is empty"
+    assert wfops(root, "cache", "show", "abcdef").returncode == 2
+    assert "cleared 0 cache entries" in wfops(root, "cache", "clear").stdout
+    assert not (root / ".wfops" / "wfops.db").exists()

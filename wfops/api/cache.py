@@ -32,11 +32,11 @@ def entries(store: Any, deployment: str | None, older_than: str | float | None) 
 
 
 def entry(store: Any, key: str) -> CacheEntry:
-    """The one entry whose key starts with `key` (with its output)."""
+    """The one entry whose key starts with `key` (with its output); `store` None: there is none yet."""
     if len(key) < MIN_PREFIX or not all(c in "0123456789abcdef" for c in key):
         raise InvalidArgument(f"{key!r} is not a cache key: give at least {MIN_PREFIX} of its hex digits",
                               argument="key", hint="`wfops cache list` shows the keys")
-    found: list[CacheEntry] = store.cache_entries(key=key)
+    found: list[CacheEntry] = store.cache_entries(key=key) if store is not None else []
     if not found:
         raise InvalidArgument(f"no cache entry with a key starting {key}", argument="key",
                               hint="`wfops cache list` shows the entries")

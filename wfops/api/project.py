@@ -428,6 +428,8 @@ class Project:
         # deferred: the store is off the validate cache-hit path (pre-commit)
         import wfops.api.cache as cache
 
+        if self._no_store_yet():  # reading never creates a store
+            return cache.entry(None, key)
         with self._store() as store:
             return cache.entry(store, key)
 

@@ -233,6 +233,10 @@ def _capability(source_id: str, spec: NodeSpec, where: str, code: str | None = N
                       code=code, cache=spec.cache)
 
 
+_LIBRARY = re.compile(r"[/\\](site|dist)-packages[/\\]")
+_WFOPS = Path(__file__).resolve().parent.parent
+
+
 def code_hash(module: Any, root: Path | None) -> str | None:
     """The hash of a node module's code and of every project module it uses, directly or
     through another (its imports of modules, and of names defined in them): a step cache key
@@ -250,7 +254,8 @@ def code_hash(module: Any, root: Path | None) -> str | None:
             continue
         path = Path(origin).resolve()
         key = str(path)
-        if key in seen or not path.is_relative_to(base):
+        # Libraries are not the project's code, even in a virtualenv inside it, nor is wfops.
+        if key in seen or not path.is_relative_to(base) or _LIBRARY.search(key) or path.is_relative_to(_WFOPS):
             continue
         try:
             seen[key] = path.read_bytes()
