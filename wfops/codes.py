@@ -57,6 +57,8 @@ _CODES = {
     "unrouted-outcome": "a step can end in an outcome no route handles",
     "undeclared-outcome": "a route for an outcome the step never produces",
     "unreachable-step": "no route from `start` leads to the step",
+    "cache-side-effects": "a step caches a capability its source annotates as destructive",
+    "cache-not-read-only": "an MCP tool's `cache:` default in sources.yaml, for a tool not annotated read-only",
     "interrupt-in-foreach": "a foreach step runs a workflow that waits at an interrupt",
     "interrupt-in-parallel": "a parallel branch has, or runs a workflow that has, an interrupt step",
     # -- references -----------------------------------------------------------------------

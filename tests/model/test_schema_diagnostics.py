@@ -105,7 +105,7 @@ def test_workflow_schema_errors(case: str, make_project) -> None:
 def test_hints(make_project) -> None:
     d = one(make_project, CASES["unknown-key-in-step"][0])
     assert d.hint == ("did you mean `with`? allowed here: id, description, next, on, uses, with, save, "
-                      "retry, timeout, catch")
+                      "retry, timeout, catch, cache")
     assert "did you mean `uses`?" in one(make_project, WF + "  - id: a\n    use: std.echo\n").hint
     assert one(make_project, CASES["two-kinds"][0]).hint.startswith("keep one kind key per step")
     # Discriminator errors name the kinds, never every branch's field list.
@@ -138,7 +138,7 @@ def test_sources_errors(make_project) -> None:
         ("invalid-source", 9, 6, "source `v`: an mcp source needs exactly one of `command` or `url`"),
     ]
     assert "[python, -m, server]" in found[3].hint
-    assert found[4].hint.endswith("allowed here: kind, command, url, env, cwd, timeout, description")
+    assert found[4].hint.endswith("allowed here: kind, command, url, env, cwd, timeout, description, cache")
 
 
 def test_std_is_reserved(make_project) -> None:

@@ -14,17 +14,18 @@ _LAZY = {
     "Project": "wfops.api.project", "validate_files": "wfops.api.project",
     "CallOutcome": "wfops.api.results", "Capabilities": "wfops.api.results",
     "CapabilityInfo": "wfops.api.results", "CompileReport": "wfops.api.results",
-    "CopyReport": "wfops.api.results",
+    "CopyReport": "wfops.api.results", "CacheEntry": "wfops.api.cache",
     "Report": "wfops.api.results", "Run": "wfops.api.runs", "RunDetails": "wfops.api.runs",
     "CaseResult": "wfops.testing.results", "TestReport": "wfops.testing.results",
     "Interrupt": "wfops.engine.types", "TraceEntry": "wfops.engine.types",
     "Scaffold": "wfops.api.scaffold", "init": "wfops.api.scaffold", "schema": "wfops.api.scaffold",
 }
 
-__all__ = ["CallOutcome", "Capabilities", "CapabilityInfo", "CaseResult", "CompileReport", "CopyReport", "Interrupt", "Project",
+__all__ = ["CacheEntry", "CallOutcome", "Capabilities", "CapabilityInfo", "CaseResult", "CompileReport", "CopyReport", "Interrupt", "Project",
            "Report", "Run", "RunDetails", "Scaffold", "TestReport", "TraceEntry", "init", "schema", "validate_files"]
 
 if TYPE_CHECKING:
+    from wfops.api.cache import CacheEntry
     from wfops.api.project import Project, validate_files
     from wfops.api.results import (
         CallOutcome,

@@ -42,6 +42,7 @@ from wfops.sources.modules import forget_project_modules
 if TYPE_CHECKING:  # types only: `validate` must not load the engine or the store
     from wfops.api.approvals import ClientTrust, ClientWrites, Declaration
     from wfops.api.authoring import FileText, ProjectListing, Skeleton, WriteReport
+    from wfops.api.cache import CacheEntry
     from wfops.api.catalog import Catalog
     from wfops.api.results import (
         CallOutcome,
@@ -247,7 +248,7 @@ class Project:
     # -- runs ----------------------------------------------------------------------------
     def run(self, deployment: str, input: Mapping[str, Any] | None = None, *,  # noqa: A002 - the contract's word
             on_step: OnStep | None = None, on_start: Callable[[str], None] | None = None,
-            executor: str | None = None) -> Run:
+            executor: str | None = None, no_cache: bool = False) -> Run:
         """Execute a deployment to its end, a failure or its first interrupt.
 
         `input` is merged over the deployment's defaults. Raises `RefusedError` (with
@@ -256,7 +257,8 @@ class Project:
         the run id once the run is stored (it has passed every check and will be driven).
         `executor` (`local`, or `dask://HOST:PORT` for a Dask cluster) overrides the
         deployment's `executor:` for this run; a bad one raises `UsageError`, a cluster
-        that cannot be reached `RefusedError`.
+        that cannot be reached `RefusedError`. `no_cache`: every step runs, the step cache
+        neither read nor written (docs/caching.md).
         """
         # deferred: wfops.runner is not needed on the validate cache-hit path (pre-commit)
         from wfops.api.runs import Run
@@ -267,14 +269,15 @@ class Project:
         self._fresh()
         with self._for_client("this run"):
             result = _drive(run_deployment(RunOptions(deployment, input=given, project=self.root, db=self._db,
-                                                      on_step=on_step, on_start=on_start, executor=executor)))
+                                                      on_step=on_step, on_start=on_start, executor=executor,
+                                                      no_cache=no_cache)))
         return Run.of(result.snapshot, warnings=list(result.warnings))
 
     def resume(self, run_id: str, outcome: str | None = None, payload: Any = None, *,
-               on_step: OnStep | None = None, executor: str | None = None) -> Run:
+               on_step: OnStep | None = None, executor: str | None = None, no_cache: bool = False) -> Run:
         """Continue an interrupted run (answering it with `outcome` and `payload`), a crashed or
         cancelled one, or redrive a failed one from the step that failed.
-        `executor`: as for `run`; by default the one the run was started with."""
+        `executor`: as for `run`; by default the one the run was started with. `no_cache`: as for `run`."""
         # deferred: wfops.runner is not needed on the validate cache-hit path (pre-commit)
         from wfops.api.runs import Run
         from wfops.runner import ResumeOptions, resume_run
@@ -284,7 +287,7 @@ class Project:
         with self._for_client("resuming the run"):
             result = _drive(resume_run(ResumeOptions(run_id, outcome=outcome, payload=payload,
                                                      project=self._root, db=self.db_path, on_step=on_step,
-                                                     executor=executor)))
+                                                     executor=executor, no_cache=no_cache)))
         return Run.of(result.snapshot, warnings=list(result.warnings))
 
     def fork(self, run_id: str, from_step: str, input: Mapping[str, Any] | None = None, *,  # noqa: A002 - the contract's word
@@ -405,6 +408,42 @@ class Project:
             return 0
         with self._store() as store:
             return store.prune(older_than_days)
+
+    # -- the step cache --------------------------------------------------------------------
+    def cache_entries(self, *, deployment: str | None = None, older_than: str | float | None = None
+                      ) -> list[CacheEntry]:
+        """The step cache's entries, newest first: those of `deployment`, made more than
+        `older_than` ago (`30s`, `10m`, `1h`, `7d`, or seconds)."""
+        # deferred: the store is off the validate cache-hit path (pre-commit)
+        import wfops.api.cache as cache
+
+        cache.age_seconds(older_than)  # refused even before there is a store
+        if self._no_store_yet():
+            return []
+        with self._store() as store:
+            return cache.entries(store, deployment, older_than)
+
+    def cache_entry(self, key: str) -> CacheEntry:
+        """The entry whose key starts with `key`, with its output."""
+        # deferred: the store is off the validate cache-hit path (pre-commit)
+        import wfops.api.cache as cache
+
+        if self._no_store_yet():  # reading never creates a store
+            return cache.entry(None, key)
+        with self._store() as store:
+            return cache.entry(store, key)
+
+    def clear_cache(self, *, deployment: str | None = None, older_than: str | float | None = None) -> int:
+        """Remove step cache entries (as `cache_entries` selects them), but none a live run was
+        served from; how many were removed."""
+        # deferred: the store is off the validate cache-hit path (pre-commit)
+        import wfops.api.cache as cache
+
+        cache.age_seconds(older_than)
+        if self._no_store_yet():
+            return 0
+        with self._store() as store:
+            return cache.clear(store, deployment, older_than)
 
     def copy_runs(self, to: str | Path) -> CopyReport:
         """Copy this project's run history into the store `to` (typically the shared

@@ -35,12 +35,15 @@ app.add_typer(runs_app, name="runs")
 sources_app = typer.Typer(help="Sources an MCP client wrote: list, approve.", no_args_is_help=True)
 app.add_typer(caps_app, name="caps")
 app.add_typer(sources_app, name="sources")
+cache_app = typer.Typer(help="The step cache in the run store: list, show, clear.", no_args_is_help=True)
+app.add_typer(cache_app, name="cache")
 
 Project = Annotated[str | None, typer.Option("--project", help="Project root (default: nearest with sources.yaml or wfops.lock).")]
 Db = Annotated[str | None, typer.Option("--db", help="Run store: a SQLite file or a postgresql:// URL (default: $WFOPS_DB or .wfops/wfops.db).")]
 Format = Annotated[str, typer.Option("--format", "-f", help="text, json, github or sarif.")]
 Json = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
 Executor = Annotated[str | None, typer.Option("--executor", help="Where capability calls run: local, or dask://HOST:PORT (a Dask scheduler).")]
+NoCache = Annotated[bool, typer.Option("--no-cache", help="Run every step: the step cache is neither read nor written.")]
 
 
 def _print_version(value: bool) -> None:
@@ -82,9 +85,10 @@ def test_(paths: Annotated[list[str] | None, typer.Argument(help="Test files or 
           pattern: Annotated[str | None, typer.Option("-k", help="Only cases whose `file::name` contains this.")] = None,
           format: Annotated[str, typer.Option("--format", "-f", help="text, json, junit or github.")] = "text",
           output: Annotated[str | None, typer.Option("--output", "-o", help="Write the report to this file.")] = None,
-          project: Project = None) -> VerbCall:
+          no_cache: NoCache = False, project: Project = None) -> VerbCall:
     """Run the workflow tests (*.wftest.yaml) with mocked capabilities. Exit 0 passed, 1 failed, 2 invalid."""
-    return _verb("test_cmd", paths=paths or [], pattern=pattern, format=format, output=output, project=project)
+    return _verb("test_cmd", paths=paths or [], pattern=pattern, format=format, output=output, project=project,
+                 no_cache=no_cache)
 
 
 @app.command("compile")
@@ -105,20 +109,22 @@ def check(live: Annotated[bool, typer.Option("--live", help="Also contact MCP so
 def run(deployment: Annotated[str, typer.Argument(help="Deployment name.")],
         input: Annotated[list[str] | None, typer.Option("--input", "-i", help="K=V (V parsed as JSON when it parses).")] = None,
         input_file: Annotated[str | None, typer.Option("--input-file", help="JSON or YAML file with the input.")] = None,
-        executor: Executor = None, json: Json = False, project: Project = None, db: Db = None) -> VerbCall:
+        executor: Executor = None, no_cache: NoCache = False, json: Json = False, project: Project = None,
+        db: Db = None) -> VerbCall:
     """Execute a deployment. Exit 0 completed, 1 failed, 2 refused, 3 interrupted, 6 cancelled (Ctrl-C)."""
     return _verb("run_cmd", deployment=deployment, inputs=input or [], input_file=input_file, json_out=json,
-          project=project, db=db, executor=executor)
+          project=project, db=db, executor=executor, no_cache=no_cache)
 
 
 @app.command()
 def resume(run_id: Annotated[str, typer.Argument(help="The run to continue.")],
            outcome: Annotated[str | None, typer.Option("--outcome", help="Outcome that answers the open interrupt.")] = None,
            payload: Annotated[str | None, typer.Option("--payload", help="JSON payload for the interrupt.")] = None,
-           executor: Executor = None, json: Json = False, project: Project = None, db: Db = None) -> VerbCall:
+           executor: Executor = None, no_cache: NoCache = False, json: Json = False, project: Project = None,
+           db: Db = None) -> VerbCall:
     """Continue an interrupted, crashed or cancelled run, or redrive a failed one from its failed step."""
     return _verb("run_cmd", "resume", run_id=run_id, outcome=outcome, payload=payload, json_out=json, project=project,
-          db=db, executor=executor)
+          db=db, executor=executor, no_cache=no_cache)
 
 
 @app.command()
@@ -186,6 +192,33 @@ def runs_copy(to: Annotated[str, typer.Option("--to", help="Target store: a post
               json: Json = False, project: Project = None, db: Db = None) -> VerbCall:
     """Copy the run history (default: the local store) into another store; copying twice adds nothing."""
     return _verb("runs_cmd", action="copy", to=to, json_out=json, project=project, db=db)
+
+
+Deployment = Annotated[str | None, typer.Option("--deployment", help="Only the entries of this deployment.")]
+OlderThan = Annotated[str | None, typer.Option("--older-than", help="Only entries made longer ago: 30s, 10m, 1h, 7d.")]
+
+
+@cache_app.command("list")
+def cache_list(deployment: Deployment = None, older_than: OlderThan = None, json: Json = False,
+               project: Project = None, db: Db = None) -> VerbCall:
+    """Step cache entries, newest first."""
+    return _verb("cache_cmd", action="list", deployment=deployment, older_than=older_than, json_out=json,
+                 project=project, db=db)
+
+
+@cache_app.command("show")
+def cache_show(key: Annotated[str, typer.Argument(help="The entry's key, or the start of it.")],
+               json: Json = False, project: Project = None, db: Db = None) -> VerbCall:
+    """One step cache entry, with its output."""
+    return _verb("cache_cmd", action="show", key=key, json_out=json, project=project, db=db)
+
+
+@cache_app.command("clear")
+def cache_clear(deployment: Deployment = None, older_than: OlderThan = None, json: Json = False,
+                project: Project = None, db: Db = None) -> VerbCall:
+    """Remove step cache entries (none a live run was served from)."""
+    return _verb("cache_cmd", action="clear", deployment=deployment, older_than=older_than, json_out=json,
+                 project=project, db=db)
 
 
 @app.command()

@@ -7,6 +7,35 @@ from typing import Any
 HELP = ('-h', '--help')
 
 TABLE: dict[str, Any] = {
+    'cache clear': {
+        'params': [
+            {'kind': 'option', 'name': 'deployment', 'opts': ['--deployment'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'str', 'min': None, 'max': None},
+            {'kind': 'option', 'name': 'older_than', 'opts': ['--older-than'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'str', 'min': None, 'max': None},
+            {'kind': 'option', 'name': 'json', 'opts': ['--json'], 'secondary': [], 'flag': True, 'multiple': False, 'required': False, 'type': 'bool', 'min': None, 'max': None},
+            {'kind': 'option', 'name': 'project', 'opts': ['--project'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'str', 'min': None, 'max': None},
+            {'kind': 'option', 'name': 'db', 'opts': ['--db'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'str', 'min': None, 'max': None},
+        ],
+        'verb': {'module': 'cache_cmd', 'function': 'run', 'args': [{'kwarg': 'action', 'const': 'clear'}, {'kwarg': 'deployment', 'param': 'deployment', 'absent': None}, {'kwarg': 'older_than', 'param': 'older_than', 'absent': None}, {'kwarg': 'json_out', 'param': 'json', 'absent': False}, {'kwarg': 'project', 'param': 'project', 'absent': None}, {'kwarg': 'db', 'param': 'db', 'absent': None}]},
+    },
+    'cache list': {
+        'params': [
+            {'kind': 'option', 'name': 'deployment', 'opts': ['--deployment'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'str', 'min': None, 'max': None},
+            {'kind': 'option', 'name': 'older_than', 'opts': ['--older-than'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'str', 'min': None, 'max': None},
+            {'kind': 'option', 'name': 'json', 'opts': ['--json'], 'secondary': [], 'flag': True, 'multiple': False, 'required': False, 'type': 'bool', 'min': None, 'max': None},
+            {'kind': 'option', 'name': 'project', 'opts': ['--project'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'str', 'min': None, 'max': None},
+            {'kind': 'option', 'name': 'db', 'opts': ['--db'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'str', 'min': None, 'max': None},
+        ],
+        'verb': {'module': 'cache_cmd', 'function': 'run', 'args': [{'kwarg': 'action', 'const': 'list'}, {'kwarg': 'deployment', 'param': 'deployment', 'absent': None}, {'kwarg': 'older_than', 'param': 'older_than', 'absent': None}, {'kwarg': 'json_out', 'param': 'json', 'absent': False}, {'kwarg': 'project', 'param': 'project', 'absent': None}, {'kwarg': 'db', 'param': 'db', 'absent': None}]},
+    },
+    'cache show': {
+        'params': [
+            {'kind': 'argument', 'name': 'key', 'nargs': 1, 'required': True, 'type': 'str', 'min': None, 'max': None},
+            {'kind': 'option', 'name': 'json', 'opts': ['--json'], 'secondary': [], 'flag': True, 'multiple': False, 'required': False, 'type': 'bool', 'min': None, 'max': None},
+            {'kind': 'option', 'name': 'project', 'opts': ['--project'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'str', 'min': None, 'max': None},
+            {'kind': 'option', 'name': 'db', 'opts': ['--db'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'str', 'min': None, 'max': None},
+        ],
+        'verb': {'module': 'cache_cmd', 'function': 'run', 'args': [{'kwarg': 'action', 'const': 'show'}, {'kwarg': 'key', 'param': 'key', 'absent': None}, {'kwarg': 'json_out', 'param': 'json', 'absent': False}, {'kwarg': 'project', 'param': 'project', 'absent': None}, {'kwarg': 'db', 'param': 'db', 'absent': None}]},
+    },
     'cancel': {
         'params': [
             {'kind': 'argument', 'name': 'run_id', 'nargs': 1, 'required': True, 'type': 'str', 'min': None, 'max': None},
@@ -85,11 +114,12 @@ TABLE: dict[str, Any] = {
             {'kind': 'option', 'name': 'outcome', 'opts': ['--outcome'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'str', 'min': None, 'max': None},
             {'kind': 'option', 'name': 'payload', 'opts': ['--payload'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'str', 'min': None, 'max': None},
             {'kind': 'option', 'name': 'executor', 'opts': ['--executor'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'str', 'min': None, 'max': None},
+            {'kind': 'option', 'name': 'no_cache', 'opts': ['--no-cache'], 'secondary': [], 'flag': True, 'multiple': False, 'required': False, 'type': 'bool', 'min': None, 'max': None},
             {'kind': 'option', 'name': 'json', 'opts': ['--json'], 'secondary': [], 'flag': True, 'multiple': False, 'required': False, 'type': 'bool', 'min': None, 'max': None},
             {'kind': 'option', 'name': 'project', 'opts': ['--project'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'str', 'min': None, 'max': None},
             {'kind': 'option', 'name': 'db', 'opts': ['--db'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'str', 'min': None, 'max': None},
         ],
-        'verb': {'module': 'run_cmd', 'function': 'resume', 'args': [{'kwarg': 'run_id', 'param': 'run_id', 'absent': None}, {'kwarg': 'outcome', 'param': 'outcome', 'absent': None}, {'kwarg': 'payload', 'param': 'payload', 'absent': None}, {'kwarg': 'json_out', 'param': 'json', 'absent': False}, {'kwarg': 'project', 'param': 'project', 'absent': None}, {'kwarg': 'db', 'param': 'db', 'absent': None}, {'kwarg': 'executor', 'param': 'executor', 'absent': None}]},
+        'verb': {'module': 'run_cmd', 'function': 'resume', 'args': [{'kwarg': 'run_id', 'param': 'run_id', 'absent': None}, {'kwarg': 'outcome', 'param': 'outcome', 'absent': None}, {'kwarg': 'payload', 'param': 'payload', 'absent': None}, {'kwarg': 'json_out', 'param': 'json', 'absent': False}, {'kwarg': 'project', 'param': 'project', 'absent': None}, {'kwarg': 'db', 'param': 'db', 'absent': None}, {'kwarg': 'executor', 'param': 'executor', 'absent': None}, {'kwarg': 'no_cache', 'param': 'no_cache', 'absent': False}]},
     },
     'run': {
         'params': [
@@ -97,11 +127,12 @@ TABLE: dict[str, Any] = {
             {'kind': 'option', 'name': 'input', 'opts': ['--input', '-i'], 'secondary': [], 'flag': False, 'multiple': True, 'required': False, 'type': 'str', 'min': None, 'max': None},
             {'kind': 'option', 'name': 'input_file', 'opts': ['--input-file'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'str', 'min': None, 'max': None},
             {'kind': 'option', 'name': 'executor', 'opts': ['--executor'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'str', 'min': None, 'max': None},
+            {'kind': 'option', 'name': 'no_cache', 'opts': ['--no-cache'], 'secondary': [], 'flag': True, 'multiple': False, 'required': False, 'type': 'bool', 'min': None, 'max': None},
             {'kind': 'option', 'name': 'json', 'opts': ['--json'], 'secondary': [], 'flag': True, 'multiple': False, 'required': False, 'type': 'bool', 'min': None, 'max': None},
             {'kind': 'option', 'name': 'project', 'opts': ['--project'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'str', 'min': None, 'max': None},
             {'kind': 'option', 'name': 'db', 'opts': ['--db'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'str', 'min': None, 'max': None},
         ],
-        'verb': {'module': 'run_cmd', 'function': 'run', 'args': [{'kwarg': 'deployment', 'param': 'deployment', 'absent': None}, {'kwarg': 'inputs', 'param': 'input', 'absent': []}, {'kwarg': 'input_file', 'param': 'input_file', 'absent': None}, {'kwarg': 'json_out', 'param': 'json', 'absent': False}, {'kwarg': 'project', 'param': 'project', 'absent': None}, {'kwarg': 'db', 'param': 'db', 'absent': None}, {'kwarg': 'executor', 'param': 'executor', 'absent': None}]},
+        'verb': {'module': 'run_cmd', 'function': 'run', 'args': [{'kwarg': 'deployment', 'param': 'deployment', 'absent': None}, {'kwarg': 'inputs', 'param': 'input', 'absent': []}, {'kwarg': 'input_file', 'param': 'input_file', 'absent': None}, {'kwarg': 'json_out', 'param': 'json', 'absent': False}, {'kwarg': 'project', 'param': 'project', 'absent': None}, {'kwarg': 'db', 'param': 'db', 'absent': None}, {'kwarg': 'executor', 'param': 'executor', 'absent': None}, {'kwarg': 'no_cache', 'param': 'no_cache', 'absent': False}]},
     },
     'runs copy': {
         'params': [
@@ -199,9 +230,10 @@ TABLE: dict[str, Any] = {
             {'kind': 'option', 'name': 'pattern', 'opts': ['-k'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'str', 'min': None, 'max': None},
             {'kind': 'option', 'name': 'format', 'opts': ['--format', '-f'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'str', 'min': None, 'max': None},
             {'kind': 'option', 'name': 'output', 'opts': ['--output', '-o'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'str', 'min': None, 'max': None},
+            {'kind': 'option', 'name': 'no_cache', 'opts': ['--no-cache'], 'secondary': [], 'flag': True, 'multiple': False, 'required': False, 'type': 'bool', 'min': None, 'max': None},
             {'kind': 'option', 'name': 'project', 'opts': ['--project'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'str', 'min': None, 'max': None},
         ],
-        'verb': {'module': 'test_cmd', 'function': 'run', 'args': [{'kwarg': 'paths', 'param': 'paths', 'absent': []}, {'kwarg': 'pattern', 'param': 'pattern', 'absent': None}, {'kwarg': 'format', 'param': 'format', 'absent': 'text'}, {'kwarg': 'output', 'param': 'output', 'absent': None}, {'kwarg': 'project', 'param': 'project', 'absent': None}]},
+        'verb': {'module': 'test_cmd', 'function': 'run', 'args': [{'kwarg': 'paths', 'param': 'paths', 'absent': []}, {'kwarg': 'pattern', 'param': 'pattern', 'absent': None}, {'kwarg': 'format', 'param': 'format', 'absent': 'text'}, {'kwarg': 'output', 'param': 'output', 'absent': None}, {'kwarg': 'project', 'param': 'project', 'absent': None}, {'kwarg': 'no_cache', 'param': 'no_cache', 'absent': False}]},
     },
     'validate': {
         'params': [

@@ -28,22 +28,23 @@ if TYPE_CHECKING:
 
 
 def run(*, deployment: str, inputs: list[str], input_file: str | None, json_out: bool,
-        project: str | None, db: str | None, executor: str | None = None) -> int:
+        project: str | None, db: str | None, executor: str | None = None, no_cache: bool = False) -> int:
 
     with _json_on_error(json_out, deployment=deployment):
         given = run_input(inputs, input_file)
         found = Project(project, db=db)
-        return drive(found, lambda on_step: found.run(deployment, given, on_step=on_step, executor=executor), json_out=json_out)
+        return drive(found, lambda on_step: found.run(deployment, given, on_step=on_step, executor=executor,
+                                                      no_cache=no_cache), json_out=json_out)
 
 
 def resume(*, run_id: str, outcome: str | None, payload: str | None, json_out: bool,
-           project: str | None, db: str | None, executor: str | None = None) -> int:
+           project: str | None, db: str | None, executor: str | None = None, no_cache: bool = False) -> int:
 
     with _json_on_error(json_out, run_id=run_id):
         value = parse_payload(payload)
         found = Project(project, db=db)
         return drive(found, lambda on_step: found.resume(run_id, outcome, value, on_step=on_step,
-                                                         executor=executor),
+                                                         executor=executor, no_cache=no_cache),
                      json_out=json_out)
 
 

@@ -24,6 +24,7 @@ from wfops.engine.types import (
     CapabilityResolver,
     CheckpointSink,
     RunSnapshot,
+    StepCache,
     TraceEntry,
 )
 from wfops.errors import RefusedError
@@ -44,7 +45,7 @@ class Engine:
     def __init__(self, workflows: Mapping[str, WorkflowSource], resolver: CapabilityResolver, sink: CheckpointSink, *,
                  deployment: str | None = None, secrets: Mapping[str, str] | None = None,
                  artifacts: Mapping[str, str] | None = None, max_steps: int = DEFAULT_MAX_STEPS,
-                 cancel: CancelSignal | None = None) -> None:
+                 cancel: CancelSignal | None = None, cache: StepCache | None = None) -> None:
         self.workflows = workflows
         self.resolver = resolver
         self.sink = sink
@@ -54,6 +55,7 @@ class Engine:
         self.redactor = Redactor(self.secrets.values())
         self.max_steps = max_steps
         self.cancel = cancel
+        self.cache = cache
         self.executors: Mapping[StepKind, Executor] = EXECUTORS
         self._plans: dict[str, Plan] = {}
         self._caps: dict[str, Capability] = {}

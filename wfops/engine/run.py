@@ -21,6 +21,7 @@ from wfops.engine.types import (
     CheckpointSink,
     Interrupt,
     RunSnapshot,
+    StepCache,
     TraceEntry,
 )
 from wfops.engine.values import Scope
@@ -72,6 +73,7 @@ class Driver(Protocol):
     redactor: Redactor
     max_steps: int
     executors: Mapping[StepKind, Executor]  # one per step kind (`wfops.engine.steps.EXECUTORS`)
+    cache: StepCache | None  # where cached call steps' successes are kept; None: no step cache
 
     def plan(self, name: str) -> Plan: ...
 

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import time
+from typing import Any
+
+from wfops.engine.cache import Lookup, look_up, origin_of
 from wfops.engine.errors import StepFailed
 from wfops.engine.foreach import run_foreach
 from wfops.engine.frame import Frame
@@ -23,6 +27,10 @@ async def run_call(run: RunContext, frame: Frame, sp: StepPlan, pending: list[Tr
     started = now()
     ctx = run.context(frame, path, 1, key)
     payload = sp.with_(run.scope(frame, ctx)) if sp.with_ else {}
+    cached = look_up(run, frame, sp, ctx, payload) if run.engine.cache is not None else None
+    if cached is not None and cached.hit is not None:
+        return _served(run, frame, sp, path, payload, cached, started)
+    clock = time.monotonic()
     attempt = 1
     try:
         outcome, output, attempt = await run.call(sp, payload, ctx)
@@ -31,8 +39,26 @@ async def run_call(run: RunContext, frame: Frame, sp: StepPlan, pending: list[Tr
     except StepFailed as failure:
         attempt = max(attempt, failure.attempt)
         return run.fail(frame, sp, path, failure, kind="call", input=payload, attempt=attempt, started=started)
-    return Transition(run.entry(path, "call", attempt, payload, outcome, output, changes, target, None, started),
-                      state)
+    entry = run.entry(path, "call", attempt, payload, outcome, output, changes, target, None, started)
+    if cached is not None:  # a success of a cached step: the store keeps it with the entry
+        entry.cache_note = cached.note(time.monotonic() - clock)
+    return Transition(entry, state)
+
+
+def _served(run: RunContext, frame: Frame, sp: StepPlan, path: str, payload: Any, cached: Lookup,
+            started: str) -> Transition:
+    """A cache hit, committed like the call it stands for (its routes and `save` applied now)."""
+    hit = cached.hit
+    assert hit is not None
+    try:
+        target = run.route(sp, hit.outcome, path)
+        state, changes = run.stage(frame, sp.save, hit.output)
+    except StepFailed as failure:
+        return run.fail(frame, sp, path, failure, kind="call", input=payload, attempt=1, started=started)
+    entry = run.entry(path, "call", 1, payload, hit.outcome, hit.output, changes, target, None, started)
+    entry.cached = origin_of(hit)
+    entry.cache_note = cached.note(0.0)
+    return Transition(entry, state)
 
 
 async def run_subworkflow(run: RunContext, frame: Frame, sp: StepPlan, pending: list[TraceEntry]) -> Transition:

@@ -36,9 +36,45 @@ class TraceEntry:
     error: dict[str, Any] | None
     started_at: str
     ended_at: str
+    # A step served from the step cache: where its result came from (`run_id`, `step`, `seq`)
+    # and the seconds the original call took (`saved`). Shown as `cached: true` + `cached_from`.
+    cached: dict[str, Any] | None = None
+    # For the store alone, never shown: the cache entry this step's success is saved as (or
+    # the key its hit came from), written in the same transaction as the entry.
+    cache_note: CacheNote | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        shown = asdict(self)
+        del shown["cache_note"]
+        origin = shown.pop("cached")
+        if origin is not None:
+            shown["cached"] = True
+            shown["cached_from"] = origin
+        return shown
+
+
+@dataclass(frozen=True, slots=True)
+class CacheNote:
+    """What the step cache keeps of a call step: its key, the capability behind it and its
+    contract hash, and how long the call took (the time a hit saves)."""
+
+    key: str
+    capability: str
+    contract: str
+    seconds: float
+    expires: float | None = None  # seconds the entry is served (its `ttl`); None: no expiry
+
+
+@dataclass(frozen=True, slots=True)
+class CachedResult:
+    """A success the step cache holds: its outcome and output, and the step that made it."""
+
+    outcome: str
+    output: Any
+    run_id: str
+    step: str
+    seq: int
+    seconds: float
 
 
 @dataclass(slots=True)
@@ -95,6 +131,15 @@ class CancelSignal(Protocol):
     Polled every `CANCEL_POLL` seconds (and so must be cheap), from the loop's thread."""
 
     def requested(self, run_id: str) -> bool: ...
+
+
+class StepCache(Protocol):
+    """Where call steps' successes are kept (the run store's cache table). A hit is committed
+    through the `CheckpointSink` like any step; a new success rides on its trace entry's
+    `cache_note`, so the store writes both in one transaction."""
+
+    def cache_lookup(self, key: str, max_age: float | None) -> CachedResult | None:
+        """The success stored under `key` no older than `max_age` seconds (None: any age)."""
 
 
 class CapabilityResolver(Protocol):

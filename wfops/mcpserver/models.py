@@ -228,6 +228,10 @@ class TraceEntryOut(BaseModel):
     error: dict[str, Any] | None = None
     started_at: str
     ended_at: str
+    cached: bool = Field(False, description="Served from the step cache, without calling the capability.")
+    cached_from: dict[str, Any] | None = Field(
+        None, description="Where a cached step's result came from ({run_id, step, seq}) and the seconds the "
+        "original call took (`saved`).")
 
 
 class TraceResult(Envelope):

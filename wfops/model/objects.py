@@ -54,6 +54,10 @@ class Catch(declared.CatchFields):
     pass
 
 
+class Cache(declared.CacheFields):
+    pass
+
+
 class _Step(declared.StepBaseFields):
     kind: ClassVar[StepKind]
 
@@ -160,6 +164,10 @@ def pin_of(ref: str) -> str | None:
 
 
 class PythonSource(declared.PythonSourceFields):
+    pass
+
+
+class ToolCache(declared.ToolCacheFields):
     pass
 
 

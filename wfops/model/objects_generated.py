@@ -21,6 +21,7 @@ MODELS: tuple[str, ...] = (
     "CallStep",
     "Retry",
     "Catch",
+    "Cache",
     "SubworkflowStep",
     "ConditionStep",
     "ForeachStep",
@@ -33,6 +34,7 @@ MODELS: tuple[str, ...] = (
     "SourcesFile",
     "PythonSource",
     "McpSource",
+    "ToolCache",
 )
 
 #: File kind -> the model of the whole file.
@@ -79,6 +81,7 @@ class CallStepFields(RoutedFields):
     retry: objects.Retry | None
     timeout: float | None
     catch: objects.Catch | None
+    cache: bool | objects.Cache | None
 
 
 class RetryFields(PlainModel):
@@ -89,6 +92,11 @@ class RetryFields(PlainModel):
 class CatchFields(PlainModel):
     next: str
     save: str | None
+
+
+class CacheFields(PlainModel):
+    ttl: str | float | None
+    key: Any
 
 
 class SubworkflowStepFields(RoutedFields):
@@ -185,3 +193,9 @@ class McpSourceFields(PlainModel):
     cwd: str | None
     timeout: float
     description: str | None
+    cache: dict[str, bool | str | float | objects.ToolCache]
+
+
+class ToolCacheFields(PlainModel):
+    ttl: str | float | None
+    unannotated: bool

@@ -111,3 +111,29 @@ def check_transport(command: list[str] | None, url: str | None, env: Mapping[str
     if url is not None and (env or cwd):
         raise Broken("invalid-source", "`env` and `cwd` apply only to a `command` source",
                      "remove `env` and `cwd`, or start the server with `command:`")
+
+
+_DURATION_UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+
+
+def duration_seconds(value: Any) -> float:
+    """`30s`, `10m`, `1h`, `1d` or a number of seconds, as seconds (a step's `cache.ttl`,
+    `wfops cache clear --older-than`); ValueError for anything else."""
+    if isinstance(value, bool):
+        raise ValueError(f"{value!r} is not a duration")
+    if isinstance(value, int | float):
+        seconds = float(value)
+    elif isinstance(value, str) and value[-1:] in _DURATION_UNITS:
+        try:
+            seconds = float(value[:-1]) * _DURATION_UNITS[value[-1]]
+        except ValueError:
+            raise ValueError(f"{value!r} is not a duration") from None
+    else:
+        try:
+            seconds = float(value)
+        except (TypeError, ValueError):
+            raise ValueError(f"{value!r} is not a duration: write `30s`, `10m`, `1h`, `1d` or a number "
+                             "of seconds") from None
+    if not 0 < seconds < float("inf"):
+        raise ValueError(f"{value!r} is not a positive duration")
+    return seconds

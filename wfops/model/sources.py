@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from wfops.model import rules
 from wfops.model.errors import enforce
+from wfops.model.workflow import Duration
 
 SOURCE_ID_PATTERN = r"^[A-Za-z0-9_-]+$"
 ENV_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
@@ -24,6 +25,12 @@ class PythonSource(_Strict):
     description: str | None = None
 
 
+class ToolCache(_Strict):
+    ttl: Duration | None = Field(None, description="How long a result is served; none: no expiry.")
+    unannotated: bool = Field(False, description="Opt in for a tool the server does not annotate read-only: "
+                              "you know its calls have no side effects.")
+
+
 class McpSource(_Strict):
     kind: Literal["mcp"]
     command: list[Annotated[str, Field(min_length=1)]] | None = Field(
@@ -34,6 +41,9 @@ class McpSource(_Strict):
     cwd: str | None = None
     timeout: float = Field(30, gt=0, description="Seconds per tool call.")
     description: str | None = None
+    cache: dict[str, bool | Duration | ToolCache] = Field(
+        default_factory=dict, description="Tool name -> its step cache default (`true`, a ttl, or `{ttl, "
+        "unannotated}`); applied only to tools the server annotates read-only, unless `unannotated: true`.")
 
     @field_validator("command", mode="before")
     @classmethod

@@ -52,6 +52,18 @@ class Retry(_Strict):
     backoff: float = Field(0.5, ge=0, le=3600, description="Seconds before the 2nd attempt; doubles each time.")
 
 
+DURATION_PATTERN = r"^[0-9]+(\.[0-9]+)?[smhd]$"
+Duration = Annotated[
+    Annotated[str, Field(pattern=DURATION_PATTERN)] | Annotated[float, Field(gt=0)],
+    Field(description="`30s`, `10m`, `1h`, `1d`, or a number of seconds."),
+]
+
+
+class Cache(_Strict):
+    ttl: Duration | None = Field(None, description="How long a result is served; none: no expiry.")
+    key: Any = Field(None, description="Added to the key (paths resolved), e.g. `$input.date`.")
+
+
 class Catch(_Strict):
     next: StepRef = Field(description="Step to route to when the step still fails.")
     save: SaveTarget | None = Field(None, description="Where to save `{type, message, step}`.")
@@ -97,6 +109,8 @@ class CallStep(_Routed):
     retry: Retry | None = None
     timeout: float | None = Field(None, gt=0, description="Seconds per attempt.")
     catch: Catch | None = None
+    cache: bool | Cache | None = Field(None, description="Serve a success from the step cache: `true` (no "
+                                       "expiry), `{ttl, key}`, or `false` against the capability's default.")
 
 
 class SubworkflowStep(_Routed):

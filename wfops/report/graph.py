@@ -104,7 +104,7 @@ def _target(target: str, scope: str, end: str) -> str:
 
 def _detail(step: Step) -> tuple[str, ...]:
     if isinstance(step, CallStep):
-        return (step.uses,)
+        return (step.uses, "cached") if step.cache not in (None, False) else (step.uses,)
     if isinstance(step, SubworkflowStep):
         return (f"workflow {step.workflow}",)
     if isinstance(step, ConditionStep):
@@ -152,8 +152,10 @@ def _operand(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-def render_graph(workflow: Workflow, fmt: str = "mermaid", taken: Sequence[str] | None = None) -> str:
-    """The drawing as text. `taken` highlights the steps (and the edges between them) a run took."""
+def render_graph(workflow: Workflow, fmt: str = "mermaid", taken: Sequence[str] | None = None,
+                 cached: Sequence[str] = ()) -> str:
+    """The drawing as text. `taken` highlights the steps (and the edges between them) a run took;
+    `cached`, the steps of those it was served from the step cache."""
     if fmt not in FORMATS:
         raise UsageError(f"unknown graph format {fmt!r}", hint="use mermaid or dot")
     nodes, edges = graph_parts(workflow)
@@ -161,11 +163,11 @@ def render_graph(workflow: Workflow, fmt: str = "mermaid", taken: Sequence[str] 
     on_path = set(path)
     taken_edges = {(a, b) for a, b in zip(path, path[1:], strict=False)}
     render = _mermaid if fmt == "mermaid" else _dot
-    return render(workflow, nodes, edges, on_path, taken_edges)
+    return render(workflow, nodes, edges, on_path, taken_edges, set(cached))
 
 
 def _mermaid(workflow: Workflow, nodes: list[Node], edges: list[Edge], on_path: set[str],
-             taken_edges: set[tuple[str, str]]) -> str:
+             taken_edges: set[tuple[str, str]], cached: set[str]) -> str:
     keys = {n.step: n.key for n in nodes}
     lines = ["flowchart TD", '    start(("start"))']
     for group, members in _grouped(nodes):
@@ -200,6 +202,10 @@ def _mermaid(workflow: Workflow, nodes: list[Node], edges: list[Edge], on_path: 
         indexes = [str(i) for i, hit in enumerate(drawn) if hit]
         if indexes:
             lines.append(f"    linkStyle {','.join(indexes)} stroke:#1a7f37,stroke-width:3px")
+    served = [n.key for n in nodes if n.step in cached]
+    if served:  # after `taken`: a served step shows as served
+        lines.append("    classDef cached fill:#dbeafe,stroke:#1d4ed8,stroke-width:3px,stroke-dasharray:5 3")
+        lines.append(f"    class {','.join(served)} cached")
     return "\n".join(lines) + "\n"
 
 
@@ -219,7 +225,7 @@ def _mm(text: str) -> str:
 
 
 def _dot(workflow: Workflow, nodes: list[Node], edges: list[Edge], on_path: set[str],
-         taken_edges: set[tuple[str, str]]) -> str:
+         taken_edges: set[tuple[str, str]], cached: set[str]) -> str:
     keys = {n.step: n.key for n in nodes}
     lines = [f"digraph {_dq(workflow.name)} {{", "  rankdir=TB;",
              '  node [fontname="Helvetica", fontsize=11];', '  edge [fontname="Helvetica", fontsize=10];',
@@ -231,6 +237,8 @@ def _dot(workflow: Workflow, nodes: list[Node], edges: list[Edge], on_path: set[
         for node in members:
             shape = "doublecircle" if node.kind == "terminal" else _SHAPES[node.kind][2]
             extra = ', style="filled,bold", fillcolor="#d4f7d4", color="#1a7f37"' if node.step in on_path else ""
+            if node.step in cached:
+                extra = ', style="filled,dashed,bold", fillcolor="#dbeafe", color="#1d4ed8"'
             lines.append(f"  {node.key} [label={_dq(chr(10).join(node.label))}, shape={shape}{extra}];")
         if group is not None:
             lines.append("  }")

@@ -50,12 +50,19 @@ def step_summary(snapshot: RunSnapshot | Mapping[str, Any], trace: Sequence[Trac
     duration = _duration(entries)
     if duration is not None:
         lines.append(f"| Duration | {duration:.3f} s |")
+    served = [e for e in entries if e.get("cached")]
+    if served:
+        saved = sum(float((e.get("cached_from") or {}).get("saved") or 0) for e in served)
+        names = ", ".join(f"`{e.get('step')}`" for e in served[:10]) + (", …" if len(served) > 10 else "")
+        plural = "s" if len(served) != 1 else ""
+        lines.append(f"| Cached | {len(served)} step{plural} ({names}), saved {saved:.3f} s |")
     lines.append("")
     outcomes = list(getattr(getattr(snapshot, "interrupt", None), "outcomes", None) or [])
     lines += _error(run.get("error")) + _interrupt(run, outcomes)
     lines += ["#### Output", "", _json_block(run.get("output")), ""]
     lines += ["#### Graph", "", "```mermaid",
-              render_graph(workflow, "mermaid", taken_path(entries, status)).rstrip("\n"), "```", ""]
+              render_graph(workflow, "mermaid", taken_path(entries, status),
+                           cached=[str(e.get("step")) for e in served]).rstrip("\n"), "```", ""]
     return "\n".join(lines) + "\n"
 
 

@@ -35,6 +35,7 @@ from wfops.sources.executor import Executor, ExecutorChoice, opened_executor
 from wfops.sources.registry import BoundResolver, build_sources
 from wfops.statedir import refuse_linked_state
 from wfops.store import open_store
+from wfops.store.cache import limits as cache_limits
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,7 @@ class RunOptions:
     on_step: OnStep | None = None
     executor: str | None = None   # `local` or `dask://HOST:PORT`; overrides the deployment's
     on_start: Callable[[str], None] | None = None  # told the run id once the run is in the store
+    no_cache: bool = False  # `--no-cache`: every step runs; the step cache is neither read nor written
 
 
 @dataclass(frozen=True)
@@ -57,6 +59,7 @@ class ResumeOptions:
     db: str | Path | None = None
     on_step: OnStep | None = None
     executor: str | None = None   # default: the executor the run was started with
+    no_cache: bool = False
 
 
 @dataclass(frozen=True)
@@ -90,6 +93,7 @@ async def run_deployment(options: RunOptions) -> RunResult:
     root = find_root(explicit=options.project)
     refuse_linked_state(root)  # before the gate record or the store is read or written
     max_output_bytes()  # a bad WFOPS_MAX_OUTPUT_BYTES is a usage error before anything runs
+    cache_limits()  # and so are bad step cache limits
     given_executor = ExecutorChoice.parse(options.executor) if options.executor else None
     store: Any = None
     stored: str | None = None  # the run's id once it is in the store: every error after names it
@@ -113,7 +117,8 @@ async def run_deployment(options: RunOptions) -> RunResult:
                     engine = Engine(ready.workflows, _resolver(opened, ready.bindings, executor),
                                     ProgressSink(store, options.on_step, options.on_start),
                                     deployment=options.deployment, secrets=secret_values,
-                                    artifacts=ready.artifacts, cancel=stop)
+                                    artifacts=ready.artifacts, cancel=stop,
+                                    cache=None if options.no_cache else store)
                     with stop.on_sigint():
                         snapshot = await engine.start(ready.workflow, run_input, run_id=run_id)
         return RunResult(snapshot, list(ready.warnings))
@@ -171,7 +176,7 @@ async def resume_run(options: ResumeOptions) -> RunResult:
         if root is None:  # outside the project, with --db / WFOPS_DB: the run remembers its project
             root = _stored_root(first.meta, options.run_id)
         return await _continue(store, root, options.run_id, options.outcome, options.payload, options.on_step,
-                               given_executor)
+                               given_executor, no_cache=options.no_cache)
     finally:
         store.close()
 
@@ -215,21 +220,24 @@ def _fork_input(schema: dict[str, Any] | None, original: Any, changes: Mapping[s
 
 
 async def _continue(store: Any, root: Path, run_id: str, outcome: str | None, payload: Any,
-                    on_step: OnStep | None, given_executor: ExecutorChoice | None = None) -> RunResult:
+                    on_step: OnStep | None, given_executor: ExecutorChoice | None = None, *,
+                    no_cache: bool = False) -> RunResult:
     """Drive a stored run on from its trace, holding its lock; any error names the run."""
     try:
-        return await _drive_stored(store, root, run_id, outcome, payload, on_step, given_executor)
+        return await _drive_stored(store, root, run_id, outcome, payload, on_step, given_executor, no_cache)
     except WfopsError as exc:
         name_stored(exc, run_id)
         raise
 
 
 async def _drive_stored(store: Any, root: Path, run_id: str, outcome: str | None, payload: Any,
-                        on_step: OnStep | None, given_executor: ExecutorChoice | None) -> RunResult:
+                        on_step: OnStep | None, given_executor: ExecutorChoice | None,
+                        no_cache: bool = False) -> RunResult:
     # deferred: comparing contracts with the lock is off the record-hit path (a plain run)
     from wfops.runner.resume_drift import resumed_contract_drift
 
     max_output_bytes()  # a bad WFOPS_MAX_OUTPUT_BYTES is a usage error before anything runs
+    cache_limits()
     with store.run_lock(run_id):
         record = store.get_run(run_id)  # trust the store, not what we read before the lock
         snapshot = record.snapshot
@@ -258,7 +266,7 @@ async def _drive_stored(store: Any, root: Path, run_id: str, outcome: str | None
                 stop = StopSignal(store)
                 engine = Engine(workflows, _resolver(opened, bindings, executor), ProgressSink(store, on_step),
                                 deployment=snapshot.deployment, secrets=secret_values, artifacts=artifacts,
-                                cancel=stop)
+                                cancel=stop, cache=None if no_cache else store)
                 with stop.on_sigint():
                     final = await engine.resume(snapshot, trace, outcome=outcome, payload=payload)
     return RunResult(final, warnings)

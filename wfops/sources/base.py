@@ -46,6 +46,12 @@ class Capability:
     # Hints a source declares about the capability (an MCP tool's readOnlyHint, destructiveHint, ...).
     # Not part of the contract: they never change its hash or count as drift.
     annotations: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    # Part of a step cache key, not of the contract: the hash of the code behind the capability
+    # where its source can give one (a python node: its module and the project modules it uses).
+    code: str | None = field(default=None, compare=False, hash=False)
+    # The capability's step cache default (`@wfops.node(cache=...)`, a tool's in sources.yaml):
+    # True (no expiry), seconds (a ttl), or None (steps cache only when they say so).
+    cache: bool | float | None = field(default=None, compare=False, hash=False)
 
     @property
     def ref(self) -> str:
@@ -59,6 +65,13 @@ class Capability:
     @property
     def contract_hash(self) -> str:
         return sha256_of(self.contract)
+
+    @property
+    def destructive(self) -> bool:
+        """Whether its source says a call changes the world (an MCP tool's `destructiveHint`):
+        such a call is never served from the step cache, which would skip the change."""
+        hints = self.annotations
+        return hints.get("destructiveHint") is True and hints.get("readOnlyHint") is not True
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from wfops.errors import CapabilityError, SourceLost, StepTimeout
+from wfops.model.rules import duration_seconds
 from wfops.redact import mask
 from wfops.sources.base import CallResult, Capability, SourceKind, StepContext
 from wfops.sources.mcp_result import convert_result, tool_error_text
@@ -244,10 +245,12 @@ class McpClientSource:
         for _ in range(1000):  # pages; a server that loops its cursor must not hang us
             page = await client.list_tools(cursor=cursor)
             for tool in page.tools:
+                hints = _annotations(tool)
                 capabilities[tool.name] = Capability(
                     self.id, tool.name, dict(tool.input_schema or {"type": "object"}),
                     dict(tool.output_schema) if tool.output_schema else dict(ANY_RESULT_SCHEMA),
-                    ("ok",), tool.description or "", _annotations(tool))
+                    ("ok",), tool.description or "", hints,
+                    cache=tool_cache_default(getattr(self.spec, "cache", {}).get(tool.name), hints))
                 if tool.output_schema:
                     self._structured.add(tool.name)
             cursor = page.next_cursor
@@ -460,6 +463,21 @@ _ENV_REF = re.compile(r"(?<!\$)\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 def _expand(match: re.Match[str]) -> str:
     name, default = match.group(1), match.group(2)
     return os.environ.get(name, default if default is not None else "")
+
+
+def tool_cache_default(declared: Any, hints: Mapping[str, Any]) -> bool | float | None:
+    """A tool's step cache default from its `cache:` entry in sources.yaml: applied to a tool
+    its server annotates read-only, or one the entry opts in (`unannotated: true`); never to
+    one annotated destructive."""
+    if declared is None or declared is False or hints.get("destructiveHint") is True:
+        return None
+    opted = bool(getattr(declared, "unannotated", False))
+    if hints.get("readOnlyHint") is not True and not opted:
+        return None
+    ttl = getattr(declared, "ttl", declared)
+    if ttl is None or ttl is True:
+        return True
+    return duration_seconds(ttl)
 
 
 def _annotations(tool: Any) -> dict[str, Any]:

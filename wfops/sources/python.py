@@ -15,9 +15,11 @@
 
 from __future__ import annotations
 
+import hashlib
 import inspect
 import json
 import re
+import sys
 import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
@@ -28,6 +30,7 @@ from pydantic import BaseModel, ValidationError
 
 from wfops.daemon import in_daemon_thread
 from wfops.errors import CapabilityError, WfopsError
+from wfops.model.rules import duration_seconds
 from wfops.sources.base import CallResult, Capability, SourceKind, StepContext
 from wfops.sources.contract import model_output
 from wfops.sources.modules import (  # re-exported: python sources are loaded through here
@@ -62,6 +65,7 @@ class NodeSpec:
     description: str
     is_async: bool
     context_param: str | None  # name of the optional StepContext parameter
+    cache: bool | float | None = None  # the step cache default: True, a ttl in seconds, or None
 
 
 class NodeDefinitionError(WfopsError):
@@ -82,12 +86,15 @@ class NodeExit(CapabilityError):
 
 
 def node(fn: Callable[..., Any] | None = None, *, outcomes: list[str] | tuple[str, ...] = ("ok",),
-         name: str | None = None) -> Any:
-    """Mark a function as a capability. Input and output models come from its annotations."""
+         name: str | None = None, cache: bool | float | str | None = None) -> Any:
+    """Mark a function as a capability. Input and output models come from its annotations.
+    `cache`: the step cache default of its steps (True, or a ttl such as `"1h"` or seconds)."""
 
     def mark(func: Callable[..., Any]) -> Callable[..., Any]:
         # Kept as given: `outcomes="ok"` must be reported, not read as the outcomes `o` and `k`.
         func.__wfops_node__ = {"outcomes": outcomes, "name": name or func.__name__}  # type: ignore[attr-defined]
+        if cache is not None:
+            func.__wfops_node__["cache"] = cache  # type: ignore[attr-defined]
         return func
 
     return mark(fn) if fn is not None else mark
@@ -126,11 +133,19 @@ def _spec_of(func: Callable[..., Any]) -> NodeSpec:
     if not isinstance(name, str) or not re.fullmatch(r"\S+", name):
         raise NodeDefinitionError(f"{where}: `name` must be a non-empty string without spaces; got {name!r}")
     signature = inspect.signature(func)
+    cache = marker.get("cache")
+    if cache is not None and not isinstance(cache, bool):
+        try:
+            cache = duration_seconds(cache)
+        except ValueError as exc:
+            raise NodeDefinitionError(f"{where}: `cache` must be True, False or a ttl; {exc}",
+                                      hint='e.g. `@wfops.node(cache="1h")`') from None
     return NodeSpec(
         name=name, outcomes=tuple(outcomes), input_model=input_model, output_model=returned,
         description=inspect.cleandoc(func.__doc__ or ""),
         is_async=inspect.iscoroutinefunction(func),
         context_param=next((p for p in ("context", "ctx") if p in signature.parameters), None),
+        cache=cache,
     )
 
 
@@ -157,7 +172,8 @@ class PythonSource:
             if callable(value) and hasattr(value, "__wfops_node__"):
                 spec = _spec_of(value)
                 self._nodes[spec.name] = (spec, value)
-        self._caps = {name: _capability(source_id, spec, f"{func.__module__}.{func.__qualname__}")
+        code = code_hash(module, root)
+        self._caps = {name: _capability(source_id, spec, f"{func.__module__}.{func.__qualname__}", code)
                       for name, (spec, func) in sorted(self._nodes.items())}
 
     async def open(self) -> None:
@@ -210,10 +226,49 @@ class PythonSource:
         return None
 
 
-def _capability(source_id: str, spec: NodeSpec, where: str) -> Capability:
+def _capability(source_id: str, spec: NodeSpec, where: str, code: str | None = None) -> Capability:
     input_schema = _json_schema(spec.input_model, "input", where)
     output_schema = _json_schema(spec.output_model, "output", where) if spec.output_model else {"type": "object"}
-    return Capability(source_id, spec.name, input_schema, output_schema, spec.outcomes, spec.description)
+    return Capability(source_id, spec.name, input_schema, output_schema, spec.outcomes, spec.description,
+                      code=code, cache=spec.cache)
+
+
+_LIBRARY = re.compile(r"[/\\](site|dist)-packages[/\\]")
+_WFOPS = Path(__file__).resolve().parent.parent
+
+
+def code_hash(module: Any, root: Path | None) -> str | None:
+    """The hash of a node module's code and of every project module it uses, directly or
+    through another (its imports of modules, and of names defined in them): a step cache key
+    part, so an edited body, or an edited helper the body calls, is a miss. None when the
+    module has no file (nothing to hash)."""
+    if getattr(module, "__file__", None) is None:
+        return None
+    base = root.resolve() if root is not None else Path(module.__file__).resolve().parent
+    seen: dict[str, bytes] = {}
+    todo = [module]
+    while todo:
+        current = todo.pop()
+        origin = getattr(current, "__file__", None)
+        if not origin:
+            continue
+        path = Path(origin).resolve()
+        key = str(path)
+        # Libraries are not the project's code, even in a virtualenv inside it, nor is wfops.
+        if key in seen or not path.is_relative_to(base) or _LIBRARY.search(key) or path.is_relative_to(_WFOPS):
+            continue
+        try:
+            seen[key] = path.read_bytes()
+        except OSError:
+            seen[key] = b""
+        for value in list(vars(current).values()):
+            used = value if inspect.ismodule(value) else sys.modules.get(getattr(value, "__module__", None) or "")
+            if used is not None and used is not current:
+                todo.append(used)
+    digest = hashlib.sha256()
+    for key in sorted(seen):
+        digest.update(Path(key).relative_to(base).as_posix().encode() + b"\0" + hashlib.sha256(seen[key]).digest())
+    return digest.hexdigest()
 
 
 def _json_schema(model: type[BaseModel], role: str, where: str) -> dict[str, Any]:

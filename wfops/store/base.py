@@ -15,13 +15,15 @@ from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
+from functools import cache
 from typing import Any, ClassVar, NamedTuple, Protocol, Self
 
 from wfops.canonical import canonical_json
 from wfops.engine.types import RunSnapshot, TraceEntry
 from wfops.errors import InvalidArgument, StoreError, UnknownRunError
+from wfops.store.cache import CacheStore, attach_hits
 from wfops.store.protocol import FINISHED, RunRecord
-from wfops.store.queries import Queries, clamp
+from wfops.store.queries import Dialect, Queries, clamp
 from wfops.store.rows import (
     LARGE_OUTPUT,
     UNSTORABLE,
@@ -71,7 +73,7 @@ Head = tuple[str, str | None, str | None, str | None, str | None, str | None]
 TraceRow = tuple[Any, ...]
 
 
-class SqlStore(ABC):
+class SqlStore(CacheStore, ABC):
     """The shared part of a backend; see the module's text for what a subclass supplies."""
 
     name: str
@@ -106,6 +108,9 @@ class SqlStore(ABC):
     @abstractmethod
     def _transaction(self, doing: str) -> AbstractContextManager[Writes]:
         """One write transaction, under `_errors(doing)`."""
+
+    def _sql(self, text: str) -> str:
+        return _spelled(self._q.dialect, text)
 
     def _statement(self, doing: str) -> AbstractContextManager[Reads]:
         """Where one write statement runs by itself: by default a transaction of its own."""
@@ -238,6 +243,7 @@ class SqlStore(ABC):
         with self._transaction("prune runs") as tx:
             ids = [r[0] for r in tx.execute(self._q.prunable, (*FINISHED, cutoff)).fetchall()]
             self._delete(tx, ids)
+            self._prune_cache(tx, cutoff)
         return len(ids)
 
     # -- cancel and fork ------------------------------------------------------------------
@@ -272,6 +278,8 @@ class SqlStore(ABC):
             tx.execute(self._q.fork_input, (new_id, dump(input) or "null", dump(meta) or "{}"))
             tx.execute(self._q.fork_artifacts, (new_id, source_id))
             tx.execute(self._q.fork_trace, (new_id, source_id, upto_seq))
+            tx.execute(self._sql("INSERT INTO cache_hits SELECT ?, seq, key, origin_run, origin_step, origin_seq, "
+                                 "saved FROM cache_hits WHERE run_id=? AND seq <= ?"), (new_id, source_id, upto_seq))
             self._finish_head(tx, new_id)
 
     # -- reads ----------------------------------------------------------------------------
@@ -324,6 +332,9 @@ class SqlStore(ABC):
                 run_id, clamp(from_seq if from_seq is not None else -1),
                 self._q.dialect.unlimited if limit is None or limit < 0 else clamp(limit))).fetchall()
         entries = [_entry(r) for r in rows]
+        hits = self._trace_hits(run_id)
+        if hits:
+            attach_hits(entries, hits)
         known = self._known.setdefault(run_id, {})
         for r, entry in zip(rows, entries, strict=True):
             if r[6] is not None and len(r[6]) >= LARGE_OUTPUT:  # a resumed run's output can point at it again
@@ -339,6 +350,12 @@ class SqlStore(ABC):
             raise StoreError(f"store {self.name} lacks the artifact of workflow(s) {', '.join(missing)} "
                              f"for run {run_id}")
         return {name: (h, load(text)) for name, h, text in rows}
+
+
+@cache
+def _spelled(dialect: Dialect, text: str) -> str:
+    """`text` in `dialect`, converted once per statement (the step cache's run on every cached step)."""
+    return dialect.sql(text)
 
 
 def _entry(r: Any) -> TraceEntry:

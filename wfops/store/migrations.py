@@ -107,6 +107,42 @@ ALTER TABLE runs ADD COLUMN output_refs TEXT;
 """
 
 
+# v5: the step cache (`wfops.store.cache`). A call step's success by its key (the capability,
+# its contract and code, the input, the secret names, the step's `cache.key`), and which
+# trace entries were served from which (deleted with their run, like its trace).
+_V5 = """
+CREATE TABLE step_cache (
+    key         TEXT PRIMARY KEY,
+    deployment  TEXT,
+    capability  TEXT NOT NULL,
+    contract    TEXT NOT NULL,
+    outcome     TEXT NOT NULL,
+    output      TEXT,
+    run_id      TEXT NOT NULL,
+    step        TEXT NOT NULL,
+    seq         INTEGER NOT NULL,
+    seconds     DOUBLE PRECISION NOT NULL,
+    size        INTEGER NOT NULL,
+    hits        INTEGER NOT NULL DEFAULT 0,
+    created_at  TEXT NOT NULL,
+    used_at     TEXT NOT NULL
+);
+CREATE INDEX step_cache_by_time ON step_cache (created_at);
+CREATE INDEX step_cache_by_deployment ON step_cache (deployment);
+CREATE TABLE cache_hits (
+    run_id      TEXT NOT NULL,
+    seq         INTEGER NOT NULL,
+    key         TEXT NOT NULL,
+    origin_run  TEXT NOT NULL,
+    origin_step TEXT NOT NULL,
+    origin_seq  INTEGER NOT NULL,
+    saved       DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (run_id, seq)
+) @WITHOUT_ROWID@;
+CREATE INDEX cache_hits_by_key ON cache_hits (key);
+"""
+
+
 @dataclass(frozen=True)
 class Migration:
     version: int
@@ -121,7 +157,8 @@ class Migration:
         return _statements(text)
 
 
-MIGRATIONS: list[Migration] = [Migration(1, _V1), Migration(2, _V2), Migration(3, _V3), Migration(4, _V4)]
+MIGRATIONS: list[Migration] = [Migration(1, _V1), Migration(2, _V2), Migration(3, _V3), Migration(4, _V4),
+                               Migration(5, _V5)]
 LATEST = MIGRATIONS[-1].version
 
 

@@ -163,13 +163,16 @@ class PostgresStore(SqlStore):
         self._still_held(run.run_id)
         try:
             with self._errors("commit a step"):
-                if light and len(rows) == 1:
+                noted = any(e.cache_note is not None for e in entries)
+                if light and len(rows) == 1 and not noted:
                     self.conn.execute(self._q.insert_trace, rows[0])
                 else:
                     with self.conn.transaction(), self.conn.cursor() as cur:
                         if not light:
                             self._commit_head(cur, run, head, cursor)
                         cur.executemany(self._q.insert_trace, rows)
+                        if noted:
+                            self._write_cache(cur, run, entries)
                         if not light:
                             self._finish_head(cur, run.run_id)
         except UNSTORABLE as exc:  # the run's input or meta, written with its first commit (as on SQLite)

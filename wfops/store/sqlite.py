@@ -165,6 +165,8 @@ class SqliteStore(SqlStore):
                 if not light:
                     self._commit_head(db, run, head, cursor)
                 db.executemany(self._q.insert_trace, rows)
+                if any(e.cache_note is not None for e in entries):
+                    self._write_cache(db, run, entries)
                 if not light:
                     self._finish_head(db, run.run_id)
                 db.execute("COMMIT")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from wfops.compiler.checks.caching import check_tool_caches
 from wfops.compiler.checks.context import IDENTITY, Catalog, fields
 from wfops.compiler.checks.envs import environments
 from wfops.diagnostics import Diagnostic, error
@@ -42,6 +43,7 @@ def build_catalog(project: Project, sources: Mapping[str, Source], *, live: bool
             if sid not in used:
                 catalog.caps[sid] = {}
         diagnostics += _list_live(project, {sid: sources[sid] for sid in mcp_ids if sid in used}, catalog)
+        diagnostics += check_tool_caches(project, catalog, {sid for sid in mcp_ids if sid in used})
     else:
         diagnostics += _from_lock(project, mcp_ids, catalog)
     return catalog, diagnostics

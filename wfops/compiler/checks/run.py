@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from wfops.compiler.checks.branches import branch_views
+from wfops.compiler.checks.caching import check_cache
 from wfops.compiler.checks.conditions import check_conditions
 from wfops.compiler.checks.context import CheckContext, Env, Sink, fields
 from wfops.compiler.checks.cycles import check_cycles
@@ -98,6 +99,8 @@ def env_checks(ctx: CheckContext, env: Env, loaded: Loaded) -> None:
             check_outcomes(loaded, index, outcomes, f"`{step.uses}`", ctx.sink)
         if cap is not None and not found.contract_unknown:
             flow.call_step(index, step, cap.input_schema, cap.output_schema, step.uses)
+        if cap is not None:
+            check_cache(loaded, index, step, cap, ctx.sink)
     check_secrets(loaded, env, ctx.sink)
 
 
