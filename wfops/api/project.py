@@ -43,6 +43,7 @@ if TYPE_CHECKING:  # types only: `validate` must not load the engine or the stor
     from wfops.api.approvals import ClientTrust, ClientWrites, Declaration
     from wfops.api.authoring import FileText, ProjectListing, Skeleton, WriteReport
     from wfops.api.catalog import Catalog
+    from wfops.api.schedules import ScheduleInfo, TickReport
     from wfops.api.results import (
         CallOutcome,
         Capabilities,
@@ -323,6 +324,29 @@ class Project:
                 except RunBusyError:
                     store.request_cancel(run_id)
         return self.get_run(run_id)
+
+    # -- schedules -----------------------------------------------------------------------
+    def schedules(self, deployment: str | None = None, *, count: int = 3,
+                  at: str | None = None) -> list[ScheduleInfo]:
+        """Every schedule entry (of one deployment), with its next `count` times after `at`
+        (ISO 8601 with an offset; default now) in its time zone and UTC, and its last run."""
+        # deferred: schedules are off the validate cache-hit path
+        from wfops.api.schedules import parse_at, schedules
+
+        return schedules(self.root, self.db_path, deployment=deployment, count=count,
+                         at=parse_at(at), store_exists=not self._no_store_yet())
+
+    def tick(self, at: str | None = None, *, dry_run: bool = False) -> TickReport:
+        """Start every scheduled run due at `at` (ISO 8601 with an offset or `Z`; default now)
+        whose slot no run has claimed, each exactly once however many ticks race on the store,
+        and drive each to its end, failure or interrupt. `dry_run`: only say what would start."""
+        # deferred: schedules are off the validate cache-hit path
+        from wfops.api.schedules import parse_at, tick
+
+        moment = parse_at(at)
+        self._fresh()
+        with self._for_client("scheduled runs"):
+            return _drive(tick(self.root, self.db_path, moment, dry_run=dry_run, cancel=self.cancel))  # type: ignore[no-any-return]
 
     def runs(self, deployment: str | None = None, status: str | None = None, limit: int = 20) -> list[Run]:
         """Run history, newest first."""

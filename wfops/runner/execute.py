@@ -35,6 +35,7 @@ from wfops.sources.executor import Executor, ExecutorChoice, opened_executor
 from wfops.sources.registry import BoundResolver, build_sources
 from wfops.statedir import refuse_linked_state
 from wfops.store import open_store
+from wfops.store.protocol import Slot
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,7 @@ class RunOptions:
     on_step: OnStep | None = None
     executor: str | None = None   # `local` or `dask://HOST:PORT`; overrides the deployment's
     on_start: Callable[[str], None] | None = None  # told the run id once the run is in the store
+    slot: Slot | None = None  # the schedule slot the run claims as it is created (`SlotTaken` if claimed)
 
 
 @dataclass(frozen=True)
@@ -107,7 +109,7 @@ async def run_deployment(options: RunOptions) -> RunResult:
                     store.begin_run(run_id, artifacts=ready.artifacts, normalized=ready.normalized,
                                     meta={"bindings": dict(ready.bindings), "secrets": list(ready.secrets),
                                           "project": str(root), "executor": choice.name},
-                                    texts=ready.texts)
+                                    texts=ready.texts, slot=options.slot)
                     stored = run_id
                     stop = StopSignal(store)
                     engine = Engine(ready.workflows, _resolver(opened, ready.bindings, executor),

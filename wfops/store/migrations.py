@@ -106,6 +106,21 @@ _V4 = """
 ALTER TABLE runs ADD COLUMN output_refs TEXT;
 """
 
+# v5: schedule slots. A tick claims (deployment, entry, slot time) with the INSERT of this row,
+# in the transaction that creates the run, so a slot starts one run however many ticks race.
+# Claims outlive their runs (`runs rm`, `prune` leave them): a removed run's slot never restarts.
+_V5 = """
+CREATE TABLE schedule_slots (
+    deployment  TEXT NOT NULL,
+    entry       TEXT NOT NULL,
+    slot        TEXT NOT NULL,
+    run_id      TEXT NOT NULL,
+    claimed_at  TEXT NOT NULL,
+    PRIMARY KEY (deployment, entry, slot)
+);
+CREATE INDEX schedule_slots_by_run ON schedule_slots (run_id);
+"""
+
 
 @dataclass(frozen=True)
 class Migration:
@@ -121,7 +136,8 @@ class Migration:
         return _statements(text)
 
 
-MIGRATIONS: list[Migration] = [Migration(1, _V1), Migration(2, _V2), Migration(3, _V3), Migration(4, _V4)]
+MIGRATIONS: list[Migration] = [Migration(1, _V1), Migration(2, _V2), Migration(3, _V3), Migration(4, _V4),
+                             Migration(5, _V5)]
 LATEST = MIGRATIONS[-1].version
 
 

@@ -27,6 +27,7 @@ from wfops.compiler.checks.routing import (
 )
 from wfops.compiler.checks.schemas import check_schemas
 from wfops.compiler.checks.secrets import check_secrets
+from wfops.compiler.checks.schedules import check_schedule
 from wfops.compiler.checks.state import check_reducers
 from wfops.compiler.checks.structure import check_structure
 from wfops.diagnostics import Diagnostic
@@ -40,6 +41,7 @@ def run_checks(ctx: CheckContext) -> list[Diagnostic]:
     for loaded in ctx.project.deployments.values():
         check_deployment(ctx, loaded)
         check_executor(ctx, loaded)
+        check_schedule(ctx, loaded)
     found = list(ctx.sink.found)
     reached = environments(ctx.project)
     for name, loaded in ctx.workflows.items():
