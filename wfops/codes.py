@@ -95,6 +95,7 @@ _CODES = {
     # -- the lock -----------------------------------------------------------------------------
     "corrupt-lock": "wfops.lock is not valid lock JSON",
     "stale-lock": "wfops.lock differs from what `wfops compile` would write",
+    "stale-schedule-workflow": "the scheduled GitHub workflow was written for other schedules than the deployments'",
     "capability-drift": "a used capability's contract differs from wfops.lock",
     "capability-missing": "a used capability the lock records is no longer offered by its source",
     "source-missing": "a used source the lock records is no longer declared",
