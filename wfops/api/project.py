@@ -44,7 +44,6 @@ if TYPE_CHECKING:  # types only: `validate` must not load the engine or the stor
     from wfops.api.authoring import FileText, ProjectListing, Skeleton, WriteReport
     from wfops.api.catalog import Catalog
     from wfops.api.ci_schedule import ScheduleWorkflow
-    from wfops.api.schedules import ScheduleInfo, TickReport
     from wfops.api.results import (
         CallOutcome,
         Capabilities,
@@ -53,6 +52,7 @@ if TYPE_CHECKING:  # types only: `validate` must not load the engine or the stor
         CopyReport,
         Run,
     )
+    from wfops.api.schedules import ScheduleInfo, TickReport
     from wfops.engine.types import TraceEntry
     from wfops.store.protocol import Store
     from wfops.testing.results import TestReport

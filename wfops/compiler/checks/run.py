@@ -25,9 +25,9 @@ from wfops.compiler.checks.routing import (
     check_targets,
     child_outcomes,
 )
+from wfops.compiler.checks.schedules import check_schedule
 from wfops.compiler.checks.schemas import check_schemas
 from wfops.compiler.checks.secrets import check_secrets
-from wfops.compiler.checks.schedules import check_schedule
 from wfops.compiler.checks.state import check_reducers
 from wfops.compiler.checks.structure import check_structure
 from wfops.diagnostics import Diagnostic
