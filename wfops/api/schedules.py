@@ -222,7 +222,7 @@ async def _tick_entry(root: Path, db: Path | str, store: Store, entry: _Entry, a
         for slot in open_slots:
             skip(slot, "disabled", "the schedule entry has `enabled: false`")
         return
-    chosen = _chosen(model.missed, open_slots, at)
+    chosen = [slot for slot in _chosen(model.missed, due, at) if slot not in claimed]
     for slot in open_slots:
         if slot not in chosen:
             skip(slot, "missed", f"`missed: {model.missed}` starts no run for a time passed without a tick")
@@ -230,15 +230,15 @@ async def _tick_entry(root: Path, db: Path | str, store: Store, entry: _Entry, a
         await _start(root, db, store, entry, slot, report, skip, cancel)
 
 
-def _chosen(missed: str, open_slots: list[str], at: datetime) -> list[str]:
-    if not open_slots:
-        return []
+def _chosen(missed: str, due: list[str], at: datetime) -> list[str]:
+    """The due slots (in order) a tick may start: each (`all`), the newest (`latest`: an older
+    one is not started even when the newest was), or one of the tick's own minute (`none`)."""
     if missed == "all":
-        return open_slots
+        return due
     if missed == "latest":
-        return open_slots[-1:]
+        return due[-1:]
     this_minute = cron.utc_text(at.replace(second=0, microsecond=0))
-    return [slot for slot in open_slots if slot >= this_minute]  # `none`: the tick's own minute only
+    return [slot for slot in due if slot >= this_minute]
 
 
 async def _start(root: Path, db: Path | str, store: Store, entry: _Entry, slot: str, report: TickReport,
