@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from wfops.api.scaffold_repo import ci_path, git_root, install_spec
 from wfops.atomic import write_atomic
@@ -32,9 +33,10 @@ class ScheduleWorkflow:
     shown: str      # that path as the user names it (relative to the repository root)
     text: str
     digest: str     # of the schedules it was written for
+    written: bool = False  # `refresh`: the file was (re)written, not already up to date
 
-    def to_dict(self) -> dict[str, str]:
-        return {"path": self.shown, "digest": self.digest}
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.shown, "digest": self.digest, "written": self.written}
 
 
 def schedule_workflow(root: Path, *, project: str | None = None) -> ScheduleWorkflow:
@@ -57,15 +59,15 @@ def unscheduled(project: str) -> tuple[str, str]:
     return workflow_path(project), _text([], sha256_of([])[:16], project)
 
 
-def refresh(root: Path) -> tuple[ScheduleWorkflow, bool]:
-    """Write the workflow; whether its file changed."""
+def refresh(root: Path) -> ScheduleWorkflow:
+    """Write the workflow, unless the file there was written for the same schedules."""
     found = schedule_workflow(root)
-    current = found.path.read_text(encoding="utf-8") if found.path.is_file() else None
+    current = found.path.read_text(encoding="utf-8", errors="replace") if found.path.is_file() else None
     if current is not None and _digest_of(current) == found.digest:
-        return found, False  # same schedules: keep the file (its install line may differ per machine)
+        return found  # same schedules: keep the file (its install line may differ per machine)
     found.path.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(found.path, found.text)
-    return found, True
+    return replace(found, written=True)
 
 
 def stale_findings(root: Path) -> list[Diagnostic]:

@@ -357,7 +357,7 @@ class Project:
         # deferred: schedules are off the validate cache-hit path
         from wfops.api.ci_schedule import refresh
 
-        return refresh(self.root)[0]
+        return refresh(self.root)
 
     def runs(self, deployment: str | None = None, status: str | None = None, limit: int = 20, *,
              scheduled: bool = False) -> list[Run]:

@@ -13,5 +13,6 @@ def run(*, action: str, project: str | None, json_out: bool = False) -> int:
     if json_out:
         print_json(written.to_dict())
     else:
-        say(f"wrote {written.shown} (schedule digest {written.digest})")
+        said = "wrote" if written.written else "up to date:"
+        say(f"{said} {written.shown} (schedule digest {written.digest})")
     return 0
