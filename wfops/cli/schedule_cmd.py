@@ -8,7 +8,7 @@ from wfops.api import Project
 from wfops.cli.output import print_json, say
 
 if TYPE_CHECKING:
-    from wfops.api.schedules import ScheduleInfo, TickReport
+    from wfops.api import ScheduleInfo, TickReport
 
 #: `tick`'s exit status when a due run was refused (its gate: validation, lock, drift), as `run`'s.
 REFUSED = 2
