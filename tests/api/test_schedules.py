@@ -219,3 +219,38 @@ def test_now_is_the_default_moment(tmp_path: Path) -> None:
     report = found.tick()
     assert len(report.started) == 1
     assert abs(at(report.at) - datetime.now(UTC)) < timedelta(days=1)
+
+
+def test_validate_points_at_each_wrong_schedule_node(tmp_path: Path) -> None:
+    write(tmp_path, {"sources.yaml": "sources: {}\n", "workflows/hello.yaml": HELLO, "deployments/d.yaml": """
+        name: d
+        workflow: hello
+        schedule:
+          - cron: "0 0 31 2 *"
+            timezone: Mars/Olympus
+          - cron: "@hourly"
+            window: 10m
+          - cron: "0 0 31 2 *"
+            timezone: Mars/Olympus
+    """, "deployments/e.yaml": """
+        name: e
+        workflow: hello
+        schedule:
+          - cron: "* * * *"
+            window: 5 minutes
+    """})
+    done = run_cli("validate", cwd=tmp_path)
+    assert done.code == 1
+    found = [line for line in done.stdout.splitlines() if line.startswith("deployments/")]
+    assert found == [
+        "deployments/d.yaml:4:11: error[invalid-cron] cron `0 0 31 2 *` names no time: Bad day-of-month",
+        "deployments/d.yaml:5:15: error[unknown-timezone] `Mars/Olympus` is not an IANA time zone",
+        "deployments/d.yaml:7:13: error[short-window] window 10m is shorter than the 1h between two times of `@hourly`",
+        "deployments/d.yaml:8:5: error[duplicate-schedule] schedule entry 2 has the same cron and timezone as entry 0 "
+        "(`0 0 31 2 * Mars/Olympus`): their runs would share slots",
+        "deployments/d.yaml:8:11: error[invalid-cron] cron `0 0 31 2 *` names no time: Bad day-of-month",
+        "deployments/d.yaml:9:15: error[unknown-timezone] `Mars/Olympus` is not an IANA time zone",
+        # A file off its schema is checked no further: its shape first.
+        "deployments/e.yaml:4:11: error[invalid-value] `schedule[0].cron`: \"* * * *\" is not a valid cron expression",
+        "deployments/e.yaml:5:13: error[invalid-value] `schedule[0].window`: \"5 minutes\" is not a valid duration",
+    ]
