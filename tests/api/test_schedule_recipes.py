@@ -83,6 +83,7 @@ def test_the_systemd_units_verify_and_the_service_ticks_the_project(tmp_path: Pa
     assert done.returncode == 0 and "started d slot" in done.stdout, done.stderr
 
 
+@pytest.mark.slow
 def test_the_cronjob_passes_the_kubernetes_schema(tmp_path: Path) -> None:
     manifest = tmp_path / "wfops-tick.cronjob.yaml"
     manifest.write_text(recipe("# wfops-tick.cronjob.yaml"))
@@ -96,6 +97,7 @@ def test_the_cronjob_passes_the_kubernetes_schema(tmp_path: Path) -> None:
     assert refused.returncode != 0  # the checker can fail
 
 
+@pytest.mark.slow
 def test_the_generated_github_workflow_passes_githubs_schema_and_goes_stale(tmp_path: Path) -> None:
     found = project(tmp_path, '  - name: nightly\n    cron: "30 2 * * *"\n    timezone: Europe/Berlin\n')
     (tmp_path / ".git").mkdir()
