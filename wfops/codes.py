@@ -69,6 +69,10 @@ _CODES = {
     "subworkflow-cycle": "a workflow calls itself, directly or through others",
     "undeclared-secret": "a `$secret.NAME` a deployment running the workflow does not list",
     "invalid-executor-address": "a Dask `executor.address` wfops cannot connect to (protocol, host or port)",
+    "invalid-cron": "a schedule's `cron` that names no time (a bad field, or a date that never exists)",
+    "unknown-timezone": "a schedule's `timezone` that is no IANA time zone",
+    "short-window": "a schedule's `window` shorter than the interval between its times",
+    "duplicate-schedule": "two schedule entries of one deployment with the same name (or cron and timezone)",
     # -- paths and state ------------------------------------------------------------------
     "invalid-path": "a `$...` value that is not a valid path",
     "undeclared-input": "`$input.x` where the input schema does not declare `x`",
@@ -93,6 +97,7 @@ _CODES = {
     # -- the lock -----------------------------------------------------------------------------
     "corrupt-lock": "wfops.lock is not valid lock JSON",
     "stale-lock": "wfops.lock differs from what `wfops compile` would write",
+    "stale-schedule-workflow": "the scheduled GitHub workflow was written for other schedules than the deployments'",
     "capability-drift": "a used capability's contract differs from wfops.lock",
     "capability-missing": "a used capability the lock records is no longer offered by its source",
     "source-missing": "a used source the lock records is no longer declared",

@@ -40,6 +40,7 @@ control flow or to carry a finding to the place that words it.
     jsonvalues._NotFinite           a JSON number wfops refuses (NaN, Infinity, an overflow)
     jsonvalues._TooLong             an integer with too many digits to read
     lockfile._Corrupt               a lock file of the wrong shape ("wfops.lock is corrupt: ...")
+    store.protocol.SlotTaken        a schedule slot another tick claimed first: its run is not created
     schemacheck.PatternTimeout      a schema `pattern` that took too long to match
     mcpserver.bounded.TooLarge      an MCP result that does not fit even with every value cut
     cli.tablegen.Unsupported        a command the argument table cannot parse as typer would (left to typer)

@@ -7,7 +7,7 @@ Format (version 1), all keys sorted:
       "workflows":   {name: {"file", "hash", "requires": {uses-ref: contract hash}, "subworkflows": {name: hash},
                              "parts": {part: short hash}}},
       "deployments": {name: {"file", "workflow", "pin", "artifact", "bindings", "drift", "secrets",
-                             "requires": {concrete ref: contract hash}}},
+                             "requires": {concrete ref: contract hash}, "schedule": hash (when scheduled)}},
       "sources":     {id: {"kind", "capabilities": {name: {"input_schema", "output_schema",
                                                           "outcomes", "description", "hash"}}}}
     }
@@ -110,6 +110,7 @@ class LockedDeployment:
     drift: str | None = None                                         # absent: `fail`
     secrets: tuple[str, ...] = ()
     requires: dict[str, str | None] = field(default_factory=dict)    # concrete ref -> contract hash
+    schedule: str | None = None                                      # hash of `schedule:`; absent: none
 
     @property
     def drift_policy(self) -> DriftPolicy:
@@ -276,6 +277,7 @@ def _deployment(where: str, entry: dict[str, Any]) -> LockedDeployment:
         drift=_optional_str(where, entry, "drift"),
         secrets=_str_list(where, entry, "secrets"),
         requires=_str_map(where, entry, "requires", nullable=True),
+        schedule=_optional_str(where, entry, "schedule"),
     )
 
 

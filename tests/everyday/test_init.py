@@ -45,7 +45,7 @@ def test_init_writes_and_refuses_to_overwrite(tmp_path: Path, capsys) -> None:
     assert out.startswith(f"Created a wfops project in {target}:")
     assert "Next steps:" in out and "wfops run hello.local" in out and "wfops compile" in out
     written = {p.relative_to(target).as_posix() for p in target.rglob("*") if p.is_file()}
-    assert written == EXPECTED
+    assert written == EXPECTED | {".github/workflows/wfops.schedule.yml"}  # the scheduled workflow too
     (target / "workflows" / "hello.yaml").write_text("# mine\n")
     assert cli("init", str(target)) == 2
     err = capsys.readouterr().err

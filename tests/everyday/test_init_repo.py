@@ -120,7 +120,7 @@ def test_scaffolded_ci_workflows_match_githubs_workflow_schema(tmp_path: Path) -
     assert run_cli("init", str(tmp_path / "a")).code == 0
     assert run_cli("init", str(tmp_path)).code == 0  # a second project, at the root
     files = sorted((tmp_path / ".github/workflows").glob("*.yml"))
-    assert [f.name for f in files] == ["wfops-a.yml", "wfops.yml"]
+    assert [f.name for f in files] == ["wfops-a.schedule.yml", "wfops-a.yml", "wfops.schedule.yml", "wfops.yml"]
     proc = subprocess.run([checker, "--builtin-schema", "vendor.github-workflows", *map(str, files),
                            str(REPO / ".github/workflows/ci.yml")], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr

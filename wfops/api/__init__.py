@@ -19,13 +19,17 @@ _LAZY = {
     "CaseResult": "wfops.testing.results", "TestReport": "wfops.testing.results",
     "Interrupt": "wfops.engine.types", "TraceEntry": "wfops.engine.types",
     "Scaffold": "wfops.api.scaffold", "init": "wfops.api.scaffold", "schema": "wfops.api.scaffold",
+    "ScheduleInfo": "wfops.api.schedules", "TickReport": "wfops.api.schedules", "TickItem": "wfops.api.schedules",
+    "ScheduleWorkflow": "wfops.api.ci_schedule",
 }
 
-__all__ = ["CacheEntry", "CallOutcome", "Capabilities", "CapabilityInfo", "CaseResult", "CompileReport", "CopyReport", "Interrupt", "Project",
-           "Report", "Run", "RunDetails", "Scaffold", "TestReport", "TraceEntry", "init", "schema", "validate_files"]
+__all__ = ["CacheEntry", "CallOutcome", "Capabilities", "CapabilityInfo", "CaseResult", "CompileReport", "CopyReport",
+           "Interrupt", "Project", "Report", "Run", "RunDetails", "Scaffold", "ScheduleInfo", "ScheduleWorkflow",
+           "TestReport", "TickItem", "TickReport", "TraceEntry", "init", "schema", "validate_files"]
 
 if TYPE_CHECKING:
     from wfops.api.cache import CacheEntry
+    from wfops.api.ci_schedule import ScheduleWorkflow
     from wfops.api.project import Project, validate_files
     from wfops.api.results import (
         CallOutcome,
@@ -38,6 +42,7 @@ if TYPE_CHECKING:
         RunDetails,
     )
     from wfops.api.scaffold import Scaffold, init, schema
+    from wfops.api.schedules import ScheduleInfo, TickItem, TickReport
     from wfops.engine.types import Interrupt, TraceEntry
     from wfops.testing.results import CaseResult, TestReport
 

@@ -63,6 +63,7 @@ class DeploymentEntry:
     file: str
     workflow: str
     bindings: dict[str, str]
+    schedule: list[dict[str, Any]] = field(default_factory=list)  # its `schedule:` entries, defaults filled
 
 
 @dataclass(frozen=True)
@@ -186,7 +187,8 @@ def list_project(root: Path) -> ProjectListing:
     for name, loaded in sorted(project.deployments.items()):
         model = loaded.model
         users.setdefault(model.workflow_name, []).append(name)
-        deployments.append(DeploymentEntry(name, loaded.file, model.workflow, dict(model.bindings)))
+        deployments.append(DeploymentEntry(name, loaded.file, model.workflow, dict(model.bindings),
+                                           [entry.to_data() for entry in model.schedule]))
     workflows = [WorkflowEntry(name, loaded.file, loaded.model.description, loaded.model.input,
                                users.get(name, [])) for name, loaded in sorted(project.workflows.items())]
     sources = []

@@ -44,6 +44,7 @@ if TYPE_CHECKING:  # types only: `validate` must not load the engine or the stor
     from wfops.api.authoring import FileText, ProjectListing, Skeleton, WriteReport
     from wfops.api.cache import CacheEntry
     from wfops.api.catalog import Catalog
+    from wfops.api.ci_schedule import ScheduleWorkflow
     from wfops.api.results import (
         CallOutcome,
         Capabilities,
@@ -52,6 +53,7 @@ if TYPE_CHECKING:  # types only: `validate` must not load the engine or the stor
         CopyReport,
         Run,
     )
+    from wfops.api.schedules import ScheduleInfo, TickReport
     from wfops.engine.types import TraceEntry
     from wfops.store.protocol import Store
     from wfops.testing.results import TestReport
@@ -158,11 +160,13 @@ class Project:
     def check(self, live: bool = False) -> Report:
         """Compare the project with wfops.lock: stale lock, contract drift (`live`: start MCP sources)."""
         # deferred: wfops.lock.check is not needed on the validate cache-hit path (pre-commit)
+        from wfops.api.ci_schedule import stale_findings
         from wfops.lock.check import check_verified
 
         self._fresh()
         with self._for_client("check --live" if live else None):
             found, verified = check_verified(self.root, live=live)
+        found += stale_findings(self.root)
         return Report(found, ["(whole project)"], verified=verified.to_dict())
 
     def test(self, paths: list[str] | None = None, pattern: str | None = None, *,
@@ -327,17 +331,51 @@ class Project:
                     store.request_cancel(run_id)
         return self.get_run(run_id)
 
-    def runs(self, deployment: str | None = None, status: str | None = None, limit: int = 20) -> list[Run]:
-        """Run history, newest first."""
+    # -- schedules -----------------------------------------------------------------------
+    def schedules(self, deployment: str | None = None, *, count: int = 3,
+                  at: str | None = None) -> list[ScheduleInfo]:
+        """Every schedule entry (of one deployment), with its next `count` times after `at`
+        (ISO 8601 with an offset; default now) in its time zone and UTC, and its last run."""
+        # deferred: schedules are off the validate cache-hit path
+        from wfops.api.schedules import parse_at, schedules
+
+        return schedules(self.root, self.db_path, deployment=deployment, count=count,
+                         at=parse_at(at), store_exists=not self._no_store_yet())
+
+    def tick(self, at: str | None = None, *, dry_run: bool = False) -> TickReport:
+        """Start every scheduled run due at `at` (ISO 8601 with an offset or `Z`; default now)
+        whose slot no run has claimed, each exactly once however many ticks race on the store,
+        and drive each to its end, failure or interrupt. `dry_run`: only say what would start."""
+        # deferred: schedules are off the validate cache-hit path
+        from wfops.api.schedules import parse_at, tick
+
+        moment = parse_at(at)
+        self._fresh()
+        with self._for_client("scheduled runs"):
+            return _drive(tick(self.root, self.db_path, moment, dry_run=dry_run, cancel=self.cancel))  # type: ignore[no-any-return]
+
+    def schedule_workflow(self) -> ScheduleWorkflow:
+        """Write (or refresh) the scheduled GitHub Actions workflow from the deployments'
+        schedules; `wfops check` reports it stale once a schedule changes."""
+        # deferred: schedules are off the validate cache-hit path
+        from wfops.api.ci_schedule import refresh
+
+        return refresh(self.root)
+
+    def runs(self, deployment: str | None = None, status: str | None = None, limit: int = 20, *,
+             scheduled: bool = False) -> list[Run]:
+        """Run history, newest first; `scheduled`: only the runs a schedule started (with their slot)."""
         if status is not None and status not in STATUSES:
             raise UsageError(f"status {status!r}: use one of {', '.join(STATUSES)}")
         records = []
         if not self._no_store_yet():  # reading never creates a store: an empty history is empty
             with self._store() as store:
-                records = store.list_runs(deployment=deployment, status=status, limit=max(1, limit))
+                records = store.list_runs(deployment=deployment, status=status, limit=max(1, limit),
+                                          scheduled=scheduled)
+                slots = {r.snapshot.run_id: _slot(store, r.snapshot.run_id) for r in records} if scheduled else {}
                 ever = bool(records) or deployment is None or bool(store.list_runs(deployment=deployment, limit=1))
         else:
-            ever = deployment is None
+            ever, slots = deployment is None, {}
         if not ever and deployment not in self.deployments():
             # A typo would otherwise read as "no runs": name it, and what exists.
             raise UsageError(f"unknown deployment {deployment!r}: the project has no such deployment and the "
@@ -347,7 +385,7 @@ class Project:
         from wfops.api.runs import Run
 
         return [Run.of(r.snapshot, steps=r.steps, created_at=r.created_at, updated_at=r.updated_at,
-                       forked_from=_origin(r.meta)) for r in records]
+                       forked_from=_origin(r.meta), slot=slots.get(r.snapshot.run_id)) for r in records]
 
     def get_run(self, run_id: str) -> Run:
         """One run, with its input and its state after the last committed step (`details`);
@@ -360,9 +398,10 @@ class Project:
             record = store.get_run(run_id)
             orphaned = record.snapshot.status == "running" and not store.run_is_driven(run_id)
             shown_input, state = shown_input_and_state(store, record)
+            slot = _slot(store, run_id)
         return Run.of(record.snapshot, steps=record.steps, created_at=record.created_at,
                       updated_at=record.updated_at, orphaned=orphaned, forked_from=_origin(record.meta),
-                      details=RunDetails(shown_input, state))
+                      details=RunDetails(shown_input, state), slot=slot)
 
     def run_value(self, run_id: str, pointer: str) -> Any:
         """One value of a run by JSON Pointer: into the run object (`/output`, `/error`,
@@ -627,6 +666,13 @@ class Project:
 def _origin(meta: Mapping[str, Any]) -> dict[str, Any] | None:
     origin = meta.get("forked_from")
     return {"run_id": origin.get("run_id"), "step": origin.get("step")} if isinstance(origin, dict) else None
+
+
+def _slot(store: Store, run_id: str) -> dict[str, str] | None:
+    found = store.slot_of(run_id)
+    if found is None:
+        return None
+    return {"deployment": found.slot.deployment, "entry": found.slot.entry, "slot": found.slot.slot}
 
 
 def _drive(coro: Any) -> Any:

@@ -34,6 +34,7 @@ class Run:
     orphaned: bool = False              # `running`, but no process drives it: resume it
     forked_from: dict[str, Any] | None = None  # {run_id, step, seq}: the run and step a fork started from
     details: RunDetails | None = None   # input and state (`get_run`)
+    slot: dict[str, str] | None = None  # {deployment, entry, slot}: the schedule slot that started it
 
     @classmethod
     def of(cls, snapshot: RunSnapshot, **extra: Any) -> Run:
@@ -46,6 +47,8 @@ class Run:
                  "output": self.output, "error": self.error,
                  "interrupt": self.interrupt.to_public() if self.interrupt else None,
                  "forked_from": self.forked_from}
+        if self.slot is not None:  # only a scheduled run carries the key
+            found["slot"] = self.slot
         if self.details is not None:
             found["input"] = self.details.input
             found["state"] = self.details.state

@@ -16,6 +16,7 @@ from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
 
+from wfops.api.ci_schedule import unscheduled
 from wfops.api.file_plan import write_all
 from wfops.api.scaffold_repo import (
     PRECOMMIT,
@@ -75,6 +76,8 @@ def init(directory: str | Path = ".", *, force: bool = False) -> Scaffold:
     ci = files.pop(ci_rel)
     plan = {target / rel: text for rel, text in files.items()}
     plan[base / ci_path(project)] = ci
+    scheduled, scheduled_text = unscheduled(project)
+    plan[base / scheduled] = scheduled_text
     conflicts = [path for path in plan if path.exists()]
     if conflicts and not force:
         more = f" (and {len(conflicts) - 1} more)" if len(conflicts) > 1 else ""

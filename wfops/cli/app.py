@@ -37,6 +37,10 @@ app.add_typer(caps_app, name="caps")
 app.add_typer(sources_app, name="sources")
 cache_app = typer.Typer(help="The step cache in the run store: list, show, clear.", no_args_is_help=True)
 app.add_typer(cache_app, name="cache")
+schedule_app = typer.Typer(help="Deployments' schedules: tick (start what is due), list, next.", no_args_is_help=True)
+app.add_typer(schedule_app, name="schedule")
+ci_app = typer.Typer(help="CI files generated from the project: schedule.", no_args_is_help=True)
+app.add_typer(ci_app, name="ci")
 
 Project = Annotated[str | None, typer.Option("--project", help="Project root (default: nearest with sources.yaml or wfops.lock).")]
 Db = Annotated[str | None, typer.Option("--db", help="Run store: a SQLite file or a postgresql:// URL (default: $WFOPS_DB or .wfops/wfops.db).")]
@@ -138,10 +142,12 @@ def cancel(run_id: Annotated[str, typer.Argument(help="The run to stop.")],
 def runs_list(deployment: Annotated[str | None, typer.Option("--deployment")] = None,
               status: Annotated[str | None, typer.Option("--status")] = None,
               limit: Annotated[int, typer.Option("--limit", min=1)] = 20,
-              json: Json = False, project: Project = None, db: Db = None) -> VerbCall:
+              json: Json = False, project: Project = None, db: Db = None,
+              scheduled: Annotated[bool, typer.Option("--scheduled", help="Only runs a schedule started.")] = False,
+              ) -> VerbCall:
     """Run history, newest first."""
     return _verb("runs_cmd", action="list", deployment=deployment, status=status, limit=limit, json_out=json,
-          project=project, db=db)
+          project=project, db=db, scheduled=scheduled)
 
 
 @runs_app.command("show")
@@ -282,3 +288,36 @@ def sources_approve(source: Annotated[str, typer.Argument(help="The source's id 
                     json: Json = False, project: Project = None) -> VerbCall:
     """Show a source an MCP client wrote and approve it as declared."""
     return _verb("sources_cmd", action="approve", source=source, json_out=json, project=project)
+
+
+At = Annotated[str | None, typer.Option("--at", help="The moment, ISO 8601 with an offset or Z (default: now).")]
+
+
+@schedule_app.command("tick")
+def schedule_tick(at: At = None,
+                  dry_run: Annotated[bool, typer.Option("--dry-run", help="Only list what would start.")] = False,
+                  json: Json = False, project: Project = None, db: Db = None) -> VerbCall:
+    """Start every scheduled run due now (or --at), once per slot; call it every minute."""
+    return _verb("schedule_cmd", action="tick", at=at, dry_run=dry_run, json_out=json, project=project, db=db)
+
+
+@schedule_app.command("list")
+def schedule_list(count: Annotated[int, typer.Option("--count", "-n", min=0, help="Next times per entry.")] = 3,
+                  at: At = None, json: Json = False, project: Project = None, db: Db = None) -> VerbCall:
+    """Every schedule entry: its next times (its time zone and UTC) and its last run."""
+    return _verb("schedule_cmd", action="list", count=count, at=at, json_out=json, project=project, db=db)
+
+
+@schedule_app.command("next")
+def schedule_next(deployment: str,
+                  count: Annotated[int, typer.Option("--count", "-n", min=0, help="Next times per entry.")] = 5,
+                  at: At = None, json: Json = False, project: Project = None, db: Db = None) -> VerbCall:
+    """The next times one deployment's schedule starts a run."""
+    return _verb("schedule_cmd", action="next", deployment=deployment, count=count, at=at, json_out=json,
+                 project=project, db=db)
+
+
+@ci_app.command("schedule")
+def ci_schedule(json: Json = False, project: Project = None) -> VerbCall:
+    """Write (or refresh) the scheduled GitHub Actions workflow from the deployments' schedules."""
+    return _verb("ci_cmd", action="schedule", json_out=json, project=project)

@@ -77,6 +77,13 @@ TABLE: dict[str, Any] = {
         ],
         'verb': {'module': 'check_cmd', 'function': 'run', 'args': [{'kwarg': 'live', 'param': 'live', 'absent': False}, {'kwarg': 'format', 'param': 'format', 'absent': 'text'}, {'kwarg': 'project', 'param': 'project', 'absent': None}]},
     },
+    'ci schedule': {
+        'params': [
+            {'kind': 'option', 'name': 'json', 'opts': ['--json'], 'secondary': [], 'flag': True, 'multiple': False, 'required': False, 'type': 'bool', 'min': None, 'max': None},
+            {'kind': 'option', 'name': 'project', 'opts': ['--project'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'str', 'min': None, 'max': None},
+        ],
+        'verb': {'module': 'ci_cmd', 'function': 'run', 'args': [{'kwarg': 'action', 'const': 'schedule'}, {'kwarg': 'json_out', 'param': 'json', 'absent': False}, {'kwarg': 'project', 'param': 'project', 'absent': None}]},
+    },
     'compile': {
         'params': [
             {'kind': 'option', 'name': 'out', 'opts': ['--out'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'str', 'min': None, 'max': None},
@@ -163,8 +170,9 @@ TABLE: dict[str, Any] = {
             {'kind': 'option', 'name': 'json', 'opts': ['--json'], 'secondary': [], 'flag': True, 'multiple': False, 'required': False, 'type': 'bool', 'min': None, 'max': None},
             {'kind': 'option', 'name': 'project', 'opts': ['--project'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'str', 'min': None, 'max': None},
             {'kind': 'option', 'name': 'db', 'opts': ['--db'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'str', 'min': None, 'max': None},
+            {'kind': 'option', 'name': 'scheduled', 'opts': ['--scheduled'], 'secondary': [], 'flag': True, 'multiple': False, 'required': False, 'type': 'bool', 'min': None, 'max': None},
         ],
-        'verb': {'module': 'runs_cmd', 'function': 'run', 'args': [{'kwarg': 'action', 'const': 'list'}, {'kwarg': 'deployment', 'param': 'deployment', 'absent': None}, {'kwarg': 'status', 'param': 'status', 'absent': None}, {'kwarg': 'limit', 'param': 'limit', 'absent': 20}, {'kwarg': 'json_out', 'param': 'json', 'absent': False}, {'kwarg': 'project', 'param': 'project', 'absent': None}, {'kwarg': 'db', 'param': 'db', 'absent': None}]},
+        'verb': {'module': 'runs_cmd', 'function': 'run', 'args': [{'kwarg': 'action', 'const': 'list'}, {'kwarg': 'deployment', 'param': 'deployment', 'absent': None}, {'kwarg': 'status', 'param': 'status', 'absent': None}, {'kwarg': 'limit', 'param': 'limit', 'absent': 20}, {'kwarg': 'json_out', 'param': 'json', 'absent': False}, {'kwarg': 'project', 'param': 'project', 'absent': None}, {'kwarg': 'db', 'param': 'db', 'absent': None}, {'kwarg': 'scheduled', 'param': 'scheduled', 'absent': False}]},
     },
     'runs prune': {
         'params': [
@@ -202,6 +210,37 @@ TABLE: dict[str, Any] = {
             {'kind': 'option', 'name': 'db', 'opts': ['--db'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'str', 'min': None, 'max': None},
         ],
         'verb': {'module': 'runs_cmd', 'function': 'run', 'args': [{'kwarg': 'action', 'const': 'trace'}, {'kwarg': 'run_id', 'param': 'run_id', 'absent': None}, {'kwarg': 'from_seq', 'param': 'from_seq', 'absent': None}, {'kwarg': 'limit', 'param': 'limit', 'absent': None}, {'kwarg': 'json_out', 'param': 'json', 'absent': False}, {'kwarg': 'project', 'param': 'project', 'absent': None}, {'kwarg': 'db', 'param': 'db', 'absent': None}]},
+    },
+    'schedule list': {
+        'params': [
+            {'kind': 'option', 'name': 'count', 'opts': ['--count', '-n'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'int', 'min': 0, 'max': None},
+            {'kind': 'option', 'name': 'at', 'opts': ['--at'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'str', 'min': None, 'max': None},
+            {'kind': 'option', 'name': 'json', 'opts': ['--json'], 'secondary': [], 'flag': True, 'multiple': False, 'required': False, 'type': 'bool', 'min': None, 'max': None},
+            {'kind': 'option', 'name': 'project', 'opts': ['--project'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'str', 'min': None, 'max': None},
+            {'kind': 'option', 'name': 'db', 'opts': ['--db'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'str', 'min': None, 'max': None},
+        ],
+        'verb': {'module': 'schedule_cmd', 'function': 'run', 'args': [{'kwarg': 'action', 'const': 'list'}, {'kwarg': 'count', 'param': 'count', 'absent': 3}, {'kwarg': 'at', 'param': 'at', 'absent': None}, {'kwarg': 'json_out', 'param': 'json', 'absent': False}, {'kwarg': 'project', 'param': 'project', 'absent': None}, {'kwarg': 'db', 'param': 'db', 'absent': None}]},
+    },
+    'schedule next': {
+        'params': [
+            {'kind': 'argument', 'name': 'deployment', 'nargs': 1, 'required': True, 'type': 'str', 'min': None, 'max': None},
+            {'kind': 'option', 'name': 'count', 'opts': ['--count', '-n'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'int', 'min': 0, 'max': None},
+            {'kind': 'option', 'name': 'at', 'opts': ['--at'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'str', 'min': None, 'max': None},
+            {'kind': 'option', 'name': 'json', 'opts': ['--json'], 'secondary': [], 'flag': True, 'multiple': False, 'required': False, 'type': 'bool', 'min': None, 'max': None},
+            {'kind': 'option', 'name': 'project', 'opts': ['--project'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'str', 'min': None, 'max': None},
+            {'kind': 'option', 'name': 'db', 'opts': ['--db'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'str', 'min': None, 'max': None},
+        ],
+        'verb': {'module': 'schedule_cmd', 'function': 'run', 'args': [{'kwarg': 'action', 'const': 'next'}, {'kwarg': 'deployment', 'param': 'deployment', 'absent': None}, {'kwarg': 'count', 'param': 'count', 'absent': 5}, {'kwarg': 'at', 'param': 'at', 'absent': None}, {'kwarg': 'json_out', 'param': 'json', 'absent': False}, {'kwarg': 'project', 'param': 'project', 'absent': None}, {'kwarg': 'db', 'param': 'db', 'absent': None}]},
+    },
+    'schedule tick': {
+        'params': [
+            {'kind': 'option', 'name': 'at', 'opts': ['--at'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'str', 'min': None, 'max': None},
+            {'kind': 'option', 'name': 'dry_run', 'opts': ['--dry-run'], 'secondary': [], 'flag': True, 'multiple': False, 'required': False, 'type': 'bool', 'min': None, 'max': None},
+            {'kind': 'option', 'name': 'json', 'opts': ['--json'], 'secondary': [], 'flag': True, 'multiple': False, 'required': False, 'type': 'bool', 'min': None, 'max': None},
+            {'kind': 'option', 'name': 'project', 'opts': ['--project'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'str', 'min': None, 'max': None},
+            {'kind': 'option', 'name': 'db', 'opts': ['--db'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'str', 'min': None, 'max': None},
+        ],
+        'verb': {'module': 'schedule_cmd', 'function': 'run', 'args': [{'kwarg': 'action', 'const': 'tick'}, {'kwarg': 'at', 'param': 'at', 'absent': None}, {'kwarg': 'dry_run', 'param': 'dry_run', 'absent': False}, {'kwarg': 'json_out', 'param': 'json', 'absent': False}, {'kwarg': 'project', 'param': 'project', 'absent': None}, {'kwarg': 'db', 'param': 'db', 'absent': None}]},
     },
     'schema': {
         'params': [

@@ -15,12 +15,12 @@ if TYPE_CHECKING:
 def run(*, action: str, project: str | None, db: str | None, json_out: bool = False,
         run_id: str | None = None, deployment: str | None = None, status: str | None = None,
         limit: int | None = None, from_seq: int | None = None, older_than: float | None = None,
-        to: str | None = None, force: bool = False) -> int:
+        to: str | None = None, force: bool = False, scheduled: bool = False) -> int:
 
     found = Project(project, db=db)
     if action == "list":
-        return _list(found.runs(deployment=deployment, status=status, limit=limit or 20), json_out,
-                     _filters(deployment, status))
+        return _list(found.runs(deployment=deployment, status=status, limit=limit or 20, scheduled=scheduled),
+                     json_out, _filters(deployment, status) or ("scheduled runs" if scheduled else ""))
     if action == "show":
         return _show(found.get_run(str(run_id)), json_out)
     if action == "trace":
@@ -84,6 +84,8 @@ def _show(r: Run, json_out: bool) -> int:
     say(f"status     {r.status}" + (f" (outcome {r.outcome})" if r.outcome else ""))
     if r.forked_from:
         say(f"forked     from run {r.forked_from.get('run_id')} before step {r.forked_from.get('step')}")
+    if r.slot:
+        say(f"slot       {r.slot['slot']} of schedule entry `{r.slot['entry']}`")
     if r.orphaned:
         say(f"           no process is driving it; continue it with: wfops resume {r.run_id}")
     say(f"steps      {r.steps}")

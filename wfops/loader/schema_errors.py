@@ -305,6 +305,7 @@ _ROLE_NAMES = {
     "name": "name", "id": "step id", "uses": "capability reference (`<source>.<capability>`)",
     "workflow": "workflow reference", "child": "workflow name", "end": "outcome name", "save": "save target", "errors": "save target",
     "route": "step id", "module": "module name", "url": "URL", "foreach": "path", "interrupt": "interrupt kind",
+    "cron": "cron expression", "window": "duration",
 }
 
 
@@ -332,6 +333,9 @@ def _pattern_hint(role: str, pattern: str) -> str:
         "end": "use letters, digits, `_` and `-`, e.g. `end: rejected`",
         "module": "write a dotted module path such as `examples.report.ops`",
         "url": "write an http:// or https:// URL",
+        "cron": "write five fields (minute hour day-of-month month day-of-week), e.g. `*/5 * * * *`, "
+                "or @hourly, @daily, @weekly, @monthly, @yearly",
+        "window": "write a whole number and a unit: `90s`, `15m`, `6h`, `2d`",
     }
     return hints.get(role, f"write a value matching {pattern}")
 

@@ -128,7 +128,15 @@ def _deployment_entry(validation: Validation, artifacts: ArtifactSet, name: str,
     return {"file": loaded.file, "workflow": root, "pin": deployment.pin,
             "artifact": artifacts.hash_of(root) if root in artifacts.workflows else None,
             "bindings": bindings, "drift": deployment.drift, "secrets": sorted(deployment.secrets),
-            "requires": requires}
+            "requires": requires, **schedule_part(deployment)}
+
+
+def schedule_part(deployment: Any) -> dict[str, str]:
+    """The lock's `schedule`: the hash of the entries with their defaults filled (so a changed
+    schedule is a changed deployment); absent for a deployment without one."""
+    if not deployment.schedule:
+        return {}
+    return {"schedule": sha256_of([entry.to_data() for entry in deployment.schedule])}
 
 
 def _snapshot(validation: Validation, out: CompiledProject, source_id: str, cap_name: str,

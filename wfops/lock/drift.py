@@ -232,7 +232,8 @@ def _short(digest: Any) -> str:
 
 
 _DEPLOYMENT_KEYS = (("workflow", "workflow"), ("pin", "workflow"), ("artifact", "workflow"),
-                    ("bindings", "bindings"), ("drift", "drift"), ("secrets", "secrets"))
+                    ("bindings", "bindings"), ("drift", "drift"), ("secrets", "secrets"),
+                    ("schedule", "schedule"))
 
 
 def _compare_deployments(validation: Validation, compiled: CompiledProject, lock: Lock,

@@ -63,6 +63,7 @@ from wfops.mcpserver.models import (
     ProjectResult,
     RunResult,
     RunsResult,
+    SchedulesResult,
     SkeletonResult,
     TestsResult,
     TraceResult,
@@ -462,6 +463,18 @@ def build_server(project: Project, *, allow_client_sources: bool = False) -> Any
         deployment or status."""
         return await _guard(RunsResult, {}, max_chars, _runs_locate, ops.list_runs, project, deployment, status,
                             limit, exclusive=False)
+
+    @app.tool(title="List schedules", annotations=READ)
+    async def list_schedules(
+            deployment: Annotated[str | None, Field(description="Only this deployment's schedule.")] = None,
+            count: Annotated[int, Field(ge=0, le=50, description="Next times per entry.")] = 3,
+            max_chars: MaxChars = DEFAULT,
+    ) -> Annotated[CallToolResult, SchedulesResult]:
+        """Every schedule entry of the deployments: its cron and time zone, its policies, its
+        next times (UTC and local) and the last slot it started. Runs start when something
+        outside calls `wfops schedule tick` (cron, a timer, a CronJob, CI)."""
+        return await _guard(SchedulesResult, {}, max_chars, None, ops.list_schedules, project, deployment, count,
+                            exclusive=False)
 
     @app.tool(title="Read a run's trace", annotations=READ)
     async def read_trace(

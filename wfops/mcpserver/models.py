@@ -163,6 +163,8 @@ class ProjectDeploymentOut(BaseModel):
     file: str
     workflow: str
     bindings: dict[str, str] = Field(default_factory=dict)
+    schedule: list[dict[str, Any]] = Field(default_factory=list, description="Its `schedule:` entries "
+                                           "(cron, timezone, input, overlap, missed, window, enabled).")
 
 
 class ProjectSourceOut(BaseModel):
@@ -209,6 +211,23 @@ class SkeletonResult(Envelope):
     capability: str | None = None
     text: str = ""
     written: bool = False
+
+
+class ScheduleOut(BaseModel):
+    deployment: str
+    entry: str
+    cron: str
+    timezone: str
+    enabled: bool
+    overlap: str
+    missed: str
+    window: str
+    next: list[dict[str, str]] = Field(default_factory=list, description="The next times, each {utc, local}.")
+    last: dict[str, Any] | None = Field(None, description="The last slot started: {slot, run_id, status}.")
+
+
+class SchedulesResult(Envelope):
+    schedules: list[ScheduleOut] = Field(default_factory=list)
 
 
 class RunsResult(Envelope):

@@ -31,6 +31,8 @@ from wfops.mcpserver.models import (
     ProjectWorkflowOut,
     RunResult,
     RunsResult,
+    ScheduleOut,
+    SchedulesResult,
     SkeletonResult,
     TestsResult,
     TraceEntryOut,
@@ -186,6 +188,13 @@ def list_runs(project: Project, deployment: str | None, status: str | None, limi
     return RunsResult(ok=True, runs=runs, next_actions=steps)
 
 
+def list_schedules(project: Project, deployment: str | None, count: int) -> SchedulesResult:
+    found = [ScheduleOut(**entry.to_dict()) for entry in project.schedules(deployment, count=count)]
+    steps = [advice.act("list_runs", "the runs of a scheduled deployment", deployment=found[0].deployment)] \
+        if found else [advice.act("list_project", "the deployments, to add a `schedule:` to one")]
+    return SchedulesResult(ok=True, schedules=found, next_actions=steps)
+
+
 def read_trace(project: Project, run_id: str, from_seq: int | None, limit: int | None) -> TraceResult:
     page = max(1, min(limit or 100, MAX_TRACE_PAGE))
     out = [TraceEntryOut(**e.to_dict()) for e in project.trace(run_id, from_seq=from_seq, limit=page)]
@@ -217,8 +226,8 @@ def list_project(project: Project) -> ProjectResult:
         workflows=[ProjectWorkflowOut(name=w.name, file=w.file, description=w.description,
                                       input_schema=w.input_schema, deployments=w.deployments)
                    for w in listing.workflows],
-        deployments=[ProjectDeploymentOut(name=d.name, file=d.file, workflow=d.workflow, bindings=d.bindings)
-                     for d in listing.deployments],
+        deployments=[ProjectDeploymentOut(name=d.name, file=d.file, workflow=d.workflow, bindings=d.bindings,
+                                          schedule=d.schedule) for d in listing.deployments],
         sources=[ProjectSourceOut(id=s.id, kind=s.kind, file=s.file, detail=s.detail) for s in listing.sources],
         files=listing.files, broken=listing.broken, next_actions=steps)
 

@@ -33,6 +33,36 @@ class DaskExecutorSpec(BaseModel):
 
 ExecutorSpec = Annotated[LocalExecutorSpec | DaskExecutorSpec, Field(discriminator="kind")]
 
+#: A cron expression's shape: five fields, or one of the `@hourly`-style aliases. What the fields
+#: mean (ranges, impossible dates) is checked by the cron library in `wfops validate`.
+CRON_PATTERN = r"^\s*(@(yearly|annually|monthly|weekly|daily|midnight|hourly)|\S+(\s+\S+){4})\s*$"
+#: A duration: a whole number of seconds, minutes, hours or days.
+DURATION_PATTERN = r"^[1-9][0-9]{0,8}[smhd]$"
+
+
+class ScheduleEntry(BaseModel):
+    """One time-table of a deployment: `wfops schedule tick` starts a run at each of its times."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+    name: str | None = Field(None, pattern=NAME_PATTERN,
+                             description="Names the entry in its runs' slots (default: its cron and timezone).")
+    cron: str = Field(pattern=CRON_PATTERN,
+                      description="Five-field cron (minute hour day-of-month month day-of-week), or @hourly, "
+                                  "@daily, @weekly, @monthly, @yearly.")
+    timezone: str = Field("UTC", description="IANA time zone the cron is read in, e.g. Europe/Berlin.")
+    input: dict[str, Any] = Field(default_factory=dict, description="Merged over the deployment's input.")
+    overlap: Literal["skip", "allow", "cancel_previous"] = Field(
+        "skip", description="When the previous scheduled run of this deployment is still going: start none "
+                            "(skip), start anyway (allow), or cancel it and start (cancel_previous).")
+    missed: Literal["latest", "all", "none"] = Field(
+        "latest", description="Times passed without a tick, within `window`: start the newest (latest), each "
+                              "(all), or none of them (none: only a time of the tick's own minute).")
+    window: str | None = Field(None, pattern=DURATION_PATTERN,
+                               description="How far back a late tick catches up, e.g. 90s, 15m, 6h, 2d "
+                                           "(default: the shortest interval between two times).")
+    enabled: bool = Field(True, description="false: the entry starts nothing (it is still validated).")
+
 
 class Deployment(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
@@ -49,6 +79,8 @@ class Deployment(BaseModel):
     # A default instance, not a factory, so the schema states it (the plain loader reads it there).
     executor: ExecutorSpec = Field(LocalExecutorSpec(),
                                    description="Where capability calls run: local (default) or a Dask cluster.")
+    schedule: list[ScheduleEntry] = Field(default_factory=list,
+                                          description="When `wfops schedule tick` starts runs of this deployment.")
 
     @field_validator("bindings")
     @classmethod

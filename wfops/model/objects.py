@@ -138,6 +138,13 @@ class DaskExecutorSpec(declared.DaskExecutorSpecFields):
     pass
 
 
+class ScheduleEntry(declared.ScheduleEntryFields):
+    @property
+    def key(self) -> str:
+        """What names the entry in its slots: its `name`, or its cron and timezone."""
+        return self.name or f"{self.cron.strip()} {self.timezone}"
+
+
 class Deployment(declared.DeploymentFields):
     def check(self) -> None:
         rules.check_bindings(self.bindings)

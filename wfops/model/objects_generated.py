@@ -31,6 +31,7 @@ MODELS: tuple[str, ...] = (
     "Deployment",
     "LocalExecutorSpec",
     "DaskExecutorSpec",
+    "ScheduleEntry",
     "SourcesFile",
     "PythonSource",
     "McpSource",
@@ -164,6 +165,7 @@ class DeploymentFields(PlainModel):
     input: dict[str, Any]
     secrets: list[str]
     executor: objects.LocalExecutorSpec | objects.DaskExecutorSpec
+    schedule: list[objects.ScheduleEntry]
 
 
 class LocalExecutorSpecFields(PlainModel):
@@ -173,6 +175,17 @@ class LocalExecutorSpecFields(PlainModel):
 class DaskExecutorSpecFields(PlainModel):
     kind: Literal["dask"]
     address: str
+
+
+class ScheduleEntryFields(PlainModel):
+    name: str | None
+    cron: str
+    timezone: str
+    input: dict[str, Any]
+    overlap: Literal["skip", "allow", "cancel_previous"]
+    missed: Literal["latest", "all", "none"]
+    window: str | None
+    enabled: bool
 
 
 class SourcesFileFields(PlainModel):

@@ -36,6 +36,7 @@ from wfops.sources.registry import BoundResolver, build_sources
 from wfops.statedir import refuse_linked_state
 from wfops.store import open_store
 from wfops.store.cache import limits as cache_limits
+from wfops.store.protocol import Slot
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,7 @@ class RunOptions:
     executor: str | None = None   # `local` or `dask://HOST:PORT`; overrides the deployment's
     on_start: Callable[[str], None] | None = None  # told the run id once the run is in the store
     no_cache: bool = False  # `--no-cache`: every step runs; the step cache is neither read nor written
+    slot: Slot | None = None  # the schedule slot the run claims as it is created (`SlotTaken` if claimed)
 
 
 @dataclass(frozen=True)
@@ -111,7 +113,7 @@ async def run_deployment(options: RunOptions) -> RunResult:
                     store.begin_run(run_id, artifacts=ready.artifacts, normalized=ready.normalized,
                                     meta={"bindings": dict(ready.bindings), "secrets": list(ready.secrets),
                                           "project": str(root), "executor": choice.name},
-                                    texts=ready.texts)
+                                    texts=ready.texts, slot=options.slot)
                     stored = run_id
                     stop = StopSignal(store)
                     engine = Engine(ready.workflows, _resolver(opened, ready.bindings, executor),

@@ -22,7 +22,7 @@ from wfops.canonical import canonical_json
 from wfops.engine.types import RunSnapshot, TraceEntry
 from wfops.errors import InvalidArgument, StoreError, UnknownRunError
 from wfops.store.cache import CacheStore, attach_hits
-from wfops.store.protocol import FINISHED, RunRecord
+from wfops.store.protocol import FINISHED, RunRecord, Slot, SlotRecord, SlotTaken
 from wfops.store.queries import Dialect, Queries, clamp
 from wfops.store.rows import (
     LARGE_OUTPUT,
@@ -90,6 +90,7 @@ class SqlStore(CacheStore, ABC):
         # them instead of holding a second copy. `_fresh`: those of a commit not yet done.
         self._known: dict[str, Known] = {}
         self._fresh: dict[str, Known] = {}
+        self._slots: dict[str, Slot] = {}  # run id -> the schedule slot its first commit claims
 
     # -- errors, and what a backend supplies ----------------------------------------------
 
@@ -138,8 +139,10 @@ class SqlStore(CacheStore, ABC):
 
     def begin_run(self, run_id: str, *, artifacts: Mapping[str, str],
                   normalized: Mapping[str, Mapping[str, Any]], meta: Mapping[str, Any],
-                  texts: Mapping[str, str] | None = None) -> None:
+                  texts: Mapping[str, str] | None = None, slot: Slot | None = None) -> None:
         self._pending[run_id] = Pending(dict(artifacts), dict(normalized), dict(meta), dict(texts or {}))
+        if slot is not None:
+            self._slots[run_id] = slot
 
     def _step_rows(self, run: RunSnapshot, entries: list[TraceEntry]) -> tuple[Head, str, bool, list[TraceRow]]:
         """What a step's commit writes: the run row's head and cursor, whether it is `light`,
@@ -171,6 +174,9 @@ class SqlStore(CacheStore, ABC):
         pending = self._pending.get(run.run_id)
         if pending is not None:
             self._insert_run(tx, run, moment, *pending, new=True)
+            slot = self._slots.pop(run.run_id, None)
+            if slot is not None:
+                self._claim(tx, slot, run.run_id, moment)
         elif run.run_id not in self._heads:  # first commit of this process: a resume, or no begin_run
             self._insert_run(tx, run, moment, {}, {}, {}, {}, new=False)
         cur = tx.execute(self._q.update_head,
@@ -179,6 +185,13 @@ class SqlStore(CacheStore, ABC):
                           "id": run.run_id})
         if cur.rowcount == 0:
             raise StoreError(f"store {self.name}: run {run.run_id} was removed while it ran")
+
+    def _claim(self, tx: Writes, slot: Slot, run_id: str, moment: str) -> None:
+        """Claim the slot in the transaction creating the run: a slot claimed already raises
+        `SlotTaken`, which rolls the whole transaction (and so the run) back."""
+        cur = tx.execute(_CLAIM[self._q.dialect.pyformat], (slot.deployment, slot.entry, slot.slot, run_id, moment))
+        if cur.rowcount == 0:
+            raise SlotTaken(slot)
 
     def _committed(self, run_id: str, head: Head) -> None:
         """After a step's commit: what the run row says now, and the large outputs it wrote."""
@@ -293,9 +306,11 @@ class SqlStore(CacheStore, ABC):
         return self._record(row)
 
     def list_runs(self, *, deployment: str | None = None, status: str | None = None,
-                  limit: int = 20) -> list[RunRecord]:
+                  limit: int = 20, scheduled: bool = False) -> list[RunRecord]:
         param = self._q.dialect.param
         where, args = [], []
+        if scheduled:
+            where.append("r.id IN (SELECT s.run_id FROM schedule_slots s)")
         if deployment is not None:
             where.append(f"r.deployment = {param}")
             args.append(deployment)
@@ -307,6 +322,31 @@ class SqlStore(CacheStore, ABC):
             rows = self.conn.execute(f"{self._q.select_runs} {clause} {self._q.list_runs_order}",
                                      (*args, clamp(limit))).fetchall()
         return [self._record(row) for row in rows]
+
+    def slots(self, deployment: str, *, entry: str | None = None, since: str | None = None,
+              unfinished: bool = False, limit: int | None = None) -> list[SlotRecord]:
+        param = self._q.dialect.param
+        where, args = [f"s.deployment = {param}"], [deployment]
+        if entry is not None:
+            where.append(f"s.entry = {param}")
+            args.append(entry)
+        if since is not None:
+            where.append(f"s.slot >= {param}")
+            args.append(since)
+        if unfinished:
+            where.append(f"r.status NOT IN ({', '.join(param for _ in FINISHED)})")
+            args.extend(FINISHED)
+        sql = (f"{_SLOTS} WHERE {' AND '.join(where)} ORDER BY s.slot DESC, s.entry "
+               f"LIMIT {param}")
+        unlimited = self._q.dialect.unlimited
+        with self._errors("read schedule slots"):
+            rows = self.conn.execute(sql, (*args, unlimited if limit is None else clamp(limit))).fetchall()
+        return [_slot_record(row) for row in rows]
+
+    def slot_of(self, run_id: str) -> SlotRecord | None:
+        with self._errors("read a run's slot"):
+            row = self.conn.execute(f"{_SLOTS} WHERE s.run_id = {self._q.dialect.param}", (run_id,)).fetchone()
+        return None if row is None else _slot_record(row)
 
     def _record(self, row: Any) -> RunRecord:
         """The run record, its output whole again (see `shared_output`)."""
@@ -356,6 +396,17 @@ class SqlStore(CacheStore, ABC):
 def _spelled(dialect: Dialect, text: str) -> str:
     """`text` in `dialect`, converted once per statement (the step cache's run on every cached step)."""
     return dialect.sql(text)
+
+
+_SLOTS = ("SELECT s.deployment, s.entry, s.slot, s.run_id, s.claimed_at, r.status FROM schedule_slots s "
+          "LEFT JOIN runs r ON r.id = s.run_id")
+#: The claim, by dialect (`pyformat`): a row of that key already there inserts nothing.
+_CLAIM = {False: "INSERT OR IGNORE INTO schedule_slots VALUES (?, ?, ?, ?, ?)",
+          True: "INSERT INTO schedule_slots VALUES (%s, %s, %s, %s, %s) ON CONFLICT DO NOTHING"}
+
+
+def _slot_record(row: Any) -> SlotRecord:
+    return SlotRecord(Slot(row[0], row[1], row[2]), run_id=row[3], claimed_at=row[4], status=row[5])
 
 
 def _entry(r: Any) -> TraceEntry:

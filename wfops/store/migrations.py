@@ -106,7 +106,6 @@ _V4 = """
 ALTER TABLE runs ADD COLUMN output_refs TEXT;
 """
 
-
 # v5: the step cache (`wfops.store.cache`). A call step's success by its key (the capability,
 # its contract and code, the input, the secret names, the step's `cache.key`), and which
 # trace entries were served from which (deleted with their run, like its trace).
@@ -143,6 +142,22 @@ CREATE INDEX cache_hits_by_key ON cache_hits (key);
 """
 
 
+# v6: schedule slots. A tick claims (deployment, entry, slot time) with the INSERT of this row,
+# in the transaction that creates the run, so a slot starts one run however many ticks race.
+# Claims outlive their runs (`runs rm`, `prune` leave them): a removed run's slot never restarts.
+_V6 = """
+CREATE TABLE schedule_slots (
+    deployment  TEXT NOT NULL,
+    entry       TEXT NOT NULL,
+    slot        TEXT NOT NULL,
+    run_id      TEXT NOT NULL,
+    claimed_at  TEXT NOT NULL,
+    PRIMARY KEY (deployment, entry, slot)
+);
+CREATE INDEX schedule_slots_by_run ON schedule_slots (run_id);
+"""
+
+
 @dataclass(frozen=True)
 class Migration:
     version: int
@@ -158,7 +173,7 @@ class Migration:
 
 
 MIGRATIONS: list[Migration] = [Migration(1, _V1), Migration(2, _V2), Migration(3, _V3), Migration(4, _V4),
-                               Migration(5, _V5)]
+                               Migration(5, _V5), Migration(6, _V6)]
 LATEST = MIGRATIONS[-1].version
 
 

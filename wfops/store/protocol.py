@@ -28,6 +28,34 @@ class RunRecord:
     meta: Mapping[str, Any]       # runner data kept for resume: bindings, secret names
 
 
+@dataclass(frozen=True, slots=True)
+class Slot:
+    """One time of a deployment's schedule entry: what a tick claims (`slot` in UTC,
+    `2026-12-01T10:05:00Z`)."""
+
+    deployment: str
+    entry: str
+    slot: str
+
+
+@dataclass(frozen=True, slots=True)
+class SlotRecord:
+    """A claimed slot and the run it started (`status` None once that run was removed)."""
+
+    slot: Slot
+    run_id: str
+    claimed_at: str
+    status: str | None
+
+
+class SlotTaken(Exception):
+    """The slot a new run was to claim is claimed already: the run was not created."""
+
+    def __init__(self, slot: Slot) -> None:
+        super().__init__(f"slot {slot.slot} of {slot.deployment} ({slot.entry}) is taken")
+        self.slot = slot
+
+
 class Store(Protocol):
     """A durable home for artifacts, runs and their traces.
 
@@ -41,18 +69,28 @@ class Store(Protocol):
 
     def begin_run(self, run_id: str, *, artifacts: Mapping[str, str],
                   normalized: Mapping[str, Mapping[str, Any]], meta: Mapping[str, Any],
-                  texts: Mapping[str, str] | None = None) -> None:
+                  texts: Mapping[str, str] | None = None, slot: Slot | None = None) -> None:
         """Remember which artifacts (workflow name -> hash) a run uses, before it starts.
         Idempotent; the run row itself appears with the engine's first `commit`. `texts`: the
         canonical JSON of some of `normalized` (by hash), when the caller holds it already; it
-        is stored as given instead of serializing the form again."""
+        is stored as given instead of serializing the form again. `slot`: the schedule slot the
+        run claims in that first commit, which raises `SlotTaken` (creating nothing) when the
+        slot is claimed already."""
 
     def get_run(self, run_id: str) -> RunRecord:
         """Raise `UnknownRunError` for an id the store does not hold."""
 
     def list_runs(self, *, deployment: str | None = None, status: str | None = None,
-                  limit: int = 20) -> list[RunRecord]:
-        """Newest first."""
+                  limit: int = 20, scheduled: bool = False) -> list[RunRecord]:
+        """Newest first; `scheduled`: only runs a schedule started."""
+
+    def slots(self, deployment: str, *, entry: str | None = None, since: str | None = None,
+              unfinished: bool = False, limit: int | None = None) -> list[SlotRecord]:
+        """Claimed slots of a deployment (of one entry; at or after `since`; whose run is not
+        finished), newest slot first."""
+
+    def slot_of(self, run_id: str) -> SlotRecord | None:
+        """The slot that started a run, or None for a run no schedule started."""
 
     def trace(self, run_id: str, *, from_seq: int | None = None,
               limit: int | None = None) -> list[TraceEntry]:

@@ -26,6 +26,7 @@ from wfops.compiler.checks.routing import (
     check_targets,
     child_outcomes,
 )
+from wfops.compiler.checks.schedules import check_schedule
 from wfops.compiler.checks.schemas import check_schemas
 from wfops.compiler.checks.secrets import check_secrets
 from wfops.compiler.checks.state import check_reducers
@@ -41,6 +42,7 @@ def run_checks(ctx: CheckContext) -> list[Diagnostic]:
     for loaded in ctx.project.deployments.values():
         check_deployment(ctx, loaded)
         check_executor(ctx, loaded)
+        check_schedule(ctx, loaded)
     found = list(ctx.sink.found)
     reached = environments(ctx.project)
     for name, loaded in ctx.workflows.items():
