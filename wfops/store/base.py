@@ -20,7 +20,7 @@ from typing import Any, ClassVar, NamedTuple, Protocol, Self
 from wfops.canonical import canonical_json
 from wfops.engine.types import RunSnapshot, TraceEntry
 from wfops.errors import InvalidArgument, StoreError, UnknownRunError
-from wfops.store.protocol import FINISHED, RunRecord
+from wfops.store.protocol import FINISHED, RunFilter, RunRecord
 from wfops.store.queries import Queries, clamp
 from wfops.store.rows import (
     LARGE_OUTPUT,
@@ -299,6 +299,39 @@ class SqlStore(ABC):
             rows = self.conn.execute(f"{self._q.select_runs} {clause} {self._q.list_runs_order}",
                                      (*args, clamp(limit))).fetchall()
         return [self._record(row) for row in rows]
+
+    def find_runs(self, filters: RunFilter, *, offset: int = 0, limit: int = 50) -> list[RunRecord]:
+        """One page of the runs `filters` match, newest first (`offset` runs skipped)."""
+        clause, args = self._where(filters)
+        with self._errors("list runs"):
+            rows = self.conn.execute(
+                f"{self._q.select_runs} {clause} {self._q.list_runs_order} OFFSET {self._q.dialect.param}",
+                (*args, clamp(limit), clamp(max(0, offset)))).fetchall()
+        return [self._record(row) for row in rows]
+
+    def count_runs(self, filters: RunFilter) -> dict[str, int]:
+        """How many runs `filters` match, by status (the status filter itself left out, so a
+        page can say how many runs each status would show)."""
+        clause, args = self._where(replace(filters, status=None))
+        with self._errors("count runs"):
+            rows = self.conn.execute(f"SELECT r.status, count(*) FROM runs r {clause} GROUP BY r.status", args).fetchall()
+        return {str(status): int(n) for status, n in rows}
+
+    def _where(self, filters: RunFilter) -> tuple[str, list[Any]]:
+        param = self._q.dialect.param
+        where, args = [], []
+        for column, value in (("r.deployment", filters.deployment), ("r.status", filters.status),
+                              ("r.outcome", filters.outcome)):
+            if value is not None:
+                where.append(f"{column} = {param}")
+                args.append(value)
+        if filters.since is not None:
+            where.append(f"r.created_at >= {param}")
+            args.append(filters.since)
+        if filters.until is not None:
+            where.append(f"r.created_at < {param}")
+            args.append(filters.until)
+        return (f"WHERE {' AND '.join(where)}" if where else ""), args
 
     def _record(self, row: Any) -> RunRecord:
         """The run record, its output whole again (see `shared_output`)."""

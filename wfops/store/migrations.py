@@ -106,6 +106,12 @@ _V4 = """
 ALTER TABLE runs ADD COLUMN output_refs TEXT;
 """
 
+# The run history page filters by deployment and pages newest first: an index per filter
+# keeps its first page and its counts off a scan of every run.
+_RUNS_BY_DEPLOYMENT = """
+CREATE INDEX runs_by_deployment ON runs (deployment, created_at);
+"""
+
 
 @dataclass(frozen=True)
 class Migration:
@@ -121,7 +127,8 @@ class Migration:
         return _statements(text)
 
 
-MIGRATIONS: list[Migration] = [Migration(1, _V1), Migration(2, _V2), Migration(3, _V3), Migration(4, _V4)]
+MIGRATIONS: list[Migration] = [Migration(1, _V1), Migration(2, _V2), Migration(3, _V3), Migration(4, _V4),
+                             Migration(5, _RUNS_BY_DEPLOYMENT)]
 LATEST = MIGRATIONS[-1].version
 
 
