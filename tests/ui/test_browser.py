@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import subprocess
+import urllib.error
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -197,3 +199,20 @@ def test_the_pages_work_against_the_postgresql_store(ui_root: Path, page: Any, p
         assert page.locator("#timeline .bar.failed").count() == 1
         page.click("#redrive")
         page.locator("#action-result.error, #action-result.ok").wait_for()
+
+
+def test_a_host_other_than_loopback_is_refused_without_a_token(ui_root: Path) -> None:
+    refused = wfops(ui_root, "ui", "--host", "0.0.0.0", "--port", "0", env={"WFOPS_UI_TOKEN": None}, check=False)
+    assert refused.returncode == 2, refused.stderr
+    assert refused.stderr.splitlines() == [
+        "wfops: error: refusing to serve on 0.0.0.0: a host other than loopback needs a token",
+        "  hint: set WFOPS_UI_TOKEN to a long random secret (every request must carry it), or serve on 127.0.0.1"]
+    with serving(ui_root, "--host", "0.0.0.0", env={"WFOPS_UI_TOKEN": "s3cret-token"}) as url:
+        port = url.rsplit(":", 1)[1].rstrip("/")
+        with pytest.raises(urllib.error.HTTPError) as denied:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/api/runs", timeout=30)
+        assert denied.value.code == 401
+        allowed = urllib.request.Request(f"http://127.0.0.1:{port}/api/runs",
+                                         headers={"Authorization": "Bearer s3cret-token"})
+        with urllib.request.urlopen(allowed, timeout=30) as answer:
+            assert json.load(answer)["total"] == 0

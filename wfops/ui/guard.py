@@ -20,7 +20,7 @@ import os
 import secrets
 from dataclasses import dataclass, field
 
-from starlette.datastructures import URL
+from starlette.datastructures import URL, QueryParams
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -126,7 +126,7 @@ class Guard:
     def _token_in_query(self, scope: Scope) -> bool:
         if self.access.token is None:
             return False
-        query = URL(scope=scope).query_params.get("token")
+        query = QueryParams(scope.get("query_string", b"")).get("token")
         return query is not None and hmac.compare_digest(query, self.access.token)
 
 
