@@ -508,7 +508,7 @@ class Project:
 
         with self._store(run_id) as store:
             record = store.get_run(run_id)
-            entries = [{"step": e.step, "next": e.next} for e in store.trace(run_id)]
+            entries: list[dict[str, Any]] = [{"step": e.step, "next": e.next} for e in store.trace(run_id)]
             stored = store.run_workflows(run_id).get(record.snapshot.workflow)
         if stored is None:
             raise UnknownRunError(f"run {run_id!r} has no stored workflow artifact")
@@ -517,7 +517,7 @@ class Project:
         if snapshot.interrupt is not None:
             current = snapshot.interrupt.step
         elif snapshot.status == "running":
-            top = [e for e in entries if "/" not in e["step"] and "[" not in e["step"]]
+            top = [e for e in entries if "/" not in str(e["step"]) and "[" not in str(e["step"])]
             current = (top[-1]["next"] if top else None) or None
         return graph_view(load_artifact(stored[1]), entries, snapshot.status, current)
 

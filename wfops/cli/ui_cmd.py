@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 from wfops.api import Project
 
 
@@ -11,8 +13,6 @@ def run(*, project: str | None, db: str | None, host: str, port: int, read_only:
     # deferred: starlette and uvicorn (~150 ms), only for this verb
     from wfops.ui.serve import ServeOptions, serve
 
-    try:
+    with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is how the server is meant to stop
         serve(found, ServeOptions(host=host, port=port, read_only=read_only, open_browser=open_browser))
-    except KeyboardInterrupt:
-        pass  # Ctrl-C is how the server is meant to stop
     return 0
