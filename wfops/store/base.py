@@ -303,11 +303,19 @@ class SqlStore(ABC):
     def find_runs(self, filters: RunFilter, *, offset: int = 0, limit: int = 50) -> list[RunRecord]:
         """One page of the runs `filters` match, newest first (`offset` runs skipped)."""
         clause, args = self._where(filters)
+        param = self._q.dialect.param
         with self._errors("list runs"):
-            rows = self.conn.execute(
-                f"{self._q.select_runs} {clause} {self._q.list_runs_order} OFFSET {self._q.dialect.param}",
-                (*args, clamp(limit), clamp(max(0, offset)))).fetchall()
-        return [self._record(row) for row in rows]
+            # The page's ids first, from an index alone: the skipped runs of a deep page are
+            # never read, nor the per-run subqueries of the full row evaluated for them.
+            ids = [row[0] for row in self.conn.execute(
+                f"SELECT r.id FROM runs r {clause} {self._q.list_runs_order} OFFSET {param}",
+                (*args, clamp(limit), clamp(max(0, offset)))).fetchall()]
+            if not ids:
+                return []
+            rows = self.conn.execute(f"{self._q.select_runs} WHERE r.id IN ({','.join([param] * len(ids))})",
+                                     ids).fetchall()
+        found = {row[0]: row for row in rows}
+        return [self._record(found[run_id]) for run_id in ids if run_id in found]
 
     def count_runs(self, filters: RunFilter) -> dict[str, int]:
         """How many runs `filters` match, by status (the status filter itself left out, so a

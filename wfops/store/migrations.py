@@ -106,10 +106,12 @@ _V4 = """
 ALTER TABLE runs ADD COLUMN output_refs TEXT;
 """
 
-# The run history page filters by deployment and pages newest first: an index per filter
-# keeps its first page and its counts off a scan of every run.
+# The run history page (`wfops ui`) filters by deployment or status and pages newest first:
+# an index per filter, ending in the creation time, serves a page without sorting the runs.
 _RUNS_BY_DEPLOYMENT = """
 CREATE INDEX runs_by_deployment ON runs (deployment, created_at);
+DROP INDEX runs_by_status;
+CREATE INDEX runs_by_status ON runs (status, created_at);
 """
 
 
