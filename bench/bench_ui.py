@@ -22,10 +22,10 @@ import sys
 import tempfile
 import time
 import urllib.request
-from urllib.parse import quote
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from urllib.parse import quote
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 

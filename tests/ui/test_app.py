@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -179,3 +180,17 @@ def test_the_project_reads_its_workflows_deployments_lock_and_catalog(root: Path
     assert call(app, "GET", "/api/project/check").json() == {"ok": True, "diagnostics": []}
     refs = [c["ref"] for c in call(app, "GET", "/api/project/capabilities").json()["capabilities"]]
     assert "std.echo" in refs and "std.sleep" in refs
+
+
+def test_wfops_ui_refuses_a_host_without_a_token_and_a_port_in_use(root: Path) -> None:
+    refused = run_cli("ui", "--host", "0.0.0.0", cwd=root, env={TOKEN_VARIABLE: None})
+    assert refused.code == 2
+    assert refused.stderr.splitlines()[0] == ("wfops: error: refusing to serve on 0.0.0.0: a host other than "
+                                              "loopback needs a token")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        busy = run_cli("ui", "--port", str(port), cwd=root)
+    assert busy.code == 2 and f"cannot listen on 127.0.0.1:{port}" in busy.stderr
+    assert busy.stdout == ""  # the address line is printed only once it listens

@@ -78,23 +78,27 @@ def test_a_run_page_shows_its_timeline_graph_and_trace(ui_root: Path, page: Any)
 
 
 def test_a_live_run_advances_without_reload(ui_root: Path, page: Any) -> None:
-    proc = subprocess.Popen([*WFOPS, "run", "slow.local", "-i", "seconds=1.5", "--json"], cwd=ui_root,
-                            env=process_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        project = Project(ui_root)
-        running = wait_for(lambda: project.find_runs(status="running").runs, what="the run to start")[0]
-        with serving(ui_root) as url:
+    # The server and the page are up before the run starts, so the page sees it early: each
+    # of its three steps sleeps 2 s, and the page must show the later ones arrive.
+    with serving(ui_root) as url:
+        page.goto(url)
+        proc = subprocess.Popen([*WFOPS, "run", "slow.local", "-i", "seconds=2", "--json"], cwd=ui_root,
+                                env=process_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            project = Project(ui_root)
+            running = wait_for(lambda: project.find_runs(status="running").runs, what="the run to start")[0]
             page.goto(f"{url}runs/{running.run_id}")
             page.locator("#live:text('live')").wait_for()
             page.evaluate("window.__samePage = true")
-            assert page.locator("#trace details").count() < 3
+            seen = page.locator("#trace details").count()
+            assert seen < 3
             expect(page.locator("#trace details")).to_have_count(3, timeout=60_000)
-            page.locator("#run-id").wait_for()
             expect(page.locator(".facts .badge")).to_have_text("completed")
             assert page.evaluate("window.__samePage") is True  # updated in place, never reloaded
             assert page.inner_text("#live") == ""
-    finally:
-        proc.communicate(timeout=120)
+            assert page.locator("#timeline .bar").count() == 3
+        finally:
+            proc.communicate(timeout=120)
 
 
 def test_an_interrupt_answered_through_the_form_resumes_the_run(ui_root: Path, page: Any) -> None:
