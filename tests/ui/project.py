@@ -101,6 +101,32 @@ FILES = {
             with: {message: $input.message}
             next: end
         """,
+    "workflows/lanes.yaml": """
+        name: lanes
+        description: A foreach of three items, then a call that fails twice and is caught.
+        input:
+          type: object
+          properties:
+            items: {type: array, items: {type: string}}
+        state:
+          said: {type: array}
+          error: {type: object}
+        steps:
+          - id: each
+            foreach: $input.items
+            uses: std.echo
+            with: {value: $item}
+            mode: parallel
+            save: state.said
+            next: shaky
+          - id: shaky
+            uses: std.fail
+            with: {message: no luck}
+            retry: {attempts: 2, backoff: 0}
+            catch: {next: end, save: state.error}
+            next: end
+        """,
+    "deployments/lanes.local.yaml": "name: lanes.local\nworkflow: lanes\ninput: {items: [a, b, c]}\n",
     "deployments/echo.local.yaml": "name: echo.local\nworkflow: echo\ninput: {text: hello}\n",
     "deployments/slow.local.yaml": "name: slow.local\nworkflow: slow\ninput: {seconds: 0.01}\n",
     "deployments/approve.local.yaml": "name: approve.local\nworkflow: approve\ninput: {change: ship it}\n",

@@ -174,8 +174,8 @@ def test_actions_go_through_the_core_api(root: Path) -> None:
 def test_the_project_reads_its_workflows_deployments_lock_and_catalog(root: Path) -> None:
     app = app_for(root)
     project = call(app, "GET", "/api/project").json()
-    assert [w["name"] for w in project["workflows"]] == ["approve", "boom", "echo", "slow"]
-    assert [d["workflow"] for d in project["deployments"]] == ["approve", "boom", "echo", "slow"]
+    assert [w["name"] for w in project["workflows"]] == ["approve", "boom", "echo", "lanes", "slow"]
+    assert [d["workflow"] for d in project["deployments"]] == ["approve", "boom", "echo", "lanes", "slow"]
     assert project["deployments"][0]["executor"] == "local"
     assert call(app, "GET", "/api/project/check").json() == {"ok": True, "diagnostics": []}
     refs = [c["ref"] for c in call(app, "GET", "/api/project/capabilities").json()["capabilities"]]

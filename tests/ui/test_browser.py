@@ -77,6 +77,20 @@ def test_a_run_page_shows_its_timeline_graph_and_trace(ui_root: Path, page: Any)
         assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth + 1")
 
 
+def test_foreach_items_and_retry_attempts_are_lanes_of_the_timeline(ui_root: Path, page: Any) -> None:
+    rid = run_id(wfops(ui_root, "run", "lanes.local", "--json"))
+    with serving(ui_root) as url:
+        page.goto(f"{url}runs/{rid}")
+        expect(page.locator("#timeline .lane")).to_have_count(6)
+        assert page.locator("#timeline .lane .name").all_inner_texts() == [
+            "each[0]", "each[1]", "each[2]", "each", "shaky · attempt 1", "shaky · attempt 2"]
+        assert page.locator("#timeline .bar.retry").count() == 1  # the failed attempt kept
+        assert page.locator("#timeline .bar.failed").count() == 1  # the last one, caught
+        expect(page.locator("#graph .node.taken")).to_have_count(3)  # each, shaky, end
+        SHOTS.mkdir(exist_ok=True)
+        page.locator("#timeline").screenshot(path=str(SHOTS / "timeline.png"))
+
+
 def test_a_live_run_advances_without_reload(ui_root: Path, page: Any) -> None:
     # The server and the page are up before the run starts, so the page sees it early: each
     # of its three steps sleeps 2 s, and the page must show the later ones arrive.
@@ -188,7 +202,7 @@ def test_the_project_page_shows_workflows_deployments_lock_and_catalog(ui_root: 
     with serving(ui_root) as url:
         page.goto(f"{url}project")
         page.locator("#check .result.ok").wait_for()
-        assert page.locator("[data-deployment]").count() == 4
+        assert page.locator("[data-deployment]").count() == 5
         assert page.locator("[data-workflow=approve] .graph .node").count() == 4
         page.locator("[data-capability='std.echo']").wait_for()
 

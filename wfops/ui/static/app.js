@@ -70,12 +70,23 @@ function timeEl(stamp) {
                       text: when.toLocaleString() });
 }
 
+// A stamp in milliseconds, keeping the store's microseconds (Date keeps whole milliseconds).
+function ms(stamp) {
+  const frac = /\.(\d+)Z$/.exec(stamp);
+  const whole = Date.parse(stamp.replace(/\.\d+Z$/, "Z"));
+  return whole + (frac ? Number(`0.${frac[1]}`) * 1000 : 0);
+}
+
 function duration(a, b) {
   if (!a || !b) return "";
-  const ms = new Date(b) - new Date(a);
-  if (ms < 10) return `${ms.toFixed(1)} ms`;
-  if (ms < 10000) return `${Math.round(ms)} ms`;
-  return `${(ms / 1000).toFixed(1)} s`;
+  return showMs(ms(b) - ms(a));
+}
+
+function showMs(value) {
+  if (value < 1) return `${value.toFixed(2)} ms`;
+  if (value < 10) return `${value.toFixed(1)} ms`;
+  if (value < 10000) return `${Math.round(value)} ms`;
+  return `${(value / 1000).toFixed(1)} s`;
 }
 
 function badge(status) { return el("span", { class: `badge ${status}`, text: status }); }
@@ -394,10 +405,10 @@ function forkForm(run, act) {
 // attempt; bars on one time axis from the run's first start to its last end.
 function renderTimeline(box, entries, run) {
   if (!entries.length) { box.replaceChildren(el("p", { class: "muted", text: "No step yet." })); return; }
-  const t = (s) => new Date(s).getTime();
-  const start = Math.min(...entries.map((e) => t(e.started_at)));
-  const end = Math.max(...entries.map((e) => t(e.ended_at)), start + 1);
-  const span = end - start;
+  const t = ms;
+  let start = Infinity, end = -Infinity;
+  for (const e of entries) { start = Math.min(start, t(e.started_at)); end = Math.max(end, t(e.ended_at)); }
+  const total = Math.max(end - start, 0.001);
   const lanes = new Map();
   for (const e of entries) {
     const key = e.attempt > 1 || e.kind === "retry" ? `${e.step} · attempt ${e.attempt}` : e.step;
@@ -405,14 +416,13 @@ function renderTimeline(box, entries, run) {
     lanes.get(key).push(e);
   }
   const rows = [el("div", { class: "axis", "aria-hidden": "true" },
-    el("span", { text: "0" }), el("span", { text: duration(new Date(start).toISOString(), new Date(start + span / 2).toISOString()) }),
-    el("span", { text: duration(new Date(start).toISOString(), new Date(end).toISOString()) }))];
+    el("span", { text: "0" }), el("span", { text: showMs(total / 2) }), el("span", { text: showMs(total) }))];
   for (const [key, items] of lanes) {
     const track = el("div", { class: "track" });
     for (const e of items) {
       const kind = e.kind === "retry" ? "retry" : e.error ? "failed" : e.kind === "interrupt" ? "interrupt" : "";
-      const left = ((t(e.started_at) - start) / span) * 100;
-      const width = Math.max(((t(e.ended_at) - t(e.started_at)) / span) * 100, 0);
+      const left = Math.min(((t(e.started_at) - start) / total) * 100, 99.5);  // a bar at the very end stays seen
+      const width = Math.max(((t(e.ended_at) - t(e.started_at)) / total) * 100, 0);
       const bar = el("div", { class: `bar ${kind}`, "data-seq": e.seq,
         title: `#${e.seq} ${e.step} [${e.kind}] ${e.error ? "error: " + e.error.message : e.outcome || ""} (${duration(e.started_at, e.ended_at)})` });
       bar.style.left = `${left}%`;
