@@ -127,6 +127,21 @@ FILES = {
             next: end
         """,
     "deployments/lanes.local.yaml": "name: lanes.local\nworkflow: lanes\ninput: {items: [a, b, c]}\n",
+    "workflows/secretive.yaml": """
+        name: secretive
+        description: Echo a secret (the store keeps it masked).
+        state:
+          said: {type: object}
+        output:
+          said: $state.said
+        steps:
+          - id: say
+            uses: std.echo
+            with: {value: {token: $secret.UI_TEST_TOKEN}}
+            save: state.said
+            next: end
+        """,
+    "deployments/secretive.local.yaml": "name: secretive.local\nworkflow: secretive\nsecrets: [UI_TEST_TOKEN]\n",
     "deployments/echo.local.yaml": "name: echo.local\nworkflow: echo\ninput: {text: hello}\n",
     "deployments/slow.local.yaml": "name: slow.local\nworkflow: slow\ninput: {seconds: 0.01}\n",
     "deployments/approve.local.yaml": "name: approve.local\nworkflow: approve\ninput: {change: ship it}\n",

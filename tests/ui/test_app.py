@@ -174,8 +174,8 @@ def test_actions_go_through_the_core_api(root: Path) -> None:
 def test_the_project_reads_its_workflows_deployments_lock_and_catalog(root: Path) -> None:
     app = app_for(root)
     project = call(app, "GET", "/api/project").json()
-    assert [w["name"] for w in project["workflows"]] == ["approve", "boom", "echo", "lanes", "slow"]
-    assert [d["workflow"] for d in project["deployments"]] == ["approve", "boom", "echo", "lanes", "slow"]
+    assert [w["name"] for w in project["workflows"]] == ["approve", "boom", "echo", "lanes", "secretive", "slow"]
+    assert [d["workflow"] for d in project["deployments"]] == ["approve", "boom", "echo", "lanes", "secretive", "slow"]
     assert project["deployments"][0]["executor"] == "local"
     assert call(app, "GET", "/api/project/check").json() == {"ok": True, "diagnostics": []}
     refs = [c["ref"] for c in call(app, "GET", "/api/project/capabilities").json()["capabilities"]]
@@ -194,3 +194,13 @@ def test_wfops_ui_refuses_a_host_without_a_token_and_a_port_in_use(root: Path) -
         busy = run_cli("ui", "--port", str(port), cwd=root)
     assert busy.code == 2 and f"cannot listen on 127.0.0.1:{port}" in busy.stderr
     assert busy.stdout == ""  # the address line is printed only once it listens
+
+
+def test_secrets_show_masked(root: Path) -> None:
+    secret = "hunter2-correct-horse-battery"
+    assert run_cli("run", "secretive.local", cwd=root, env={"UI_TEST_TOKEN": secret}).code == 0
+    app = app_for(root)
+    rid = call(app, "GET", "/api/runs?deployment=secretive.local").json()["runs"][0]["run_id"]
+    bodies = [call(app, "GET", f"/api/runs/{rid}{tail}").body.decode() for tail in ("", "/trace", "/graph")]
+    assert all(secret not in body for body in bodies)
+    assert json.loads(bodies[0])["output"] == {"said": {"value": {"token": "***"}}}

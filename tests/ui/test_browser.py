@@ -121,6 +121,7 @@ def test_an_interrupt_answered_through_the_form_resumes_the_run(ui_root: Path, p
         page.goto(f"{url}runs/{waiting}")
         page.locator("#answer-form").wait_for()
         assert page.locator("#answer-form button").all_inner_texts() == ["approved", "rejected"]
+        expect(page.locator("#graph .node.current")).to_have_attribute("data-step", "ask")
         page.fill("#answer-comment", "looks fine")
         SHOTS.mkdir(exist_ok=True)
         page.screenshot(path=str(SHOTS / "interrupt.png"), full_page=True)
@@ -202,7 +203,7 @@ def test_the_project_page_shows_workflows_deployments_lock_and_catalog(ui_root: 
     with serving(ui_root) as url:
         page.goto(f"{url}project")
         page.locator("#check .result.ok").wait_for()
-        assert page.locator("[data-deployment]").count() == 5
+        assert page.locator("[data-deployment]").count() == 6
         assert page.locator("[data-workflow=approve] .graph .node").count() == 4
         page.locator("[data-capability='std.echo']").wait_for()
 

@@ -209,8 +209,19 @@ async function runPage() {
   const state = { entries: [], run: null, timer: null, actionsFor: null };
 
   async function refresh() {
-    let run;
-    try { run = await getJSON(`/api/runs/${encodeURIComponent(runId)}`); } catch (err) { fail(err); return; }
+    clearTimeout(state.timer);
+    try {
+      await update();
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 404) { fail(err); return; }
+      // The server restarted or the network dropped: say so, and try again a little later.
+      live.textContent = `⚠ ${err.message}; retrying`;
+      state.timer = setTimeout(refresh, POLL_MS * 3);
+    }
+  }
+
+  async function update() {
+    const run = await getJSON(`/api/runs/${encodeURIComponent(runId)}`);
     state.run = run;
     renderHead(head, run);
     renderValues(values, run);
@@ -226,7 +237,6 @@ async function runPage() {
     }
     const moving = run.status === "running" && !run.orphaned;
     live.textContent = moving ? "● live" : "";
-    clearTimeout(state.timer);
     if (moving) state.timer = setTimeout(refresh, POLL_MS);
   }
 
