@@ -29,8 +29,11 @@ def _absent(why: str) -> None:
     pytest.skip(why)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
+    """Module-scoped, not session-scoped: while Playwright's sync API is open, this thread
+    has a running event loop, and `Project.run` refuses to be called from one; so the
+    browser must be gone before another module's tests run here."""
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:

@@ -21,7 +21,8 @@ from tests.harness import WFOPS, process_env, wait_for
 from tests.ui.conftest import SHOTS, run_id, serving, wfops
 from wfops.api import Project
 
-pytestmark = pytest.mark.slow
+# One worker runs them all, one after another: one browser start for the module.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("browser")]
 
 
 def test_the_runs_list_filters_and_counts(ui_root: Path, page: Any) -> None:
