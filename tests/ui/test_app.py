@@ -204,3 +204,14 @@ def test_secrets_show_masked(root: Path) -> None:
     bodies = [call(app, "GET", f"/api/runs/{rid}{tail}").body.decode() for tail in ("", "/trace", "/graph")]
     assert all(secret not in body for body in bodies)
     assert json.loads(bodies[0])["output"] == {"said": {"value": {"token": "***"}}}
+
+
+def test_a_huge_run_value_is_folded_until_asked_for(root: Path) -> None:
+    assert run_cli("run", "echo.local", "-i", "blob=" + "z" * 40_000, cwd=root).code == 0
+    app = app_for(root)
+    rid = call(app, "GET", "/api/runs?deployment=echo.local").json()["runs"][0]["run_id"]
+    run = call(app, "GET", f"/api/runs/{rid}").json()
+    assert run["output"]["$folded"] == "/output" and run["input"]["$folded"] == "/input"
+    assert run["state"]["$folded"] == "/state"
+    whole = call(app, "GET", f"/api/runs/{rid}/value?pointer=/output").json()["value"]
+    assert whole["said"]["value"]["blob"] == "z" * 40_000

@@ -25,11 +25,13 @@ if TYPE_CHECKING:
     from wfops.loader.project import Project as LoadedProject
     from wfops.model.objects import Workflow
 
-__all__ = ["FOLD_BYTES", "RunsPage", "folded_entry", "graph_view", "overview", "utc_stamp"]
+__all__ = ["FOLD_BYTES", "RUN_FOLD_BYTES", "RunsPage", "fold", "folded_entry", "graph_view", "overview", "utc_stamp"]
 
 #: Values larger than this (bytes of JSON) are sent folded: a preview and the JSON Pointer
 #: that `Project.run_value` answers with the whole value.
 FOLD_BYTES = 2048
+#: The run's own input, output and state are shown open up to this size.
+RUN_FOLD_BYTES = 32_768
 PREVIEW_CHARS = 160
 
 
@@ -91,17 +93,18 @@ def folded_entry(entry: TraceEntry) -> dict[str, Any]:
     found = entry.to_dict()
     base = f"/trace/{entry.seq}"
     for key in ("input", "output"):
-        found[key] = _fold(found[key], f"{base}/{key}")
+        found[key] = fold(found[key], f"{base}/{key}")
     found["state_changes"] = [
-        {**change, "value": _fold(change.get("value"), f"{base}/state_changes/{i}/value")}
+        {**change, "value": fold(change.get("value"), f"{base}/state_changes/{i}/value")}
         for i, change in enumerate(found["state_changes"] or [])]
     return found
 
 
-def _fold(value: Any, pointer: str) -> Any:
+def fold(value: Any, pointer: str, limit: int = FOLD_BYTES) -> Any:
+    """`value`, or when its JSON is over `limit` bytes, `{"$folded": pointer, "bytes", "preview"}`."""
     if value is None or isinstance(value, bool | int | float):
         return value
-    size = json_size_over(value, FOLD_BYTES)
+    size = json_size_over(value, limit)
     if size is None:
         return value
     import json  # deferred: only a large value needs its preview text

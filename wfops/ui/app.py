@@ -23,6 +23,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from wfops.api import Project
+from wfops.api.browse import RUN_FOLD_BYTES, fold
 from wfops.crashlog import report_crash
 from wfops.daemon import in_daemon_thread
 from wfops.dburl import redact
@@ -103,6 +104,8 @@ class _View:
             found = run.to_dict()
             found.update(steps=run.steps, created_at=run.created_at, updated_at=run.updated_at,
                          orphaned=run.orphaned, read_only=self.options.read_only)
+            for key in ("input", "output", "state"):  # a huge value waits until it is asked for
+                found[key] = fold(found.get(key), f"/{key}", RUN_FOLD_BYTES)
             if run.interrupt is not None:  # what the answer form is built from
                 found["interrupt"] = {**found["interrupt"], "outcomes": list(run.interrupt.outcomes),
                                       "resume_schema": run.interrupt.resume_schema}

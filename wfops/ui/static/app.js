@@ -270,7 +270,7 @@ function renderHead(head, run) {
 }
 
 function renderValues(values, run) {
-  const box = (title, value, id) => el("div", { class: "panel", id }, el("h3", { text: title }), jsonBlock(value, title));
+  const box = (title, value, id) => el("div", { class: "panel", id }, el("h3", { text: title }), valueView(run.run_id, value));
   const parts = [box("Input", run.input, "run-input"), box("Output", run.output, "run-output")];
   if (run.error) parts.push(box("Error", run.error, "run-error"));
   if (run.interrupt) parts.push(box(`Waiting at ${run.interrupt.step}`, run.interrupt.request, "run-request"));
@@ -391,7 +391,8 @@ function forkForm(run, act) {
       step.append(el("option", { value: node.step, text: node.step }));
     }
   }).catch(() => {});
-  const input = el("textarea", { id: "fork-input", name: "input", text: pretty(run.input ?? {}) });
+  const folded = run.input && typeof run.input.$folded === "string";
+  const input = el("textarea", { id: "fork-input", name: "input", text: folded ? "{}" : pretty(run.input ?? {}) });
   form.append(el("label", { for: "fork-step", text: "From step " }), step,
               el("label", { for: "fork-input", text: "Input (JSON, laid over the run's input)" }), input,
               el("div", { class: "buttons" }, el("button", { type: "submit", id: "fork-submit", text: "Fork" })));
