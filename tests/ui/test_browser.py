@@ -37,6 +37,8 @@ def test_the_runs_list_filters_and_counts(ui_root: Path, page: Any) -> None:
         assert rows.count() == 5
         assert page.locator("[data-status=failed]").inner_text() == "failed: 1"
         assert page.locator("[data-status=completed]").inner_text() == "completed: 3"
+        SHOTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(SHOTS / "runs.png"))
         page.select_option("select[name=status]", "failed")
         page.click("button[type=submit]")
         expect(rows).to_have_count(1)
@@ -217,6 +219,8 @@ def test_the_project_page_shows_workflows_deployments_lock_and_catalog(ui_root: 
         assert page.locator("[data-deployment]").count() == 6
         assert page.locator("[data-workflow=approve] .graph .node").count() == 4
         page.locator("[data-capability='std.echo']").wait_for()
+        SHOTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(SHOTS / "project.png"))
 
 
 def test_the_pages_work_against_the_postgresql_store(ui_root: Path, page: Any, pg_url: str) -> None:
