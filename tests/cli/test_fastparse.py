@@ -69,6 +69,8 @@ PLAIN = [
     ["check", "--live", "--format", "json"],
     ["compile", "--out", "build"],
     ["schema", "--kind", "deployment"],
+    ["ui"],
+    ["ui", "--host", "0.0.0.0", "--port", "0", "--db", "x.db", "--read-only", "--open"],
     ["graph", "wf", "-f", "dot"],
     ["watch", "--run", "d"],
     ["mcp", "--db", "x.db"],

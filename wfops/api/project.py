@@ -43,6 +43,7 @@ if TYPE_CHECKING:  # types only: `validate` must not load the engine or the stor
     from wfops.api.approvals import ClientTrust, ClientWrites, Declaration
     from wfops.api.authoring import FileText, ProjectListing, Skeleton, WriteReport
     from wfops.api.cache import CacheEntry
+    from wfops.api.browse import RunsPage
     from wfops.api.catalog import Catalog
     from wfops.api.ci_schedule import ScheduleWorkflow
     from wfops.api.results import (
@@ -540,6 +541,71 @@ class Project:
         if stored is None:
             raise UnknownRunError(f"run {run_id!r} has no stored workflow artifact")
         return step_summary(record.snapshot, trace, load_artifact(stored[1]))
+
+    # -- what a browser shows (`wfops ui`) -----------------------------------------------
+    def find_runs(self, deployment: str | None = None, status: str | None = None, outcome: str | None = None,
+                  since: str | None = None, until: str | None = None, offset: int = 0,
+                  limit: int = 50) -> RunsPage:
+        """One page of the run history, newest first, filtered (each None matches any;
+        `since`/`until`: ISO 8601 times bounding when runs were created), with the counts
+        by status under the same filters."""
+        # deferred: the history page's helpers are off the validate cache-hit path (pre-commit)
+        from wfops.api.browse import RunsPage, utc_stamp
+        from wfops.api.runs import Run
+        from wfops.store.protocol import RunFilter
+
+        if status is not None and status not in STATUSES:
+            raise UsageError(f"status {status!r}: use one of {', '.join(STATUSES)}")
+        if offset < 0 or not 1 <= limit <= 1000:
+            raise InvalidArgument("offset must be >= 0 and limit between 1 and 1000", argument="limit")
+        filters = RunFilter(deployment, status, outcome, utc_stamp(since, "since"), utc_stamp(until, "until"))
+        if self._no_store_yet():
+            return RunsPage([], {}, 0, offset, limit)
+        with self._store() as store:
+            counts = store.count_runs(filters)
+            records = store.find_runs(filters, offset=offset, limit=limit)
+        total = counts.get(status, 0) if status is not None else sum(counts.values())
+        runs = [Run.of(r.snapshot, steps=r.steps, created_at=r.created_at, updated_at=r.updated_at,
+                       forked_from=_origin(r.meta)) for r in records]
+        return RunsPage(runs, counts, total, offset, limit)
+
+    def trace_view(self, run_id: str, from_seq: int | None = None, limit: int | None = None) -> list[dict[str, Any]]:
+        """`trace`, each entry as its JSON object with large values folded: `{"$folded": POINTER,
+        "bytes", "preview"}`, POINTER being what `run_value` answers with the whole value."""
+        # deferred: the browser's helpers are off the validate cache-hit path (pre-commit)
+        from wfops.api.browse import folded_entry
+
+        return [folded_entry(entry) for entry in self.trace(run_id, from_seq=from_seq, limit=limit)]
+
+    def run_graph(self, run_id: str) -> dict[str, Any]:
+        """The graph of the workflow a run ran (its stored artifact, not today's file): nodes,
+        edges, the top-level steps the run went through and the step it is at (if unfinished)."""
+        # deferred: off the validate cache-hit path (findings route) and `runs list`
+        from wfops.api.browse import graph_view
+        from wfops.compiler.artifact import load_artifact
+
+        with self._store(run_id) as store:
+            record = store.get_run(run_id)
+            entries: list[dict[str, Any]] = [{"step": e.step, "next": e.next} for e in store.trace(run_id)]
+            stored = store.run_workflows(run_id).get(record.snapshot.workflow)
+        if stored is None:
+            raise UnknownRunError(f"run {run_id!r} has no stored workflow artifact")
+        snapshot = record.snapshot
+        current = None
+        if snapshot.interrupt is not None:
+            current = snapshot.interrupt.step
+        elif snapshot.status == "running":
+            top = [e for e in entries if "/" not in str(e["step"]) and "[" not in str(e["step"])]
+            current = (top[-1]["next"] if top else None) or None
+        return graph_view(load_artifact(stored[1]), entries, snapshot.status, current)
+
+    def overview(self) -> dict[str, Any]:
+        """The project's workflows (description, input schema, graph) and deployments
+        (workflow, bindings, input, secrets' names, executor)."""
+        # deferred: the browser's helpers are off the validate cache-hit path (pre-commit)
+        from wfops.api.browse import overview
+
+        return overview(load_project(self.root))
 
     # -- capabilities and graphs ---------------------------------------------------------
     def capabilities(self, source: str | None = None) -> Capabilities:

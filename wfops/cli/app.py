@@ -277,6 +277,17 @@ def mcp(project: Project = None, db: Db = None,
     return _verb("mcp_cmd", project=project, db=db, allow_client_sources=allow_client_sources)
 
 
+@app.command()
+def ui(host: Annotated[str, typer.Option("--host", help="Address to listen on; other than loopback needs $WFOPS_UI_TOKEN.")] = "127.0.0.1",
+       port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port (0: any free one).")] = 8765,
+       db: Db = None,
+       read_only: Annotated[bool, typer.Option("--read-only", help="Show runs; refuse every action.")] = False,
+       open: Annotated[bool, typer.Option("--open", help="Open the address in a browser.")] = False,
+       project: Project = None) -> VerbCall:
+    """Serve runs, traces, graphs and the project to a browser (loopback by default)."""
+    return _verb("ui_cmd", project=project, db=db, host=host, port=port, read_only=read_only, open_browser=open)
+
+
 @sources_app.command("list")
 def sources_list(json: Json = False, project: Project = None) -> VerbCall:
     """Sources an MCP client wrote that wait for a person's approval."""

@@ -274,6 +274,17 @@ TABLE: dict[str, Any] = {
         ],
         'verb': {'module': 'test_cmd', 'function': 'run', 'args': [{'kwarg': 'paths', 'param': 'paths', 'absent': []}, {'kwarg': 'pattern', 'param': 'pattern', 'absent': None}, {'kwarg': 'format', 'param': 'format', 'absent': 'text'}, {'kwarg': 'output', 'param': 'output', 'absent': None}, {'kwarg': 'project', 'param': 'project', 'absent': None}, {'kwarg': 'no_cache', 'param': 'no_cache', 'absent': False}]},
     },
+    'ui': {
+        'params': [
+            {'kind': 'option', 'name': 'host', 'opts': ['--host'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'str', 'min': None, 'max': None},
+            {'kind': 'option', 'name': 'port', 'opts': ['--port'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'int', 'min': 0, 'max': 65535},
+            {'kind': 'option', 'name': 'db', 'opts': ['--db'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'str', 'min': None, 'max': None},
+            {'kind': 'option', 'name': 'read_only', 'opts': ['--read-only'], 'secondary': [], 'flag': True, 'multiple': False, 'required': False, 'type': 'bool', 'min': None, 'max': None},
+            {'kind': 'option', 'name': 'open', 'opts': ['--open'], 'secondary': [], 'flag': True, 'multiple': False, 'required': False, 'type': 'bool', 'min': None, 'max': None},
+            {'kind': 'option', 'name': 'project', 'opts': ['--project'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'str', 'min': None, 'max': None},
+        ],
+        'verb': {'module': 'ui_cmd', 'function': 'run', 'args': [{'kwarg': 'project', 'param': 'project', 'absent': None}, {'kwarg': 'db', 'param': 'db', 'absent': None}, {'kwarg': 'host', 'param': 'host', 'absent': '127.0.0.1'}, {'kwarg': 'port', 'param': 'port', 'absent': 8765}, {'kwarg': 'read_only', 'param': 'read_only', 'absent': False}, {'kwarg': 'open_browser', 'param': 'open', 'absent': False}]},
+    },
     'validate': {
         'params': [
             {'kind': 'argument', 'name': 'paths', 'nargs': -1, 'required': False, 'type': 'str', 'min': None, 'max': None},

@@ -22,7 +22,7 @@ from wfops.canonical import canonical_json
 from wfops.engine.types import RunSnapshot, TraceEntry
 from wfops.errors import InvalidArgument, StoreError, UnknownRunError
 from wfops.store.cache import CacheStore, attach_hits
-from wfops.store.protocol import FINISHED, RunRecord, Slot, SlotRecord, SlotTaken
+from wfops.store.protocol import FINISHED, RunFilter, RunRecord, Slot, SlotRecord, SlotTaken
 from wfops.store.queries import Dialect, Queries, clamp
 from wfops.store.rows import (
     LARGE_OUTPUT,
@@ -347,6 +347,47 @@ class SqlStore(CacheStore, ABC):
         with self._errors("read a run's slot"):
             row = self.conn.execute(f"{_SLOTS} WHERE s.run_id = {self._q.dialect.param}", (run_id,)).fetchone()
         return None if row is None else _slot_record(row)
+
+    def find_runs(self, filters: RunFilter, *, offset: int = 0, limit: int = 50) -> list[RunRecord]:
+        """One page of the runs `filters` match, newest first (`offset` runs skipped)."""
+        clause, args = self._where(filters)
+        param = self._q.dialect.param
+        with self._errors("list runs"):
+            # The page's ids first, from an index alone: the skipped runs of a deep page are
+            # never read, nor the per-run subqueries of the full row evaluated for them.
+            ids = [row[0] for row in self.conn.execute(
+                f"SELECT r.id FROM runs r {clause} {self._q.list_runs_order} OFFSET {param}",
+                (*args, clamp(limit), clamp(max(0, offset)))).fetchall()]
+            if not ids:
+                return []
+            rows = self.conn.execute(f"{self._q.select_runs} WHERE r.id IN ({','.join([param] * len(ids))})",
+                                     ids).fetchall()
+        found = {row[0]: row for row in rows}
+        return [self._record(found[run_id]) for run_id in ids if run_id in found]
+
+    def count_runs(self, filters: RunFilter) -> dict[str, int]:
+        """How many runs `filters` match, by status (the status filter itself left out, so a
+        page can say how many runs each status would show)."""
+        clause, args = self._where(replace(filters, status=None))
+        with self._errors("count runs"):
+            rows = self.conn.execute(f"SELECT r.status, count(*) FROM runs r {clause} GROUP BY r.status", args).fetchall()
+        return {str(status): int(n) for status, n in rows}
+
+    def _where(self, filters: RunFilter) -> tuple[str, list[Any]]:
+        param = self._q.dialect.param
+        where, args = [], []
+        for column, value in (("r.deployment", filters.deployment), ("r.status", filters.status),
+                              ("r.outcome", filters.outcome)):
+            if value is not None:
+                where.append(f"{column} = {param}")
+                args.append(value)
+        if filters.since is not None:
+            where.append(f"r.created_at >= {param}")
+            args.append(filters.since)
+        if filters.until is not None:
+            where.append(f"r.created_at < {param}")
+            args.append(filters.until)
+        return (f"WHERE {' AND '.join(where)}" if where else ""), args
 
     def _record(self, row: Any) -> RunRecord:
         """The run record, its output whole again (see `shared_output`)."""

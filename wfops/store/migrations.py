@@ -158,6 +158,15 @@ CREATE INDEX schedule_slots_by_run ON schedule_slots (run_id);
 """
 
 
+# v7: the run history page (`wfops ui`) filters by deployment or status and pages newest first:
+# an index per filter, ending in the creation time, serves a page without sorting the runs.
+_V7 = """
+CREATE INDEX runs_by_deployment ON runs (deployment, created_at);
+DROP INDEX runs_by_status;
+CREATE INDEX runs_by_status ON runs (status, created_at);
+"""
+
+
 @dataclass(frozen=True)
 class Migration:
     version: int
@@ -173,7 +182,7 @@ class Migration:
 
 
 MIGRATIONS: list[Migration] = [Migration(1, _V1), Migration(2, _V2), Migration(3, _V3), Migration(4, _V4),
-                               Migration(5, _V5), Migration(6, _V6)]
+                               Migration(5, _V5), Migration(6, _V6), Migration(7, _V7)]
 LATEST = MIGRATIONS[-1].version
 
 

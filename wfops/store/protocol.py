@@ -56,6 +56,18 @@ class SlotTaken(Exception):
         self.slot = slot
 
 
+@dataclass(frozen=True, slots=True)
+class RunFilter:
+    """Which runs a history page shows; None matches any. `since`/`until`: UTC stamps
+    (the store's own form) bounding `created_at`, `until` excluded."""
+
+    deployment: str | None = None
+    status: str | None = None
+    outcome: str | None = None
+    since: str | None = None
+    until: str | None = None
+
+
 class Store(Protocol):
     """A durable home for artifacts, runs and their traces.
 
@@ -91,6 +103,12 @@ class Store(Protocol):
 
     def slot_of(self, run_id: str) -> SlotRecord | None:
         """The slot that started a run, or None for a run no schedule started."""
+
+    def find_runs(self, filters: RunFilter, *, offset: int = 0, limit: int = 50) -> list[RunRecord]:
+        """One page of the runs `filters` match, newest first."""
+
+    def count_runs(self, filters: RunFilter) -> dict[str, int]:
+        """Status -> how many runs match `filters` (its status left out)."""
 
     def trace(self, run_id: str, *, from_seq: int | None = None,
               limit: int | None = None) -> list[TraceEntry]:
