@@ -42,8 +42,8 @@ from wfops.sources.modules import forget_project_modules
 if TYPE_CHECKING:  # types only: `validate` must not load the engine or the store
     from wfops.api.approvals import ClientTrust, ClientWrites, Declaration
     from wfops.api.authoring import FileText, ProjectListing, Skeleton, WriteReport
-    from wfops.api.cache import CacheEntry
     from wfops.api.browse import RunsPage
+    from wfops.api.cache import CacheEntry
     from wfops.api.catalog import Catalog
     from wfops.api.ci_schedule import ScheduleWorkflow
     from wfops.api.results import (
