@@ -271,10 +271,12 @@ class Project:
         return Run.of(result.snapshot, warnings=list(result.warnings))
 
     def resume(self, run_id: str, outcome: str | None = None, payload: Any = None, *,
-               on_step: OnStep | None = None, executor: str | None = None) -> Run:
+               on_step: OnStep | None = None, executor: str | None = None,
+               on_start: Callable[[str], None] | None = None) -> Run:
         """Continue an interrupted run (answering it with `outcome` and `payload`), a crashed or
         cancelled one, or redrive a failed one from the step that failed.
-        `executor`: as for `run`; by default the one the run was started with."""
+        `executor`: as for `run`; by default the one the run was started with. `on_start`: as
+        for `run`, told the run id once the resume passed its checks and the run is driven."""
         # deferred: wfops.runner is not needed on the validate cache-hit path (pre-commit)
         from wfops.api.runs import Run
         from wfops.runner import ResumeOptions, resume_run
@@ -284,14 +286,15 @@ class Project:
         with self._for_client("resuming the run"):
             result = _drive(resume_run(ResumeOptions(run_id, outcome=outcome, payload=payload,
                                                      project=self._root, db=self.db_path, on_step=on_step,
-                                                     executor=executor)))
+                                                     executor=executor, on_start=on_start)))
         return Run.of(result.snapshot, warnings=list(result.warnings))
 
     def fork(self, run_id: str, from_step: str, input: Mapping[str, Any] | None = None, *,  # noqa: A002 - the contract's word
-             on_step: OnStep | None = None) -> Run:
+             on_step: OnStep | None = None, on_start: Callable[[str], None] | None = None) -> Run:
         """Start a new run of `run_id`'s artifacts from the state it had just before it first
         ran top-level step `from_step`, its input overlaid with `input`, and drive it like
-        `run`. The original run is not changed; the new one records `forked_from`."""
+        `run` (`on_start` is told the new run's id). The original run is not changed; the new
+        one records `forked_from`."""
         # deferred: wfops.runner is not needed on the validate cache-hit path (pre-commit)
         from wfops.api.runs import Run
         from wfops.runner import ForkOptions, fork_run
@@ -301,7 +304,7 @@ class Project:
         self._fresh()
         with self._for_client("the forked run"):
             result = _drive(fork_run(ForkOptions(run_id, from_step, input=given, project=self._root,
-                                                 db=self.db_path, on_step=on_step)))
+                                                 db=self.db_path, on_step=on_step, on_start=on_start)))
         return Run.of(result.snapshot, warnings=list(result.warnings),
                       forked_from={"run_id": run_id, "step": from_step})
 

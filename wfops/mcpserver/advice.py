@@ -9,11 +9,13 @@ resume; a failed run is redriven by resume_run once its cause is fixed.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from wfops.api.approvals import APPROVE_COMMAND
 from wfops.diagnostics import Diagnostic
+from wfops.exits import for_run
 from wfops.mcpserver.models import NextAction
 
 LOCK_CODES = {"stale-lock", "contract-unknown", "capability-drift", "capability-missing"}
@@ -81,45 +83,118 @@ def after_write(diagnostics: Iterable[Diagnostic], written: bool, path: str,
         act("compile", "snapshot capability contracts and write wfops.lock"), *runs_of(deployments)])
 
 
-def after_run(run: Any) -> list[NextAction]:
-    """From a RunOut: answer an interrupt, follow a running run, read a finished one."""
+#: How long the advised wait_run/resume_run/fork_run calls wait (seconds).
+WAIT = 30
+
+
+@dataclass(frozen=True)
+class RunState:
+    """One row of the run-state table: what a run in this state is, as every run result says it."""
+
+    done: bool                # no process drives it on: waiting longer changes nothing
+    exit_code: int | None     # what `wfops run`/`resume` exits with for it (None: it has not ended)
+    ok: bool                  # false only for a failed run (the call itself went well)
+    advise: Callable[[Any], list[NextAction]]
+
+
+def _running(run: Any) -> list[NextAction]:
+    return [act("wait_run", "wait for it to finish or stop at an interrupt", run_id=run.run_id, timeout=WAIT),
+            act("read_trace", "the steps it has committed so far", run_id=run.run_id)]
+
+
+def _orphaned(run: Any) -> list[NextAction]:
+    return [act("resume_run", "no process drives this run any more: continue it from its last committed "
+                              "step", run_id=run.run_id, wait=WAIT),
+            act("read_trace", "see what it did before its process died", run_id=run.run_id)]
+
+
+def _interrupted(run: Any) -> list[NextAction]:
     rid = run.run_id
-    if run.status == "interrupted" and run.interrupt is not None:
-        outcomes = list(run.interrupt.outcomes)
-        schema = run.interrupt.resume_schema
-        payload = f" with a payload matching {json.dumps(schema, sort_keys=True)}" if schema else ""
-        return [act("resume_run", f"answer the interrupt: outcome one of {outcomes}{payload}",
-                    run_id=rid, outcome=outcomes[0] if outcomes else None),
-                act("show_run", "see the request again", run_id=rid)]
-    if run.status == "failed":
-        step = (run.error or {}).get("step")
-        where = f" (it failed at step {step!r})" if step else ""
-        return [act("read_trace", f"see each step's input and error{where}", run_id=rid),
-                act("resume_run", "once the cause is fixed: redrive it from the failed step (its "
-                                  "committed steps are not run again)", run_id=rid)]
-    if run.status == "running":
-        return [act("wait_run", "wait for it to finish or stop at an interrupt", run_id=rid, timeout=30),
-                act("show_run", "its status now (orphaned: no process drives it; resume_run it)", run_id=rid)]
-    if run.status == "cancelled":
-        return [act("resume_run", "continue it from its last committed step", run_id=rid),
-                act("read_trace", "see what it did", run_id=rid)]
-    return [act("read_trace", "see every step (the run is complete: nothing to resume)", run_id=rid)]
+    interrupt = run.interrupt
+    if interrupt is None:
+        return [act("show_run", "see the open interrupt", run_id=rid)]
+    outcomes = list(interrupt.outcomes)
+    payload = skeleton(interrupt.resume_schema) if interrupt.resume_schema else None
+    marked = " and replace each `<...>` placeholder in payload" if payload is not None else ""
+    others = f" (or another outcome of {outcomes})" if len(outcomes) > 1 else ""
+    return [act("resume_run", f"answer the interrupt at step {interrupt.step!r}: pick the outcome{others}"
+                              f"{marked}", run_id=rid, outcome=outcomes[0] if outcomes else None,
+                payload=payload, wait=WAIT),
+            act("show_run", "see the request again", run_id=rid)]
+
+
+def _failed(run: Any) -> list[NextAction]:
+    step = (run.error or {}).get("step")
+    where = f" (it failed at step {step!r})" if step else ""
+    return [act("read_trace", f"see each step's input and error{where}", run_id=run.run_id),
+            act("resume_run", "once the cause is fixed: redrive it from the failed step (its committed "
+                              "steps are not run again)", run_id=run.run_id, wait=WAIT)]
+
+
+def _cancelled(run: Any) -> list[NextAction]:
+    return [act("resume_run", "continue it from its last committed step", run_id=run.run_id, wait=WAIT),
+            act("read_trace", "see what it did", run_id=run.run_id)]
+
+
+def _completed(run: Any) -> list[NextAction]:
+    return [act("read_trace", "see every step (the run is complete: nothing to resume; fork_run one of "
+                              "its steps to run again from there with a new input)", run_id=run.run_id)]
+
+
+#: The one table of run states: every run result's `done`, `exit_code`, `ok` and advice.
+STATES: dict[str, RunState] = {
+    "running": RunState(False, None, True, _running),
+    "orphaned": RunState(True, for_run("running"), True, _orphaned),
+    "interrupted": RunState(True, for_run("interrupted"), True, _interrupted),
+    "failed": RunState(True, for_run("failed"), False, _failed),
+    "cancelled": RunState(True, for_run("cancelled"), True, _cancelled),
+    "completed": RunState(True, for_run("completed"), True, _completed),
+}
+
+
+def after_run(run: Any) -> list[NextAction]:
+    """From a RunOut: what its state advises."""
+    return STATES[run.state].advise(run)
 
 
 def after_start(run: Any) -> list[NextAction]:
     """After start_run: the run may already have moved on (an interrupt reached before the
-    answer went out), so wait_run comes first whatever the status (it returns at once when
-    the run is done), then what the status itself advises."""
+    answer went out), so wait_run comes first whatever the state (it returns at once when
+    the run is done), then what the state itself advises."""
     follow = after_run(run)
     if any(a.tool == "wait_run" for a in follow):
         return follow
-    return [act("wait_run", "follow it until it finishes or stops at an interrupt", run_id=run.run_id, timeout=30),
-            *follow]
+    return [act("wait_run", "follow it until it finishes or stops at an interrupt", run_id=run.run_id,
+                timeout=WAIT), *follow]
 
 
-def after_orphan(run: Any) -> list[NextAction]:
-    return [act("resume_run", "no process drives this run any more: continue it from its last "
-                              "committed step", run_id=run.run_id)]
+def after_refused_resume(run: Any, first_step: str | None) -> list[NextAction]:
+    """A resume that was refused: what the run's state advises instead (a completed run is forked)."""
+    if run.state == "completed" and first_step is not None:
+        return [act("fork_run", "a completed run is not resumed: fork it from a step (the steps before it "
+                                "are not run again; pass input to change it)", run_id=run.run_id,
+                    from_step=first_step, input={}, wait=WAIT),
+                *_completed(run)]
+    return [a for a in after_run(run) if a.tool != "resume_run"] or _completed(run)
+
+
+def skeleton(schema: Any, name: str = "value") -> Any:
+    """A value that fits `schema` as far as its required keys go: strings are `<name>` placeholders
+    (the caller replaces them), other scalars their zero, enums their first member."""
+    if not isinstance(schema, dict):
+        return f"<{name}>"
+    if "const" in schema:
+        return schema["const"]
+    if schema.get("enum"):
+        return schema["enum"][0]
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), None)
+    if kind == "object" or (kind is None and "properties" in schema):
+        props = schema.get("properties") or {}
+        return {key: skeleton(props.get(key), key) for key in schema.get("required") or []}
+    zero: dict[str, Any] = {"integer": 0, "number": 0, "boolean": False, "array": [], "null": None}
+    return zero.get(str(kind), f"<{name}>") if kind != "string" else f"<{name}>"
 
 
 def awaiting_approval(sources: list[str]) -> str:

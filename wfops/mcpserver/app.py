@@ -45,7 +45,7 @@ from wfops.api.scaffold import SCHEMA_KINDS, schema
 from wfops.crashlog import report_crash
 from wfops.daemon import in_daemon_thread
 from wfops.errors import InvalidArgument, RefusedError, WfopsError
-from wfops.exits import for_error, for_run
+from wfops.exits import for_error
 from wfops.mcpserver import advice, bounded
 from wfops.mcpserver import operations as ops
 from wfops.mcpserver.models import (
@@ -91,6 +91,7 @@ MAX_CALL_SECONDS = 86_400.0
 Asker = Callable[[SourcesAwaitApproval], Awaitable[bool]]
 E = TypeVar("E", bound=Envelope)
 
+Wait = Annotated[float, Field(ge=0, le=3600, description="Seconds to wait for the run to stop (0: return at once).")]
 MaxChars = Annotated[int, Field(ge=bounded.MIN_MAX_CHARS, le=bounded.MAX_MAX_CHARS,
                                 description="Size limit of this result as JSON text; values cut to fit "
                                             "are listed in `cuts` with the call that gets them whole.")]
@@ -346,18 +347,26 @@ def build_server(project: Project, *, allow_client_sources: bool = False) -> Any
             deployment: Annotated[str, Field(description="The deployment's `name`.")],
             input: Annotated[dict[str, Any] | None,  # noqa: A002 - the contract's word
                              Field(description="Run input, merged over the deployment's defaults.")] = None,
+            wait: Wait = 0,
             max_chars: MaxChars = DEFAULT,
             answer: Approval = NOT_ASKED,
     ) -> Annotated[CallToolResult, RunResult]:
-        """Start a deployment's run and return its run_id at once (once it passed its checks and is
-        stored); it goes on in the server while every other tool keeps answering. Follow it with
-        wait_run, show_run and read_trace."""
+        """Start a deployment's run once it passed its checks and is stored; it goes on in the
+        server while every other tool keeps answering. Returns at once (wait 0) or after up to
+        wait seconds. Follow it with wait_run, show_run and read_trace."""
         def begin() -> RunResult:
-            run_id = board.start(deployment, dict(input or {}))
-            run = run_out(project.get_run(run_id))
-            return RunResult(ok=True, run=run, exit_code=None, next_actions=advice.after_start(run))
+            return _driven(board.start(deployment, lambda on_start: project.run(
+                deployment, dict(input or {}), on_start=on_start)), wait, first=True)
         return await _guard(RunResult, {}, max_chars, _run_locate(None), begin, exclusive=False, name="start_run",
-                            ask=approval.asker(answer))
+                            ask=approval.asker(answer), own_thread=wait > 0)
+
+    def _driven(run_id: str, wait: float, *, first: bool = False) -> RunResult:
+        """A run the board drives, after at most `wait` seconds."""
+        got, _done, crash = board.wait(run_id, wait)
+        run = run_out(got)
+        if isinstance(crash, WfopsError) and run.state in ("running", "orphaned", "interrupted"):
+            raise crash  # the drive ended on a known error (e.g. an outcome the interrupt lacks)
+        return ops.run_result(run, next_actions=advice.after_start(run)) if first else ops.run_result(run)
 
     @app.tool(title="Wait for a run", annotations=READ)
     async def wait_run(
@@ -367,15 +376,8 @@ def build_server(project: Project, *, allow_client_sources: bool = False) -> Any
     ) -> Annotated[CallToolResult, RunResult]:
         """Wait until the run completes, fails or stops at an interrupt, or the timeout passes
         (done: false). A run whose process died is reported at once (resume_run it)."""
-        def wait() -> RunResult:
-            got, done, crash = board.wait(run_id, timeout)
-            run = run_out(got)
-            if crash is not None and isinstance(crash, WfopsError) and run.status == "running":
-                raise crash
-            steps = advice.after_orphan(run) if done and run.status == "running" else advice.after_run(run)
-            return RunResult(ok=run.status != "failed", run=run, exit_code=for_run(run.status) if done else None,
-                             done=done, next_actions=steps)
-        return await _guard(RunResult, {}, max_chars, _run_locate(run_id), wait, exclusive=False, name="wait_run")
+        return await _guard(RunResult, {}, max_chars, _run_locate(run_id), _driven, run_id, timeout,
+                            exclusive=False, name="wait_run")
 
     @app.tool(title="Run a deployment (blocking)", annotations=ACT)
     async def run_deployment(
@@ -401,28 +403,46 @@ def build_server(project: Project, *, allow_client_sources: bool = False) -> Any
             outcome: Annotated[str | None, Field(description="The outcome that answers the open "
                                                              "interrupt (see run.interrupt.outcomes).")] = None,
             payload: Annotated[Any, Field(description="The interrupt's answer (its resume_schema).")] = None,
+            wait: Wait = 30,
             max_chars: MaxChars = DEFAULT,
             ctx: Context | None = None,
             answer: Approval = NOT_ASKED,
     ) -> Annotated[CallToolResult, RunResult]:
         """Continue an interrupted run (answering it), one whose process died (from its last
         committed step), or a failed or cancelled one (redriving its failed step with a new
-        attempt, the same idempotency key); blocks until it ends or stops again."""
+        attempt, the same idempotency key). Returns after at most wait seconds (done: false
+        while it goes on: wait_run follows it)."""
         progress = _progress(ctx)
 
         def resume() -> RunResult:
-            # The core API has no start signal for a resume: its first committed step is one.
-            def first_step(ready: Callable[[], None]) -> RunResult:
-                def on_step(entry: Any) -> None:
-                    ready()
-                    if progress is not None:
-                        progress(entry)
-                return ops.resume_run(project, run_id, outcome, payload, on_step)
-            return _released_when_ready(first_step)
+            return _driven(board.start(run_id, lambda on_start: project.resume(
+                run_id, outcome, payload, on_step=progress, on_start=on_start)), wait)
         return await _guard(RunResult, {}, max_chars, _run_locate(run_id), resume, exclusive=False,
-                            name="resume_run", ask=approval.asker(answer), own_thread=True, refused=[
-                                advice.act("show_run", "see the run's status: a completed run has "
-                                                       "nothing to resume", run_id=run_id)])
+                            name="resume_run", ask=approval.asker(answer), own_thread=True,
+                            refused=lambda: ops.refused_resume(project, run_id))
+
+    @app.tool(title="Fork a run", annotations=ACT)
+    async def fork_run(
+            run_id: Annotated[str, Field(description="The run to fork (it is not changed).")],
+            from_step: Annotated[str, Field(description="A top-level step id: the new run starts from the "
+                                                        "state just before the run first ran it.")],
+            input: Annotated[dict[str, Any] | None,  # noqa: A002 - the contract's word
+                             Field(description="Keys overlaid on the original run's input.")] = None,
+            wait: Wait = 30,
+            max_chars: MaxChars = DEFAULT,
+            ctx: Context | None = None,
+            answer: Approval = NOT_ASKED,
+    ) -> Annotated[CallToolResult, RunResult]:
+        """A new run of the same stored workflow from one of its steps, with a changed input:
+        the steps before from_step are not run again. Its run object names the original in
+        forked_from. Returns after at most wait seconds, like start_run."""
+        progress = _progress(ctx)
+
+        def fork() -> RunResult:
+            return _driven(board.start(run_id, lambda on_start: project.fork(
+                run_id, from_step, dict(input or {}), on_step=progress, on_start=on_start)), wait)
+        return await _guard(RunResult, {}, max_chars, _run_locate(None), fork, exclusive=False,
+                            name="fork_run", ask=approval.asker(answer), own_thread=True)
 
     @app.tool(title="Cancel a run", annotations=STOP)
     async def cancel_run(
@@ -629,7 +649,7 @@ def _trace_locate(run_id: str) -> bounded.Locate:
 
 async def _guard(result: type[Envelope], required: dict[str, Any], max_chars: int, locate: Any,
                  fn: Callable[..., Envelope], *args: Any, exclusive: bool = True, name: str | None = None,
-                 refused: list[NextAction] | None = None, ask: Asker | None = None,
+                 refused: Callable[[], list[NextAction]] | None = None, ask: Asker | None = None,
                  own_thread: bool = False) -> CallToolResult:
     """Run `fn(*args)` off the request loop and shape its result or error. `ask`: how to ask
     the client's user to approve held sources (then `fn` runs once more). `own_thread`: a call
@@ -724,7 +744,7 @@ def _error_result(error: ErrorOut) -> CallToolResult:
 
 
 def _failure(result: type[Envelope], required: dict[str, Any], exc: Exception, tool: str,
-             refused: list[NextAction] | None = None) -> Envelope:
+             refused: Callable[[], list[NextAction]] | None = None) -> Envelope:
     """A known error as the tool's result (`refused`: the advice when a refusal has no findings)."""
     fields = result.model_fields
     base = {k: v for k, v in required.items() if k in fields}
@@ -734,7 +754,7 @@ def _failure(result: type[Envelope], required: dict[str, Any], exc: Exception, t
         return result(ok=False, error=_error(exc), next_actions=advice.after_unapproved(exc, tool), **base)
     if isinstance(exc, RefusedError):
         found = list(exc.diagnostics)
-        steps = refused if refused and not found else advice.after_refusal(found, tool)
+        steps = refused() if refused is not None and not found else advice.after_refusal(found, tool)
         return result(ok=False, error=_error(exc), diagnostics=[DiagnosticOut.of(d) for d in found],
                       next_actions=steps, **base)
     if isinstance(exc, WfopsError):

@@ -10,8 +10,7 @@ import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from wfops.errors import InvalidArgument
-from wfops.exits import for_run
+from wfops.errors import InvalidArgument, WfopsError
 from wfops.mcpserver import advice, bounded
 from wfops.mcpserver.models import (
     CallResult,
@@ -25,10 +24,12 @@ from wfops.mcpserver.models import (
     ErrorOut,
     FileResult,
     GraphResult,
+    NextAction,
     ProjectDeploymentOut,
     ProjectResult,
     ProjectSourceOut,
     ProjectWorkflowOut,
+    RunOut,
     RunResult,
     RunsResult,
     SkeletonResult,
@@ -133,50 +134,61 @@ def call_capability(project: Project, ref: str, payload: Any, timeout: float | N
                    name=ref.partition(".")[2].replace("_", "-") or "flow")])
 
 
+def run_result(run: RunOut, **extra: Any) -> RunResult:
+    """Every run result: `ok`, `done`, `exit_code` and the advice all from the run-state table."""
+    row = advice.STATES[run.state]
+    extra.setdefault("next_actions", row.advise(run))
+    return RunResult(ok=row.ok, run=run, done=row.done, exit_code=row.exit_code, **extra)
+
+
 def run_deployment(project: Project, deployment: str, run_input: dict[str, Any],
                    on_step: OnStep | None = None, on_start: Callable[[str], None] | None = None) -> RunResult:
     return _run_result(project.run(deployment, run_input, on_step=on_step, on_start=on_start))
-
-
-def resume_run(project: Project, run_id: str, outcome: str | None, payload: Any,
-               on_step: OnStep | None = None) -> RunResult:
-    return _run_result(project.resume(run_id, outcome, payload, on_step=on_step))
 
 
 def cancel_run(project: Project, run_id: str) -> RunResult:
     """Stop a run: at once when nobody drives it, else at its driver's next step boundary
     (wait_run then reports `cancelled`). Its state is kept: resume_run continues it."""
     run = run_out(project.cancel(run_id))
-    if run.status == "cancelled":
-        return RunResult(ok=True, run=run, exit_code=for_run(run.status), next_actions=advice.after_run(run))
-    return RunResult(ok=True, run=run, exit_code=None, next_actions=[
+    if run.state != "running":
+        return run_result(run)
+    return run_result(run, next_actions=[
         advice.act("wait_run", "its driver stops it at the next step boundary; wait for `cancelled`",
-                   run_id=run_id, timeout=30)])
+                   run_id=run_id, timeout=advice.WAIT)])
 
 
 def _run_result(result: Run) -> RunResult:
-    run = run_out(result)
-    return RunResult(ok=run.status in ("completed", "interrupted"), run=run, exit_code=for_run(run.status),
-                     diagnostics=_diagnostics(result.warnings), next_actions=advice.after_run(run))
+    """A run a blocking call returned: no process drives it on."""
+    return run_result(run_out(result, driven=False), diagnostics=_diagnostics(result.warnings))
+
+
+def refused_resume(project: Project, run_id: str) -> list[NextAction]:
+    """The advice when a resume is refused without findings: what the run's state says."""
+    try:
+        run = run_out(project.get_run(run_id))
+        first = project.trace(run_id, limit=1)
+    except WfopsError:
+        return [advice.act("list_runs", "see the stored runs and their run_id")]
+    return advice.after_refused_resume(run, first[0].step if first else None)
 
 
 def show_run(project: Project, run_id: str, value: str | None = None, offset: int = 0,
              max_chars: int = bounded.DEFAULT_MAX_CHARS) -> RunResult:
-    got = project.get_run(run_id)
-    run = run_out(got)
-    steps = advice.after_orphan(run) if got.orphaned else advice.after_run(run)
+    run = run_out(project.get_run(run_id))
     if value is None:
-        return RunResult(ok=run.status != "failed", run=run, exit_code=for_run(run.status), next_actions=steps)
+        return run_result(run)
     text = json.dumps(project.run_value(run_id, value), ensure_ascii=False, sort_keys=True)
     if offset < 0 or offset > len(text):
         raise InvalidArgument(f"offset {offset} is outside the value ({len(text)} characters)", argument="offset")
     chunk, next_offset = bounded.page(text, offset, max_chars)
+    steps = advice.after_run(run)
     if next_offset is not None:
         steps = [advice.act("show_run", "the next page of the value", run_id=run_id, value=value,
                             offset=next_offset, max_chars=max_chars)]
-    return RunResult(ok=True, exit_code=for_run(run.status), next_actions=steps,
-                     value=ValueOut(pointer=value, text=chunk, offset=offset, total_chars=len(text),
-                                    next_offset=next_offset))
+    result = run_result(run, next_actions=steps, value=ValueOut(
+        pointer=value, text=chunk, offset=offset, total_chars=len(text), next_offset=next_offset))
+    result.run = None  # the page is the answer: the run object would only crowd it
+    return result
 
 
 def list_runs(project: Project, deployment: str | None, status: str | None, limit: int) -> RunsResult:
