@@ -38,6 +38,7 @@ from wfops.loader.project import (
     WORKFLOWS_DIR,
     load_project,
 )
+from wfops.loader.testfiles import TESTS_DIR
 from wfops.model.workflow import NAME_PATTERN
 
 FileKind = Literal["workflow", "deployment", "sources", "test", "python", "lock", "yaml"]
@@ -167,11 +168,14 @@ def readable(root: Path, path: str) -> tuple[Path, str, FileKind]:
 def writable(root: Path, path: str) -> tuple[Path, str, Kind]:
     resolved = inside_project(root, path)
     rel = relative_name(root, resolved)
-    kind = file_kind(rel)
-    if kind not in ("workflow", "deployment", "sources"):
+    found = file_kind(rel)
+    kind: Kind | None = "wftest" if found == "test" and rel.startswith(TESTS_DIR + "/") else \
+        found if found in ("workflow", "deployment", "sources") else None
+    if kind is None:
         raise UsageError(f"path {path}: only a workflow (workflows/NAME.yaml), a deployment "
-                         "(deployments/NAME.yaml) or sources.yaml can be written",
-                         hint="python sources and tests are edited outside wfops")
+                         "(deployments/NAME.yaml), sources.yaml or a workflow test "
+                         "(tests/**/NAME.wftest.yaml) can be written",
+                         hint="python sources are edited outside wfops")
     if resolved.exists() and not resolved.is_file():
         raise UsageError(f"path {path} is not a file")
     return resolved, rel, kind

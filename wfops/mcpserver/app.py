@@ -46,7 +46,7 @@ from wfops.crashlog import report_crash
 from wfops.daemon import in_daemon_thread
 from wfops.errors import InvalidArgument, RefusedError, WfopsError
 from wfops.exits import for_error
-from wfops.mcpserver import advice, bounded
+from wfops.mcpserver import advice, bounded, schemas
 from wfops.mcpserver import operations as ops
 from wfops.mcpserver.models import (
     CallResult,
@@ -74,13 +74,23 @@ from wfops.mcpserver.runs import Board
 from wfops.redact import masked
 from wfops.report.trace import describe
 
+#: Every tool's result model: the `wfops://schemas/results` resource documents them.
+RESULT_MODELS: list[type[BaseModel]] = [
+    CallResult, CapabilitiesResult, CapabilityResult, CheckResult, CompileResult, FileResult, GraphResult,
+    ProjectResult, RunResult, RunsResult, SkeletonResult, TestsResult, TraceResult, ValidateResult,
+    WriteResult]
+
 INSTRUCTIONS = """\
 wfops: declarative workflows in git, authored, run and repaired through these tools.
 Loop: list_project -> read_file -> patch_workflow / write_file (validated before anything is
 written) -> compile (writes wfops.lock) -> start_run -> wait_run / show_run / read_trace;
 an interrupted run waits for resume_run. Every result has ok, error, diagnostics (each with
 a hint), next_actions ({tool, arguments, reason}: call them as given) and next_steps (text).
-Results are bounded by max_chars; cut values are listed in `cuts` with the call that gets them."""
+Results are bounded by max_chars; cut values are listed in `cuts` with the call that gets them.
+Output schemas list each tool's own fields after this envelope; the shapes they name (RunOut,
+DiagnosticOut, NextAction, ...) are defined in the resource wfops://schemas/results.
+ok is false when the call failed (error says why; isError) or when the run it returns failed
+(run.state failed, run.error says where; not isError: the call itself worked)."""
 
 # Loading a project imports its python sources (sys.modules is process-wide) and
 # compile writes wfops.lock: one project operation at a time. Store reads skip this,
@@ -93,8 +103,7 @@ E = TypeVar("E", bound=Envelope)
 
 Wait = Annotated[float, Field(ge=0, le=3600, description="Seconds to wait for the run to stop (0: return at once).")]
 MaxChars = Annotated[int, Field(ge=bounded.MIN_MAX_CHARS, le=bounded.MAX_MAX_CHARS,
-                                description="Size limit of this result as JSON text; values cut to fit "
-                                            "are listed in `cuts` with the call that gets them whole.")]
+                                description="Result size limit (JSON chars); see cuts.")]
 DEFAULT = bounded.DEFAULT_MAX_CHARS
 
 READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
@@ -130,6 +139,13 @@ class _Server(MCPServer):
     """Refuses unknown and ill-typed arguments in the documented error shape, naming the argument."""
 
     approval: _Approval | None = None  # what the `_ask_approval` resolver asks with
+
+    async def list_tools(self) -> list[Any]:
+        # Each result's shared shapes are named, not repeated (schemas.compact): the list stays small.
+        return [tool.model_copy(update={"output_schema": schemas.compact(tool.output_schema),
+                                        "input_schema": schemas.slim_input(tool.input_schema),
+                                        "description": schemas.one_paragraph(tool.description or "")})
+                for tool in await super().list_tools()]
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         tool = self._tool_manager.get_tool(name)
@@ -588,6 +604,9 @@ def _approval_question(held: list[Declaration]) -> str:
 # -- resources (the file schemas are package data; the docs exist in a source checkout) ----------------------------------------------------------------------------------
 
 def _resources(app: Any) -> None:
+    app.resource(schemas.RESULTS_URI, name="tool result shapes", mime_type="application/schema+json",
+                 description="JSON Schema of every tool's result and the shapes they share (RunOut, "
+                             "DiagnosticOut, NextAction, ...).")(_results_schema)
     for kind in SCHEMA_KINDS:
         app.resource(f"wfops://schemas/{kind}", name=f"{kind} schema", mime_type="application/schema+json",
                      description=f"JSON Schema of a {kind} file.")(_schema_reader(schema, kind))
@@ -595,6 +614,10 @@ def _resources(app: Any) -> None:
     for doc in sorted(docs.glob("*.md")) if docs.is_dir() else []:
         app.resource(f"wfops://docs/{doc.stem}", name=f"docs: {doc.stem}", mime_type="text/markdown",
                      description=f"wfops documentation: {doc.stem}")(_doc_reader(doc))
+
+
+def _results_schema() -> str:
+    return schemas.results_schema(RESULT_MODELS)
 
 
 def _schema_reader(schema: Callable[[str], str], kind: str) -> Callable[[], str]:
