@@ -51,6 +51,7 @@ if TYPE_CHECKING:  # types only: `validate` must not load the engine or the stor
         CopyReport,
         Run,
     )
+    from wfops.api.scaffold_test import TestSkeleton
     from wfops.engine.types import TraceEntry
     from wfops.store.protocol import Store
     from wfops.testing.results import TestReport
@@ -226,6 +227,27 @@ class Project:
         import wfops.api.authoring as authoring
 
         return authoring.new_workflow(self.root, info, name, write=write)
+
+    def new_test(self, workflow: str, *, write: bool = False) -> TestSkeleton:
+        """A workflow test file for `workflow` to start from: one case where every call and
+        interrupt answers its first outcome, and one per other outcome of each step, mocked
+        from the capabilities' contracts; written to tests/WORKFLOW.wftest.yaml if `write`."""
+        # deferred: scaffolding is off the record-hit path (a run)
+        from wfops.api.scaffold_test import TestSkeleton, test_text
+        from wfops.loader.project import load_project
+
+        loaded = load_project(self.root)
+        if workflow not in loaded.workflows:
+            raise UsageError(f"unknown workflow {workflow!r}",
+                             hint="workflows: " + (", ".join(sorted(loaded.workflows)) or "none"))
+        runs_it = [d.model for d in loaded.deployments.values() if d.model.workflow_name == workflow]
+        bindings = dict(runs_it[0].bindings) if len(runs_it) == 1 else {}
+        workflows = {name: item.model for name, item in loaded.workflows.items()}
+        text = test_text(workflows, workflow, bindings, self.capability)
+        path = f"tests/{workflow}.wftest.yaml"
+        found = self.validate(text=text, kind="wftest", path=path).diagnostics
+        report = self.write_file(path, text) if write else None
+        return TestSkeleton(workflow, path, text, found, report)
 
     # -- sources an MCP client wrote ------------------------------------------------------
     def sources_awaiting_approval(self) -> list[Declaration]:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from wfops.api.approvals import APPROVE_COMMAND
+from wfops.api.scaffold_test import fitting
 from wfops.diagnostics import Diagnostic
 from wfops.exits import for_run
 from wfops.mcpserver.models import NextAction
@@ -61,9 +62,15 @@ def runs_of(deployments: list[str], limit: int = 3) -> list[NextAction]:
     return [act("start_run", f"run {name}", deployment=name) for name in deployments[:limit]]
 
 
-def after_validate(diagnostics: Iterable[Diagnostic], deployments: list[str]) -> list[NextAction]:
-    return after_findings(diagnostics, clean=[
-        act("compile", "snapshot capability contracts and write wfops.lock"), *runs_of(deployments)])
+def after_clean(stale: bool, deployments: list[str]) -> list[NextAction]:
+    """A clean project: compile only when the lock is out of date (check would fail), else run."""
+    if stale:
+        return [act("compile", "the lock is out of date: snapshot capability contracts and write wfops.lock")]
+    return runs_of(deployments)
+
+
+def after_validate(diagnostics: Iterable[Diagnostic], deployments: list[str], stale: bool) -> list[NextAction]:
+    return after_findings(diagnostics, clean=after_clean(stale, deployments))
 
 
 def after_compile(deployments: list[str]) -> list[NextAction]:
@@ -75,12 +82,13 @@ def after_check(diagnostics: Iterable[Diagnostic], deployments: list[str]) -> li
 
 
 def after_write(diagnostics: Iterable[Diagnostic], written: bool, path: str,
-                deployments: list[str]) -> list[NextAction]:
+                deployments: list[str], stale: bool) -> list[NextAction]:
     found = list(diagnostics)
     if not written:
         return after_findings(found, clean=[act("read_file", "read the file as it is", path=path)])
-    return after_findings(found, clean=[
-        act("compile", "snapshot capability contracts and write wfops.lock"), *runs_of(deployments)])
+    if path.endswith((".wftest.yaml", ".wftest.yml")):
+        return after_findings(found, clean=[act("run_tests", "run the test file", paths=[path])])
+    return after_findings(found, clean=after_clean(stale, deployments))
 
 
 #: How long the advised wait_run/resume_run/fork_run calls wait (seconds).
@@ -114,7 +122,7 @@ def _interrupted(run: Any) -> list[NextAction]:
     if interrupt is None:
         return [act("show_run", "see the open interrupt", run_id=rid)]
     outcomes = list(interrupt.outcomes)
-    payload = skeleton(interrupt.resume_schema) if interrupt.resume_schema else None
+    payload = fitting(interrupt.resume_schema, "payload") if interrupt.resume_schema else None
     marked = " and replace each `<...>` placeholder in payload" if payload is not None else ""
     others = f" (or another outcome of {outcomes})" if len(outcomes) > 1 else ""
     return [act("resume_run", f"answer the interrupt at step {interrupt.step!r}: pick the outcome{others}"
@@ -176,25 +184,6 @@ def after_refused_resume(run: Any, first_step: str | None) -> list[NextAction]:
                     from_step=first_step, input={}, wait=WAIT),
                 *_completed(run)]
     return [a for a in after_run(run) if a.tool != "resume_run"] or _completed(run)
-
-
-def skeleton(schema: Any, name: str = "value") -> Any:
-    """A value that fits `schema` as far as its required keys go: strings are `<name>` placeholders
-    (the caller replaces them), other scalars their zero, enums their first member."""
-    if not isinstance(schema, dict):
-        return f"<{name}>"
-    if "const" in schema:
-        return schema["const"]
-    if schema.get("enum"):
-        return schema["enum"][0]
-    kind = schema.get("type")
-    if isinstance(kind, list):
-        kind = next((k for k in kind if k != "null"), None)
-    if kind == "object" or (kind is None and "properties" in schema):
-        props = schema.get("properties") or {}
-        return {key: skeleton(props.get(key), key) for key in schema.get("required") or []}
-    zero: dict[str, Any] = {"integer": 0, "number": 0, "boolean": False, "array": [], "null": None}
-    return zero.get(str(kind), f"<{name}>") if kind != "string" else f"<{name}>"
 
 
 def awaiting_approval(sources: list[str]) -> str:

@@ -213,12 +213,13 @@ def build_server(project: Project, *, allow_client_sources: bool = False) -> Any
 
     @app.tool(title="Write a project file", annotations=WRITE_FILE)
     async def write_file(
-            path: Annotated[str, Field(description="workflows/NAME.yaml, deployments/NAME.yaml or sources.yaml.")],
+            path: Annotated[str, Field(description="workflows/NAME.yaml, deployments/NAME.yaml, sources.yaml "
+                                                   "or tests/**/NAME.wftest.yaml.")],
             text: Annotated[str, Field(description="The whole new YAML text.")],
             force: Annotated[bool, Field(description="Write even when the text adds errors.")] = False,
             max_chars: MaxChars = DEFAULT,
     ) -> Annotated[CallToolResult, WriteResult]:
-        """Create or replace a workflow, deployment or sources.yaml. The whole project is validated
+        """Create or replace a workflow, deployment, sources.yaml or workflow test. The whole project is validated
         with the text in place first; a text that adds errors is refused (the file untouched)
         with the diagnostics, unless force. Prefer patch_workflow for a focused edit."""
         return await _guard(WriteResult, {"path": path}, max_chars, None, ops.write_file, project, path, text,
@@ -226,7 +227,8 @@ def build_server(project: Project, *, allow_client_sources: bool = False) -> Any
 
     @app.tool(title="Patch a workflow or deployment", annotations=EDIT)
     async def patch_workflow(
-            path: Annotated[str, Field(description="workflows/NAME.yaml, deployments/NAME.yaml or sources.yaml.")],
+            path: Annotated[str, Field(description="workflows/NAME.yaml, deployments/NAME.yaml, sources.yaml "
+                                                   "or tests/**/NAME.wftest.yaml.")],
             patch: Annotated[list[dict[str, Any]], Field(description="RFC 6902 JSON Patch: ops add, remove, "
                                                                      "replace, move, copy, test; paths are JSON "
                                                                      "Pointers such as /steps/0/with/name or "
@@ -250,6 +252,19 @@ def build_server(project: Project, *, allow_client_sources: bool = False) -> Any
         input schema, every outcome routed. Returned as text; written only if write is true."""
         return await _guard(SkeletonResult, {"name": name}, max_chars, None, ops.new_workflow, project,
                             capability, name, write, ask=approval.asker(answer))
+
+    @app.tool(title="Scaffold a workflow test", annotations=CREATE)
+    async def new_test(
+            workflow: Annotated[str, Field(description="The workflow's name.")],
+            write: Annotated[bool, Field(description="Save it as tests/WORKFLOW.wftest.yaml.")] = False,
+            max_chars: MaxChars = DEFAULT,
+            answer: Approval = NOT_ASKED,
+    ) -> Annotated[CallToolResult, SkeletonResult]:
+        """A workflow test file to start from: one case where every call and interrupt answers its
+        first outcome, one per other outcome of each step, mocks fitting the capabilities'
+        contracts (wfops.lock's for MCP sources). Returned as text; written only if write."""
+        return await _guard(SkeletonResult, {"name": workflow}, max_chars, None, ops.new_test, project, workflow,
+                            write, ask=approval.asker(answer))
 
     # -- catalog and checks ---------------------------------------------------------------------
 
@@ -283,7 +298,7 @@ def build_server(project: Project, *, allow_client_sources: bool = False) -> Any
                                                                  "relative to the project root (default: "
                                                                  "the whole project).")] = None,
             text: Annotated[str | None, Field(description="YAML text to check instead of files.")] = None,
-            kind: Annotated[Literal["workflow", "deployment", "sources"] | None,
+            kind: Annotated[Literal["workflow", "deployment", "sources", "wftest"] | None,
                             Field(description="What `text` is (required with text).")] = None,
             path: Annotated[str | None, Field(description="The project file `text` is meant for, e.g. "
                                                           "workflows/x.yaml (it replaces that file).")] = None,

@@ -262,6 +262,7 @@ class TestsResult(Envelope):
     failed: int = 0
     errors: int = 0
     cases: list[CaseOut] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list, description="e.g. that no test case was found.")
 
 
 class GraphResult(Envelope):

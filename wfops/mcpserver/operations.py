@@ -58,16 +58,27 @@ def validate_files(project: Project, paths: list[str]) -> ValidateResult:
     """As `wfops validate PATHS`, with paths relative to the project root (and inside it)."""
     report = project.validate(paths)
     return ValidateResult(ok=report.ok, diagnostics=_diagnostics(report.diagnostics), checked=report.checked,
-                          next_actions=advice.after_validate(report.diagnostics, project.deployments()))
+                          next_actions=advice.after_validate(report.diagnostics, project.deployments(),
+                                                             report.ok and lock_stale(project)))
+
+
+def lock_stale(project: Project) -> bool:
+    """Whether `check` would fail on the lock (so compile is the next step, not a run)."""
+    return any(d.is_error and d.code in advice.LOCK_CODES for d in project.check().diagnostics)
 
 
 def validate_text(project: Project, text: str, kind: str | None, path: str | None) -> ValidateResult:
     report = project.validate(text=text, kind=kind, path=path)
-    steps = advice.after_validate(report.diagnostics, project.deployments())
+    steps = [a for a in advice.after_validate(report.diagnostics, project.deployments(), False)
+             if a.tool != "start_run"]  # the text is not saved: no run sees it yet
+    for action in steps:
+        if action.tool == "validate" and not action.arguments:  # validate {} would check the files, not the text
+            action.arguments = {"text": "<the fixed text>", "kind": kind, **({"path": path} if path else {})}
     if report.ok:
-        target = path or ("sources.yaml" if kind == "sources" else f"{kind}s/<name>.yaml")
-        steps.insert(0, advice.act("write_file", f"save the text as {target} (pass the same text)",
-                                   path=target))
+        target = path or {"sources": "sources.yaml", "wftest": "tests/<name>.wftest.yaml"}.get(
+            str(kind), f"{kind}s/<name>.yaml")
+        named = " (name the file: replace <name>)" if "<name>" in target else ""
+        steps.insert(0, advice.act("write_file", f"save the text as {target}{named}", path=target, text=text))
     return ValidateResult(ok=report.ok, diagnostics=_diagnostics(report.diagnostics), checked=report.checked,
                           static_checks=report.static_checks, next_actions=steps)
 
@@ -76,7 +87,7 @@ def compile_lock(project: Project) -> CompileResult:
     report = project.compile()
     if not report.written:
         return CompileResult(ok=False, diagnostics=_diagnostics(report.diagnostics),
-                             next_actions=advice.after_validate(report.diagnostics, report.deployments))
+                             next_actions=advice.after_validate(report.diagnostics, report.deployments, False))
     return CompileResult(ok=True, lock=report.lock, changed=report.changed, changes=report.changes,
                          workflows=report.workflows, diagnostics=_diagnostics(report.diagnostics),
                          next_actions=advice.after_compile(report.deployments))
@@ -87,6 +98,8 @@ def run_tests(project: Project, paths: list[str], pattern: str | None) -> TestsR
     report = project.test(paths, pattern)
     cases = [CaseOut(name=c.name, file=c.file, line=c.line, workflow=c.workflow, status=c.status,
                      message=c.message, diff=c.diff) for c in report.cases]
+    if not report.cases and report.ok:
+        return _no_tests(project, paths, report)
     steps = ([] if report.ok else
              [advice.act("run_tests", "fix the test files (see diagnostics), then run the tests again")]
              if report.invalid else
@@ -94,6 +107,43 @@ def run_tests(project: Project, paths: list[str], pattern: str | None) -> TestsR
                                       "then run the tests again")])
     return TestsResult(ok=report.ok, diagnostics=_diagnostics(report.diagnostics), passed=report.count("passed"),
                        failed=report.count("failed"), errors=report.count("error"), cases=cases, next_actions=steps)
+
+
+def _no_tests(project: Project, paths: list[str], report: Any) -> TestsResult:
+    """Zero cases is not a pass: say so, and how to write the first test."""
+    where = ", ".join(paths) if paths else "tests/"
+    workflows = [w.name for w in project.list_project().workflows][:3]
+    steps = [advice.act("new_test", f"a test file for {name} to start from (one case per outcome, mocks from "
+                                    "the contracts)", workflow=name) for name in workflows]
+    steps.append(advice.act("write_file", "or write one yourself: tests/NAME.wftest.yaml (schema: resource "
+                                          "wfops://schemas/wftest)", path="tests/NAME.wftest.yaml",
+                            text=TEST_TEMPLATE))
+    return TestsResult(ok=True, diagnostics=_diagnostics(report.diagnostics), next_actions=steps,
+                       notes=[f"no test case was found under {where}: nothing was tested (test files are "
+                              "tests/**/*.wftest.yaml)"])
+
+
+#: The smallest test file, for an agent that writes its own (the `<...>` parts are its to fill).
+TEST_TEMPLATE = """workflow: <workflow name>
+cases:
+  - name: <what this case shows>
+    input: {}
+    mocks: {}
+    expect: {status: completed}
+"""
+
+
+def new_test(project: Project, workflow: str, write: bool) -> SkeletonResult:
+    made = project.new_test(workflow, write=write)
+    written = made.written is not None and made.written.written
+    found = made.written.diagnostics if made.written is not None else made.diagnostics
+    steps = [advice.act("run_tests", "see what each case does now, then write it down in its expect",
+                        paths=[made.path])] if written else \
+        [advice.act("write_file", "save it (or call new_test with write=true)", path=made.path,
+                    text="<the text above>")]
+    return SkeletonResult(ok=not any(d.is_error for d in found), name=workflow, path=made.path, text=made.text,
+                          written=written, diagnostics=_diagnostics([d for d in found if d.file == made.path]),
+                          next_actions=steps)
 
 
 def check(project: Project, live: bool) -> CheckResult:
@@ -262,8 +312,9 @@ def patch_workflow(project: Project, path: str, patch: Any) -> WriteResult:
 
 
 def _write_result(project: Project, report: Any, *, echo: bool) -> WriteResult:
-    steps = advice.after_write(report.diagnostics, report.written or report.unchanged, report.path,
-                               project.deployments())
+    done = report.written or report.unchanged
+    steps = advice.after_write(report.diagnostics, done, report.path, project.deployments(),
+                               done and not report.added and lock_stale(project))
     if not report.written and report.added:
         steps.append(advice.act("write_file", "write it anyway, errors and all (force)", path=report.path,
                                 text="<the same text>", force=True))

@@ -18,6 +18,7 @@ TOOLS: dict[str, tuple[str, ...]] = {
     "write_file": ("write_file",),
     "patch_file": ("patch_workflow",),
     "new_workflow": ("new_workflow",),
+    "new_test": ("new_test",),
     "run": ("start_run", "run_deployment"),
     "resume": ("resume_run",),
     "fork": ("fork_run",),
