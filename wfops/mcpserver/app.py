@@ -35,6 +35,7 @@ from mcp.server.mcpserver import (
     Resolve,
 )
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.stdio import stdio_server
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError
 
@@ -46,7 +47,7 @@ from wfops.crashlog import report_crash
 from wfops.daemon import in_daemon_thread
 from wfops.errors import InvalidArgument, RefusedError, WfopsError
 from wfops.exits import for_error
-from wfops.mcpserver import advice, bounded, schemas
+from wfops.mcpserver import advice, bounded, schemas, wire
 from wfops.mcpserver import operations as ops
 from wfops.mcpserver.models import (
     CallResult,
@@ -139,6 +140,14 @@ class _Server(MCPServer):
     """Refuses unknown and ill-typed arguments in the documented error shape, naming the argument."""
 
     approval: _Approval | None = None  # what the `_ask_approval` resolver asks with
+
+    async def run_stdio_async(self) -> None:
+        # Every line gets an answer: the wire guard answers what the SDK's reader would drop.
+        stdin = wire.GuardedStdin(wire.claim_stdin())
+        async with stdio_server(stdin=stdin) as (read_stream, write_stream):  # type: ignore[arg-type]
+            stdin.replies = write_stream
+            low = self._lowlevel_server
+            await low.run(read_stream, write_stream, low.create_initialization_options())
 
     async def list_tools(self) -> list[Any]:
         # Each result's shared shapes are named, not repeated (schemas.compact): the list stays small.
