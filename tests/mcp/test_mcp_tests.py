@@ -26,8 +26,8 @@ cases:
 def drive(root: Path, script: Any) -> None:
     async def main() -> None:
         async with Client(build_server(Project(root))) as client:
-            async def call(name: str, **args: Any) -> dict[str, Any]:
-                result = await client.call_tool(name, args)
+            async def call(tool: str, /, **args: Any) -> dict[str, Any]:
+                result = await client.call_tool(tool, args)
                 data = result.structured_content
                 assert data is not None, result.content
                 assert result.is_error == (data["error"] is not None), result.content
@@ -53,7 +53,7 @@ def test_a_test_file_is_scaffolded_validated_written_patched_and_run(tmp_path: P
         assert made["ok"] is True and made["written"] is True and made["path"] == "tests/ask.wftest.yaml"
         assert '"question": {"outcome": "approved", "payload": {"by": "<by>"}}' in made["text"]
         assert "question answers rejected" in made["text"]
-        ran = await call(**{"name": "run_tests", **made["next_actions"][0]["arguments"]})
+        ran = await call("run_tests", **made["next_actions"][0]["arguments"])
         assert (ran["passed"], ran["failed"], ran["errors"]) == (2, 0, 0), ran["cases"]
 
         # validate: unsaved test text, checked against the project (a step the workflow lacks)
@@ -68,7 +68,7 @@ def test_a_test_file_is_scaffolded_validated_written_patched_and_run(tmp_path: P
         assert refused["error"]["type"] == "WriteRefused" and not (root / "tests/hello.wftest.yaml").exists()
         wrote = await call("write_file", path="tests/sub/hello.wftest.yaml", text=CASE)
         assert wrote["written"] is True and wrote["next_actions"][0]["tool"] == "run_tests"
-        passed = await call(**{"name": "run_tests", **wrote["next_actions"][0]["arguments"]})
+        passed = await call("run_tests", **wrote["next_actions"][0]["arguments"])
         assert (passed["passed"], passed["failed"]) == (1, 0)
 
         # patch_workflow edits a test file too: a wrong expectation fails with its diff

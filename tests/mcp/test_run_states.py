@@ -57,8 +57,8 @@ def orphan(root: Path) -> str:
 def drive(root: Path, script: Any) -> None:
     async def main() -> None:
         async with Client(build_server(Project(root))) as client:
-            async def call(name: str, **args: Any) -> dict[str, Any]:
-                result = await client.call_tool(name, args)
+            async def call(tool: str, /, **args: Any) -> dict[str, Any]:
+                result = await client.call_tool(tool, args)
                 data = result.structured_content
                 assert data is not None, result.content
                 assert result.is_error == (data["error"] is not None), result.content
@@ -125,7 +125,7 @@ def test_a_completed_run_is_forked_from_a_step_with_a_new_input(root: Path) -> N
         assert refused["ok"] is False and refused["error"]["type"] == "RefusedError"
         fork = refused["next_actions"][0]
         assert fork["tool"] == "fork_run" and fork["arguments"]["run_id"] == rid
-        assert (await call(**{"name": fork["tool"], **fork["arguments"]}))["run"]["state"] == "completed"
+        assert (await call(fork["tool"], **fork["arguments"]))["run"]["state"] == "completed"
 
         # from its second step, with a new input: the first step is not run again
         forked = await call("fork_run", run_id=rid, from_step="shout", input={"who": "mars"})

@@ -344,18 +344,34 @@ def new_workflow(root: Path, capability: Any, name: str, *, write: bool = False)
     return Skeleton(name, path, text, capability.ref, mine, report)
 
 
+_SECRET = re.compile(r"token|password|passwd|passphrase|api[ _-]?key|secret|credential", re.IGNORECASE)
+
+
+def secret_inputs(schema: Any) -> dict[str, str]:
+    """The inputs of a capability's schema that hold a secret (by name or description), each with
+    the environment variable a deployment's `secrets:` would read it from (`api_key` -> API_KEY)."""
+    properties = (schema or {}).get("properties") or {}
+    found = {}
+    for key, prop in properties.items():
+        described = prop.get("description", "") if isinstance(prop, dict) else ""
+        if _SECRET.search(str(key)) or _SECRET.search(str(described)):
+            found[str(key)] = re.sub(r"[^A-Za-z0-9]+", "_", str(key)).strip("_").upper() or "SECRET"
+    return found
+
+
 def skeleton_text(name: str, capability: Any) -> str:
     schema = capability.input_schema or {}
     properties = schema.get("properties") or {}
+    secrets = secret_inputs(schema)
     required = [r for r in schema.get("required") or [] if isinstance(r, str)]
-    inputs = {key: properties.get(key, {}) for key in required}
+    inputs = {key: properties.get(key, {}) for key in required if key not in secrets}
     lines = ["# yaml-language-server: $schema=../.wfops-schemas/workflow.schema.json",
              f"name: {name}",
              "version: 1",
              f"description: {json.dumps(_first_line(capability.description) or 'Calls ' + capability.ref)}",
              "input:",
              "  type: object",
-             f"  required: {json.dumps(required)}",
+             f"  required: {json.dumps([k for k in required if k not in secrets])}",
              f"  properties: {json.dumps(inputs, sort_keys=True)}",
              "state:",
              "  result: {}",
@@ -364,7 +380,7 @@ def skeleton_text(name: str, capability: Any) -> str:
              "steps:",
              "  - id: call",
              f"    uses: {capability.ref}",
-             f"    with: {{{', '.join(f'{json.dumps(k)}: $input.{k}' for k in required)}}}",
+             f"    with: {{{', '.join(f'{json.dumps(k)}: {_bound(k, secrets)}' for k in required)}}}",
              "    save: state.result"]
     outcomes = list(capability.outcomes) or ["ok"]
     if outcomes == ["ok"]:
@@ -372,6 +388,11 @@ def skeleton_text(name: str, capability: Any) -> str:
     else:
         lines.append("    on: {" + ", ".join(f"{json.dumps(o)}: end" for o in outcomes) + "}")
     return "\n".join(lines) + "\n"
+
+
+def _bound(key: str, secrets: dict[str, str]) -> str:
+    # A secret is read from the environment when the step runs: run inputs are stored with the run.
+    return f"$secret.{secrets[key]}" if key in secrets else f"$input.{key}"
 
 
 def _first_line(text: str) -> str:

@@ -41,7 +41,7 @@ def after_findings(diagnostics: Iterable[Diagnostic], *, clean: list[NextAction]
     if not errors:
         return clean
     actions: list[NextAction] = []
-    others = [d for d in errors if d.code not in LOCK_CODES]
+    others = [d for d in errors if d.code not in LOCK_CODES and d.code != "secret-missing"]
     for file in sorted({d.file for d in others})[:3]:
         mine = [d for d in others if d.file == file]
         first = mine[0]
@@ -186,6 +186,15 @@ def after_refused_resume(run: Any, first_step: str | None) -> list[NextAction]:
     return [a for a in after_run(run) if a.tool != "resume_run"] or _completed(run)
 
 
+def secrets_note(secrets: dict[str, str]) -> str:
+    """How a secret input is passed: by reference, never by value (run inputs are stored)."""
+    listed = ", ".join(f"`{key}` (as $secret.{name})" for key, name in secrets.items())
+    return (f"secret inputs: {listed}. Never pass a secret's value as a run input or in a file: a workflow "
+            "binds it as $secret.NAME, the deployment lists NAME under `secrets:`, and the value is read "
+            "from the environment of the wfops server (set it in the `env` of the client's wfops server "
+            "entry); validate warns when it is missing there")
+
+
 def awaiting_approval(sources: list[str]) -> str:
     """What a write that left client-written sources held tells the agent to tell its person."""
     names = ", ".join(f"`{s}`" for s in sources)
@@ -219,5 +228,13 @@ def after_error(exc: Any) -> list[NextAction]:
 
 
 def after_refusal(diagnostics: Iterable[Diagnostic], tool: str) -> list[NextAction]:
-    """A run or resume that may not start: the findings say why."""
-    return after_findings(diagnostics, clean=[act("validate", f"check the project, then call {tool} again")])
+    """A run or resume that may not start: each finding's fix, the missing secrets' last (the
+    server must be restarted with them, then the same call made again)."""
+    found = list(diagnostics)
+    actions = after_findings(found, clean=[])
+    secrets = [d for d in found if d.code == "secret-missing" and d.deployment]
+    if secrets:
+        names = ", ".join(sorted({d.message.split(" needs the secret ")[-1].split(",")[0] for d in secrets}))
+        actions.append(act(tool, f"call it again once the server runs with {names} set ({secrets[0].hint})",
+                           deployment=secrets[0].deployment))
+    return actions or [act("list_project", f"see the project as it is, then call {tool} again")]

@@ -395,8 +395,12 @@ def build_server(project: Project, *, allow_client_sources: bool = False) -> Any
         server while every other tool keeps answering. Returns at once (wait 0) or after up to
         wait seconds. Follow it with wait_run, show_run and read_trace."""
         def begin() -> RunResult:
-            return _driven(board.start(deployment, lambda on_start: project.run(
-                deployment, dict(input or {}), on_start=on_start)), wait, first=True)
+            try:
+                run_id = board.start(deployment, lambda on_start: project.run(
+                    deployment, dict(input or {}), on_start=on_start))
+            except RefusedError as exc:
+                raise ops.every_blocker(project, deployment, exc) from None
+            return _driven(run_id, wait, first=True)
         return await _guard(RunResult, {}, max_chars, _run_locate(None), begin, exclusive=False, name="start_run",
                             ask=approval.asker(answer), own_thread=wait > 0)
 

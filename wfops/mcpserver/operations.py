@@ -7,10 +7,15 @@ run in worker threads: the API drives its own event loop for compile, checks and
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from wfops.errors import InvalidArgument, WfopsError
+from wfops.api.approvals import SourcesAwaitApproval
+from wfops.api.authoring import secret_inputs
+from wfops.api.blockers import missing_secrets
+from wfops.errors import InvalidArgument, RefusedError, WfopsError
 from wfops.mcpserver import advice, bounded
 from wfops.mcpserver.models import (
     CallResult,
@@ -57,7 +62,8 @@ def _diagnostics(found: list[Diagnostic]) -> list[DiagnosticOut]:
 def validate_files(project: Project, paths: list[str]) -> ValidateResult:
     """As `wfops validate PATHS`, with paths relative to the project root (and inside it)."""
     report = project.validate(paths)
-    return ValidateResult(ok=report.ok, diagnostics=_diagnostics(report.diagnostics), checked=report.checked,
+    found = [*report.diagnostics, *(missing_secrets(project.root) if not paths else [])]
+    return ValidateResult(ok=report.ok, diagnostics=_diagnostics(found), checked=report.checked,
                           next_actions=advice.after_validate(report.diagnostics, project.deployments(),
                                                              report.ok and lock_stale(project)))
 
@@ -170,10 +176,16 @@ def _capability(info: Any) -> CapabilityOut:
 
 def describe_capability(project: Project, ref: str) -> CapabilityResult:
     info = project.capability(ref)
+    secrets = secret_inputs(info.input_schema)
     example = {key: f"<{key}>" for key in (info.input_schema.get("required") or [])}
-    return CapabilityResult(ok=True, capability=_capability(info), next_actions=[
-        advice.act("call_capability", "try it on its own (fill in the input)", ref=ref, input=example),
-        advice.act("new_workflow", "a workflow that calls it", capability=ref, name=info.name.replace("_", "-"))])
+    steps = [advice.act("call_capability", "try it on its own (fill in the input)", ref=ref, input=example),
+             advice.act("new_workflow", "a workflow that calls it" + (" (its secrets bound as $secret.NAME)"
+                                                                     if secrets else ""),
+                        capability=ref, name=info.name.replace("_", "-"))]
+    notes = advice.as_text(steps)
+    if secrets:
+        notes.insert(0, advice.secrets_note(secrets))
+    return CapabilityResult(ok=True, capability=_capability(info), next_actions=steps, next_steps=notes)
 
 
 def call_capability(project: Project, ref: str, payload: Any, timeout: float | None = None,
@@ -182,6 +194,30 @@ def call_capability(project: Project, ref: str, payload: Any, timeout: float | N
     return CallResult(ok=True, ref=ref, outcome=done.outcome, output=done.output, next_actions=[
         advice.act("new_workflow", f"a workflow whose step `uses: {ref}`", capability=ref,
                    name=ref.partition(".")[2].replace("_", "-") or "flow")])
+
+
+def every_blocker(project: Project, deployment: str, exc: RefusedError) -> RefusedError:
+    """A refused run's error with every blocker in its findings, not only the first the run met:
+    the project's errors, the lock's, and the secrets the server's environment lacks."""
+    if isinstance(exc, SourcesAwaitApproval):
+        return exc
+    found = list(exc.diagnostics)
+    try:
+        found += [d for d in project.validate().diagnostics if d.is_error]
+        found += [d for d in project.check().diagnostics if d.is_error]
+    except WfopsError:
+        pass  # the refusal's own findings still stand
+    secrets = [replace(d, severity="error") for d in missing_secrets(project.root, deployment)]
+    seen: set[tuple[str, str, str]] = set()
+    every = []
+    for d in [*found, *secrets]:
+        if (d.code, d.file, d.message) not in seen:
+            seen.add((d.code, d.file, d.message))
+            every.append(d)
+    hint = secrets[0].hint if secrets else exc.hint  # for the MCP client, not the CLI's `export`
+    refused = RefusedError(exc.message, hint=hint, diagnostics=every)
+    refused.run_id = exc.run_id
+    return refused
 
 
 def run_result(run: RunOut, **extra: Any) -> RunResult:
@@ -193,7 +229,10 @@ def run_result(run: RunOut, **extra: Any) -> RunResult:
 
 def run_deployment(project: Project, deployment: str, run_input: dict[str, Any],
                    on_step: OnStep | None = None, on_start: Callable[[str], None] | None = None) -> RunResult:
-    return _run_result(project.run(deployment, run_input, on_step=on_step, on_start=on_start))
+    try:
+        return _run_result(project.run(deployment, run_input, on_step=on_step, on_start=on_start))
+    except RefusedError as exc:
+        raise every_blocker(project, deployment, exc) from None
 
 
 def cancel_run(project: Project, run_id: str) -> RunResult:
@@ -341,10 +380,20 @@ def new_workflow(project: Project, capability: str, name: str, write: bool) -> S
     made = project.new_workflow(capability, name, write=write)
     written = made.written is not None and made.written.written
     steps = [advice.act("write_file", "save it (or call new_workflow with write=true)", path=made.path,
-                        text="<the text above>")] if not write else \
+                        text=made.text)] if not write else \
         [advice.act("read_file", "see it", path=made.path),
          advice.act("compile", "snapshot capability contracts and write wfops.lock")]
+    secrets = dict(re.findall(r'"([^"]+)": \$secret\.(\w+)', made.text))  # as the skeleton binds them
+    notes = advice.as_text(steps)
+    if secrets:
+        names = sorted(set(secrets.values()))
+        deployment = (f"name: {name}.local\nworkflow: {name}\nsecrets: [{', '.join(names)}]  "
+                      "# read from the environment of the process that runs wfops, never stored\n")
+        steps.append(advice.act("write_file", f"a deployment that lists the secrets {', '.join(names)} the "
+                                              "workflow reads", path=f"deployments/{name}.yaml", text=deployment))
+        notes = [advice.secrets_note(secrets), *advice.as_text(steps)]
     found = made.written.diagnostics if made.written is not None else made.diagnostics
     return SkeletonResult(ok=not any(d.is_error for d in found), name=made.name, path=made.path,
                           capability=made.capability, text=made.text, written=written,
-                          diagnostics=_diagnostics([d for d in found if d.file == made.path]), next_actions=steps)
+                          diagnostics=_diagnostics([d for d in found if d.file == made.path]), next_actions=steps,
+                          next_steps=notes)
