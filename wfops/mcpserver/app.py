@@ -20,7 +20,6 @@ import time
 from collections.abc import Awaitable, Callable
 from contextlib import suppress
 from contextvars import ContextVar
-from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
 import anyio
@@ -40,7 +39,7 @@ from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError
 
 from wfops import __version__
-from wfops.api import Project
+from wfops.api import Project, docs
 from wfops.api.approvals import ClientTrust, Declaration, SourcesAwaitApproval
 from wfops.api.scaffold import SCHEMA_KINDS, schema
 from wfops.crashlog import report_crash
@@ -56,6 +55,7 @@ from wfops.mcpserver.models import (
     CheckResult,
     CompileResult,
     DiagnosticOut,
+    DocsResult,
     Envelope,
     ErrorOut,
     FileResult,
@@ -77,7 +77,8 @@ from wfops.report.trace import describe
 
 #: Every tool's result model: the `wfops://schemas/results` resource documents them.
 RESULT_MODELS: list[type[BaseModel]] = [
-    CallResult, CapabilitiesResult, CapabilityResult, CheckResult, CompileResult, FileResult, GraphResult,
+    CallResult, CapabilitiesResult, CapabilityResult, CheckResult, CompileResult, DocsResult, FileResult,
+    GraphResult,
     ProjectResult, RunResult, RunsResult, SkeletonResult, TestsResult, TraceResult, ValidateResult,
     WriteResult]
 
@@ -369,6 +370,17 @@ def build_server(project: Project, *, allow_client_sources: bool = False) -> Any
         each case passed, failed (with a diff) or error (the test itself is wrong)."""
         return await _guard(TestsResult, {}, max_chars, None, ops.run_tests, project, list(paths or []), pattern)
 
+    @app.tool(title="Search the docs", annotations=READ)
+    async def search_docs(
+            query: Annotated[str, Field(min_length=1, max_length=500, description="Words to look for, e.g. "
+                                                                                  "'foreach parallel mode'.")],
+            limit: Annotated[int, Field(ge=1, le=20, description="At most this many sections.")] = 5,
+            max_chars: MaxChars = DEFAULT,
+    ) -> Annotated[CallToolResult, DocsResult]:
+        """The documentation sections that best match the query (file format, step kinds, tests,
+        secrets, runs, MCP); each page whole is the resource wfops://docs/PAGE."""
+        return await _guard(DocsResult, {}, max_chars, None, ops.search_docs, query, limit, exclusive=False)
+
     @app.tool(title="Draw a workflow", annotations=READ)
     async def draw_graph(
             workflow: Annotated[str, Field(description="The workflow's name.")],
@@ -629,7 +641,7 @@ def _approval_question(held: list[Declaration]) -> str:
     return "\n".join(lines)
 
 
-# -- resources (the file schemas are package data; the docs exist in a source checkout) ----------------------------------------------------------------------------------
+# -- resources (the file schemas and the docs are package data) ----------------------------------
 
 def _resources(app: Any) -> None:
     app.resource(schemas.RESULTS_URI, name="tool result shapes", mime_type="application/schema+json",
@@ -638,10 +650,9 @@ def _resources(app: Any) -> None:
     for kind in SCHEMA_KINDS:
         app.resource(f"wfops://schemas/{kind}", name=f"{kind} schema", mime_type="application/schema+json",
                      description=f"JSON Schema of a {kind} file.")(_schema_reader(schema, kind))
-    docs = Path(__file__).resolve().parent.parent.parent / "docs"
-    for doc in sorted(docs.glob("*.md")) if docs.is_dir() else []:
-        app.resource(f"wfops://docs/{doc.stem}", name=f"docs: {doc.stem}", mime_type="text/markdown",
-                     description=f"wfops documentation: {doc.stem}")(_doc_reader(doc))
+    for page in docs.page_names():
+        app.resource(f"wfops://docs/{page}", name=f"docs: {page}", mime_type="text/markdown",
+                     description=f"wfops documentation: {page}")(_doc_reader(page))
 
 
 def _results_schema() -> str:
@@ -655,10 +666,10 @@ def _schema_reader(schema: Callable[[str], str], kind: str) -> Callable[[], str]
     return read
 
 
-def _doc_reader(path: Path) -> Callable[[], str]:
+def _doc_reader(page: str) -> Callable[[], str]:
     def read() -> str:
-        return path.read_text(encoding="utf-8")
-    read.__name__ = f"doc_{path.stem.replace('-', '_')}"
+        return docs.read_page(page)
+    read.__name__ = f"doc_{page.replace('-', '_')}"
     return read
 
 

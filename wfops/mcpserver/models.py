@@ -265,6 +265,18 @@ class TestsResult(Envelope):
     notes: list[str] = Field(default_factory=list, description="e.g. that no test case was found.")
 
 
+class SectionOut(BaseModel):
+    page: str = Field(description="The page: read it whole as the resource wfops://docs/PAGE.")
+    heading: str
+    text: str
+    uri: str
+
+
+class DocsResult(Envelope):
+    query: str = ""
+    sections: list[SectionOut] = Field(default_factory=list)
+
+
 class GraphResult(Envelope):
     workflow: str
     format: str

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from wfops.api import docs
 from wfops.api.approvals import SourcesAwaitApproval
 from wfops.api.authoring import secret_inputs
 from wfops.api.blockers import missing_secrets
@@ -26,6 +27,7 @@ from wfops.mcpserver.models import (
     CheckResult,
     CompileResult,
     DiagnosticOut,
+    DocsResult,
     ErrorOut,
     FileResult,
     GraphResult,
@@ -37,6 +39,7 @@ from wfops.mcpserver.models import (
     RunOut,
     RunResult,
     RunsResult,
+    SectionOut,
     SkeletonResult,
     TestsResult,
     TraceEntryOut,
@@ -295,6 +298,14 @@ def read_trace(project: Project, run_id: str, from_seq: int | None, limit: int |
     steps = [advice.act("read_trace", "the next page", run_id=run_id, from_seq=next_from, limit=page)] if more \
         else [advice.act("show_run", "the run's status and output", run_id=run_id)]
     return TraceResult(ok=True, run_id=run_id, entries=out, next_from=next_from, next_actions=steps)
+
+
+def search_docs(query: str, limit: int) -> DocsResult:
+    found = docs.search(query, limit)
+    steps = [] if found or len(query.split()) < 2 else [
+        advice.act("search_docs", "fewer words", query=query.split()[0])]
+    return DocsResult(ok=True, query=query, next_actions=steps, sections=[
+        SectionOut(page=s.page, heading=s.heading, text=s.text, uri=f"wfops://docs/{s.page}") for s in found])
 
 
 def draw_graph(project: Project, workflow: str, format: str) -> GraphResult:  # noqa: A002
