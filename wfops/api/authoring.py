@@ -10,6 +10,7 @@ nothing touches the disk until the text is accepted).
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 import re
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import YAMLError
 
 from wfops.api.approvals import ClientWrites
@@ -110,6 +112,7 @@ class WriteReport:
     static_checks: bool = True
     #: sources an MCP client wrote that wait for a person's approval (wfops.api.approvals)
     awaiting_approval: list[str] = field(default_factory=list)
+    diff: str = ""                          # unified diff of the file as it was against the text
 
     @property
     def ok(self) -> bool:
@@ -254,13 +257,21 @@ def write_file(root: Path, path: str, text: str, *, force: bool = False,
         added = new_errors(project_diagnostics(root)[0], after)
     if old == text:
         return WriteReport(rel, kind, False, False, False, after, added, text, unchanged=True, static_checks=static)
+    diff = unified(rel, old, text)
     if added and not force:
-        return WriteReport(rel, kind, False, not existed, False, after, added, text, static_checks=static)
+        return WriteReport(rel, kind, False, not existed, False, after, added, text, static_checks=static, diff=diff)
     if client is not None and kind == "sources":
         client.record(old, text)  # first: a crash before the write leaves it held, not trusted
     resolved.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(resolved, text)
-    return WriteReport(rel, kind, True, not existed, bool(added), after, added, text, static_checks=static)
+    return WriteReport(rel, kind, True, not existed, bool(added), after, added, text, static_checks=static,
+                       diff=diff)
+
+
+def unified(rel: str, old: str | None, new: str) -> str:
+    """What a write changes, as a unified diff (`/dev/null` for a file it creates)."""
+    return "".join(difflib.unified_diff((old or "").splitlines(keepends=True), new.splitlines(keepends=True),
+                                        "/dev/null" if old is None else f"a/{rel}", f"b/{rel}"))
 
 
 def new_errors(before: list[Diagnostic], after: list[Diagnostic]) -> list[Diagnostic]:
@@ -304,20 +315,68 @@ def patched_text(text: str, patch: Any, file: str) -> str:
         raise UsageError(f"{file} does not parse as YAML, so it cannot be patched: {exc}",
                          hint="read_file it and repair it with write_file") from None
     doc = apply_patch(doc, patch)
+    doc = _restyled(doc, [])
     out = StringIO()
     yaml.dump(doc, out)
     return out.getvalue()
 
 
+def _restyled(node: Any, peers: list[Any]) -> Any:
+    """`node` with each value a patch added (plain dicts and lists) in the style its peers have
+    where it stands: the same key of the sibling items (another step's `with:`), or the other
+    items of its list. So a file that writes `with: {value: 1}` gets a new step's `with:` so too."""
+    if _is_new(node):
+        return _styled(node, peers)
+    if isinstance(node, CommentedMap):
+        for key in list(node):
+            node[key] = _restyled(node[key], [p[key] for p in peers if isinstance(p, CommentedMap) and key in p])
+    elif isinstance(node, CommentedSeq):
+        old = [item for item in node if not _is_new(item)]
+        kin = old + [item for p in peers if isinstance(p, CommentedSeq) for item in p]
+        for index, item in enumerate(list(node)):
+            node[index] = _restyled(item, [k for k in kin if k is not item])
+    return node
+
+
+def _is_new(node: Any) -> bool:
+    return isinstance(node, dict | list) and not isinstance(node, CommentedMap | CommentedSeq)
+
+
+def _styled(value: Any, peers: list[Any]) -> Any:
+    """A new value as ruamel nodes, flow style where most of its peers that are containers are."""
+    containers = [p for p in peers if isinstance(p, CommentedMap | CommentedSeq)]
+    flow = bool(containers) and sum(bool(p.fa.flow_style()) for p in containers) * 2 > len(containers)
+    if isinstance(value, dict):
+        styled: CommentedMap | CommentedSeq = CommentedMap()
+        for key, item in value.items():
+            styled[key] = _styled(item, [p[key] for p in containers if isinstance(p, CommentedMap) and key in p])
+    elif isinstance(value, list):
+        kin = [item for p in containers if isinstance(p, CommentedSeq) for item in p]
+        styled = CommentedSeq([_styled(item, kin) for item in value])
+    else:
+        return value
+    if flow:
+        styled.fa.set_flow_style()
+    else:
+        styled.fa.set_block_style()
+    return styled
+
+
 _KEY_LINE = re.compile(r"^( +)[^\s#\-][^:#]*:(\s|$)")
 _ITEM_LINE = re.compile(r"^( *)- ")
+_OPENS = re.compile(r"^ *[^\s#\-][^:#]*:\s*(#.*)?$")  # a key whose value is the block below it
 
 
 def _indentation(text: str) -> tuple[int, int]:
     """(mapping indent, sequence dash offset) as the file writes them: the smallest indent of a
     nested key, and how far a top-level key's list items are indented (default 2 and 2)."""
-    mapping = min((len(m.group(1)) for line in text.splitlines() if (m := _KEY_LINE.match(line))), default=2)
     lines = text.splitlines()
+    # A nested key's indent past the key that opens its block (`with:` then `  value: 2`); keys
+    # of a list item stand past its dash, which is the sequence offset, not the mapping indent.
+    steps = [len(m.group(1)) - (len(before) - len(before.lstrip()))
+             for before, line in zip(lines, lines[1:], strict=False)
+             if (m := _KEY_LINE.match(line)) and _OPENS.match(before)]
+    mapping = min((step for step in steps if step > 0), default=2)
     offset = 2
     for before, line in zip(lines, lines[1:], strict=False):
         item = _ITEM_LINE.match(line)

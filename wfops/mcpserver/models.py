@@ -206,7 +206,7 @@ class WriteResult(Envelope):
     forced: bool = False
     unchanged: bool = False
     added: list[DiagnosticOut] = Field(default_factory=list, description="Errors the text would add.")
-    text: str | None = Field(None, description="The text written or refused (patch_workflow, new_workflow).")
+    diff: str = Field("", description="Unified diff of the file as it was against the text written or refused.")
     awaiting_approval: list[str] = Field(default_factory=list, description=(
         "Sources this client wrote that no tool starts or imports until a person approves them "
         "(`wfops sources approve ID` in the project)."))

@@ -354,14 +354,15 @@ def read_file(project: Project, path: str, line_numbers: bool, start_line: int |
 
 
 def write_file(project: Project, path: str, text: str, force: bool) -> WriteResult:
-    return _write_result(project, project.write_file(path, text, force=force), echo=False)
+    return _write_result(project, project.write_file(path, text, force=force))
 
 
 def patch_workflow(project: Project, path: str, patch: Any) -> WriteResult:
-    return _write_result(project, project.patch_file(path, patch), echo=True)
+    return _write_result(project, project.patch_file(path, patch))
 
 
-def _write_result(project: Project, report: Any, *, echo: bool) -> WriteResult:
+def _write_result(project: Project, report: Any) -> WriteResult:
+    """A write or patch: what changed is the diff (read_file shows the whole file)."""
     done = report.written or report.unchanged
     steps = advice.after_write(report.diagnostics, done, report.path, project.deployments(),
                                done and not report.added and lock_stale(project))
@@ -383,7 +384,8 @@ def _write_result(project: Project, report: Any, *, echo: bool) -> WriteResult:
                        written=report.written,
                        created=report.created, forced=report.forced, unchanged=report.unchanged,
                        added=_diagnostics(report.added), diagnostics=_diagnostics(report.diagnostics),
-                       text=report.text if echo else None, awaiting_approval=report.awaiting_approval,
+                       awaiting_approval=report.awaiting_approval,
+                       diff=report.diff,
                        next_actions=steps, next_steps=notes)
 
 
