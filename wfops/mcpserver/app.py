@@ -46,7 +46,7 @@ from wfops.crashlog import report_crash
 from wfops.daemon import in_daemon_thread
 from wfops.errors import InvalidArgument, RefusedError, WfopsError
 from wfops.exits import for_error
-from wfops.mcpserver import advice, bounded, schemas, wire
+from wfops.mcpserver import advice, bounded, remote, schemas, wire
 from wfops.mcpserver import operations as ops
 from wfops.mcpserver.models import (
     CallResult,
@@ -884,6 +884,12 @@ def serve(project: Project, *, allow_client_sources: bool = False, parent: int |
             os.dup2(2, 1)
         _flush_stray_output()
     _leave(0)
+
+
+def serve_over_http(project: Project, *, host: str, port: int, allow_client_sources: bool = False) -> None:
+    """The same server over streamable HTTP at http://HOST:PORT/mcp (`remote` says who may call)."""
+    remote.token_for(host)  # a network host without a token is refused before anything starts
+    remote.serve_http(build_server(project, allow_client_sources=allow_client_sources), host, port)
 
 
 #: How often the parent watcher looks (seconds).
