@@ -131,10 +131,25 @@ You are writing a wfops workflow{goal}. Work only through the wfops tools:
    an existing workflow and make focused edits with patch_workflow (an RFC 6902 JSON Patch:
    add a step with {{"op": "add", "path": "/steps/-", "value": {{...}}}}, rebind an input
    with "replace" at /steps/N/with/KEY, route an outcome at /steps/N/on/OUTCOME).
-4. A write that would add errors is refused with the diagnostics: read each hint, fix, retry.
-5. A deployment (deployments/NAME.yaml: name, workflow, bindings, input) makes it runnable.
-6. compile, then start_run and wait_run; read_trace shows each step; resume_run answers
-   an interrupt or continues a run whose process died. Follow each result's next_actions."""
+4. Step kinds beyond `uses:` (search_docs finds each in the file format):
+   - foreach: `foreach: $input.names` runs a capability (`uses:`) or a workflow (`workflow:`)
+     per item, `$item`/`$index` bound in `with:` (`mode: parallel` and `concurrency: N` to
+     fan out), `save:` the results in item order or `save_each:` through a reducer;
+   - parallel: `parallel: {{a: [steps], b: [steps]}}` runs branches at once and joins them;
+   - interrupt: `interrupt: approval` with `request`, `resume_schema` and `on:` per outcome
+     stops the run until resume_run answers it (outcome and a payload fitting resume_schema).
+5. Secrets: never put a token, password or API key in a file or a run input (inputs are
+   stored). Bind it as `$secret.NAME` and list NAME under the deployment's `secrets:`; the
+   value is read from the wfops server's environment (the `env` of its entry in the client's
+   config). validate warns when the server lacks it.
+6. A write that would add errors is refused with the diagnostics: read each hint, fix, retry.
+7. A deployment (deployments/NAME.yaml: name, workflow, bindings, input, secrets) makes it
+   runnable.
+8. Tests: new_test scaffolds tests/WORKFLOW.wftest.yaml (one case per outcome, mocks from
+   the contracts); fill in each case's expect, then run_tests (CI runs them too).
+9. compile, then start_run and wait_run; read_trace shows each step; resume_run answers
+   an interrupt or continues a run whose process died; fork_run reruns a finished run from
+   a step with a new input. Follow each result's next_actions."""
 
 
 class _Server(MCPServer):
