@@ -61,7 +61,9 @@ def after_findings(diagnostics: Iterable[Diagnostic], *, clean: list[NextAction]
 
 
 def runs_of(deployments: list[str], limit: int = 3) -> list[NextAction]:
-    return [act("start_run", f"run {name}", deployment=name) for name in deployments[:limit]]
+    return [act("start_run", f"run {name} (for real: its steps' side effects happen; describe_capability "
+                             "shows which capabilities are destructive)", deployment=name)
+            for name in deployments[:limit]]
 
 
 def after_clean(stale: bool, deployments: list[str]) -> list[NextAction]:

@@ -318,8 +318,10 @@ def draw_graph(project: Project, workflow: str, format: str) -> GraphResult:  # 
 
 def list_project(project: Project) -> ProjectResult:
     listing = project.list_project()
+    # Reading comes first: a run acts on the world, and nothing has been read or changed yet.
     steps = [advice.act("read_file", "read the workflow", path=w.file) for w in listing.workflows[:2]]
-    steps += advice.runs_of([d.name for d in listing.deployments], 2)
+    if listing.workflows:
+        steps.append(advice.act("validate", "the project's findings, before any change"))
     if not listing.workflows:
         steps.insert(0, advice.act("list_capabilities", "what a new workflow can call"))
     if listing.broken:
