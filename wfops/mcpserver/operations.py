@@ -148,8 +148,7 @@ def new_test(project: Project, workflow: str, write: bool) -> SkeletonResult:
     found = made.written.diagnostics if made.written is not None else made.diagnostics
     steps = [advice.act("run_tests", "see what each case does now, then write it down in its expect",
                         paths=[made.path])] if written else \
-        [advice.act("write_file", "save it (or call new_test with write=true)", path=made.path,
-                    text="<the text above>")]
+        [advice.act("write_file", "save it (or call new_test with write=true)", path=made.path, text=made.text)]
     return SkeletonResult(ok=not any(d.is_error for d in found), name=workflow, path=made.path, text=made.text,
                           written=written, diagnostics=_diagnostics([d for d in found if d.file == made.path]),
                           next_actions=steps)
