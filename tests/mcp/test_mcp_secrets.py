@@ -102,3 +102,20 @@ def test_a_secret_is_scaffolded_by_reference_warned_about_and_listed_among_the_b
         assert ran["run"]["output"]["result"]["forecast"] == f"sun in Oslo ({len(VALUE)} chars of token)"
 
     drive(root, script)
+
+
+@pytest.mark.slow  # starts a real MCP server
+def test_a_destructive_capability_is_called_out_before_it_is_tried(tmp_path: Path) -> None:
+    from tests.mcp.helpers import SERVERS
+
+    root = write(tmp_path, {"sources.yaml": f"sources:\n  db: {{kind: mcp, command: [python, {SERVERS / 'annotated.py'}]}}\n"})
+
+    async def script(call: Any) -> None:
+        wipe = await call("describe_capability", ref="db.wipe")
+        assert wipe["capability"]["annotations"]["destructiveHint"] is True
+        [try_it] = [a for a in wipe["next_actions"] if a["tool"] == "call_capability"]
+        assert "WARNING: it is annotated destructive" in try_it["reason"]
+        peek = await call("describe_capability", ref="db.peek")
+        assert "WARNING" not in " ".join(a["reason"] for a in peek["next_actions"])
+
+    drive(root, script)

@@ -180,7 +180,10 @@ def describe_capability(project: Project, ref: str) -> CapabilityResult:
     info = project.capability(ref)
     secrets = secret_inputs(info.input_schema)
     example = {key: f"<{key}>" for key in (info.input_schema.get("required") or [])}
-    steps = [advice.act("call_capability", "try it on its own (fill in the input)", ref=ref, input=example),
+    hints = dict(info.annotations)
+    warn = (" - WARNING: it is annotated destructive (destructiveHint): the call really acts, e.g. deletes "
+            "or sends" if hints.get("destructiveHint") and not hints.get("readOnlyHint") else "")
+    steps = [advice.act("call_capability", f"try it on its own (fill in the input){warn}", ref=ref, input=example),
              advice.act("new_workflow", "a workflow that calls it" + (" (its secrets bound as $secret.NAME)"
                                                                      if secrets else ""),
                         capability=ref, name=info.name.replace("_", "-"))]
