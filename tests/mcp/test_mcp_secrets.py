@@ -101,6 +101,11 @@ def test_a_secret_is_scaffolded_by_reference_warned_about_and_listed_among_the_b
         assert ran["run"]["state"] == "completed", ran
         assert ran["run"]["output"]["result"]["forecast"] == f"sun in Oslo ({len(VALUE)} chars of token)"
 
+        monkeypatch.delenv("API_TOKEN")  # the server restarted without it: a fork is refused, told how to fix it
+        forked = await call("fork_run", run_id=ran["run"]["run_id"], from_step="call")
+        assert forked["error"]["type"] == "RefusedError" and "API_TOKEN" in forked["error"]["message"]
+        assert "`env`" in forked["error"]["hint"] and "export" not in forked["error"]["hint"]
+
     drive(root, script)
 
 

@@ -486,8 +486,11 @@ def build_server(project: Project, *, allow_client_sources: bool = False) -> Any
         progress = _progress(ctx)
 
         def resume() -> RunResult:
-            return _driven(board.start(run_id, lambda on_start: project.resume(
-                run_id, outcome, payload, on_step=progress, on_start=on_start)), wait)
+            try:
+                return _driven(board.start(run_id, lambda on_start: project.resume(
+                    run_id, outcome, payload, on_step=progress, on_start=on_start)), wait)
+            except RefusedError as exc:
+                raise ops.secret_hint(exc) from None
         return await _guard(RunResult, {}, max_chars, _run_locate(run_id), resume, exclusive=False,
                             name="resume_run", ask=approval.asker(answer), own_thread=True,
                             refused=lambda: ops.refused_resume(project, run_id))
@@ -510,8 +513,11 @@ def build_server(project: Project, *, allow_client_sources: bool = False) -> Any
         progress = _progress(ctx)
 
         def fork() -> RunResult:
-            return _driven(board.start(run_id, lambda on_start: project.fork(
-                run_id, from_step, dict(input or {}), on_step=progress, on_start=on_start)), wait)
+            try:
+                return _driven(board.start(run_id, lambda on_start: project.fork(
+                    run_id, from_step, dict(input or {}), on_step=progress, on_start=on_start)), wait)
+            except RefusedError as exc:
+                raise ops.secret_hint(exc) from None
         return await _guard(RunResult, {}, max_chars, _run_locate(None), fork, exclusive=False,
                             name="fork_run", ask=approval.asker(answer), own_thread=True)
 

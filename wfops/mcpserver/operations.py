@@ -225,6 +225,17 @@ def every_blocker(project: Project, deployment: str, exc: RefusedError) -> Refus
     return refused
 
 
+def secret_hint(exc: RefusedError) -> RefusedError:
+    """A refusal for a missing secret, its hint for an MCP client (the CLI's says `export`)."""
+    if "is not set in the environment" not in exc.message or not exc.message.startswith("secret "):
+        return exc
+    refused = RefusedError(exc.message, diagnostics=exc.diagnostics, hint=(
+        "set it in the `env` of this client's wfops server entry and restart the server (secrets are read "
+        "from the server's environment, never stored)"))
+    refused.run_id = exc.run_id
+    return refused
+
+
 def run_result(run: RunOut, **extra: Any) -> RunResult:
     """Every run result: `ok`, `done`, `exit_code` and the advice all from the run-state table."""
     row = advice.STATES[run.state]
