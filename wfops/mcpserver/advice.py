@@ -49,7 +49,7 @@ def after_findings(diagnostics: Iterable[Diagnostic], *, clean: list[NextAction]
         more = f" (and {len(mine) - 1} more errors there)" if len(mine) > 1 else ""
         if file.startswith("<"):
             actions.append(act("validate", f"fix the text ({what}){more} and validate it again"))
-        elif first.code == "file-missing" or file.endswith("/"):
+        elif first.code in ("file-missing", "file-unreadable") or file.endswith("/"):
             actions.append(act("list_project", f"{file}: {what}{more}"))  # nothing there to read_file
         else:
             actions.append(act("read_file", f"fix {file} line {first.line}: {what}{more}; then write_file "
