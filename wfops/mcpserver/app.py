@@ -75,13 +75,6 @@ from wfops.mcpserver.runs import Board
 from wfops.redact import masked
 from wfops.report.trace import describe
 
-#: Every tool's result model: the `wfops://schemas/results` resource documents them.
-RESULT_MODELS: list[type[BaseModel]] = [
-    CallResult, CapabilitiesResult, CapabilityResult, CheckResult, CompileResult, DocsResult, FileResult,
-    GraphResult,
-    ProjectResult, RunResult, RunsResult, SkeletonResult, TestsResult, TraceResult, ValidateResult,
-    WriteResult]
-
 INSTRUCTIONS = """\
 wfops: declarative workflows in git, authored, run and repaired through these tools.
 Loop: list_project -> read_file -> patch_workflow / write_file (validated before anything is
@@ -667,7 +660,7 @@ def _approval_question(held: list[Declaration]) -> str:
 def _resources(app: Any) -> None:
     app.resource(schemas.RESULTS_URI, name="tool result shapes", mime_type="application/schema+json",
                  description="JSON Schema of every tool's result and the shapes they share (RunOut, "
-                             "DiagnosticOut, NextAction, ...).")(_results_schema)
+                             "DiagnosticOut, NextAction, ...).")(_results_schema(app))
     for kind in SCHEMA_KINDS:
         app.resource(f"wfops://schemas/{kind}", name=f"{kind} schema", mime_type="application/schema+json",
                      description=f"JSON Schema of a {kind} file.")(_schema_reader(schema, kind))
@@ -676,8 +669,12 @@ def _resources(app: Any) -> None:
                      description=f"wfops documentation: {page}")(_doc_reader(page))
 
 
-def _results_schema() -> str:
-    return schemas.results_schema(RESULT_MODELS)
+def _results_schema(app: Any) -> Callable[[], str]:
+    def results() -> str:
+        # The result models are the ones the tools declare: read from them, never listed apart.
+        models = {tool.fn_metadata.output_model for tool in app._tool_manager.list_tools()}
+        return schemas.results_schema(sorted((m for m in models if m is not None), key=lambda m: m.__name__))
+    return results
 
 
 def _schema_reader(schema: Callable[[str], str], kind: str) -> Callable[[], str]:
