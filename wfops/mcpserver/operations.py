@@ -359,11 +359,11 @@ def read_file(project: Project, path: str, line_numbers: bool, start_line: int |
         text = "".join(f"{n:>{width}}| {line}" for n, line in
                        enumerate(got.text.splitlines(keepends=True), start=got.start_line))
     steps = []
-    if got.kind in ("workflow", "deployment", "sources"):
-        steps = [advice.act("patch_workflow", "a focused edit (RFC 6902 JSON Patch; comments are kept)",
-                            path=got.path, patch=[]),
-                 advice.act("write_file", "replace the whole text (validated before it is written)",
-                            path=got.path, text="<the new text>")]
+    if got.kind in ("workflow", "deployment", "sources", "test"):
+        # Callable as given: an empty patch changes nothing; fill in its ops (a placeholder text
+        # for write_file would be written as it stands, so none is offered).
+        steps = [advice.act("patch_workflow", "a focused edit: fill in the RFC 6902 ops (comments are kept; "
+                                              "or write_file the whole new text)", path=got.path, patch=[])]
     return FileResult(ok=True, path=got.path, kind=got.kind, text=text, start_line=got.start_line,
                       end_line=got.end_line, total_lines=got.total_lines, next_actions=steps)
 
@@ -383,7 +383,7 @@ def _write_result(project: Project, report: Any) -> WriteResult:
                                done and not report.added and lock_stale(project))
     if not report.written and report.added:
         steps.append(advice.act("write_file", "write it anyway, errors and all (force)", path=report.path,
-                                text="<the same text>", force=True))
+                                text=report.text, force=True))
     refused = None
     if not report.written and report.added:
         count = len(report.added)
