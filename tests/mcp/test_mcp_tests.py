@@ -61,7 +61,9 @@ def test_a_test_file_is_scaffolded_validated_written_patched_and_run(tmp_path: P
         checked = await call("validate", text=bad, kind="wftest", path="tests/hello.wftest.yaml")
         assert checked["ok"] is False and checked["diagnostics"][0]["file"] == "tests/hello.wftest.yaml"
         assert "nosuch" in checked["diagnostics"][0]["message"]
-        assert (await call("validate", text=CASE, kind="wftest"))["ok"] is True
+        unsaved = await call("validate", text=CASE, kind="wftest")
+        assert unsaved["ok"] is True  # and it is saved where its own workflow names it, text and all
+        assert unsaved["next_actions"][0]["arguments"] == {"path": "tests/hello.wftest.yaml", "text": CASE}
 
         # write_file refuses the bad text with its diagnostics, writes the good one
         refused = await call("write_file", path="tests/hello.wftest.yaml", text=bad)

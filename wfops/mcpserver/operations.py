@@ -84,12 +84,18 @@ def validate_text(project: Project, text: str, kind: str | None, path: str | Non
         if action.tool == "validate" and not action.arguments:  # validate {} would check the files, not the text
             action.arguments = {"text": "<the fixed text>", "kind": kind, **({"path": path} if path else {})}
     if report.ok:
-        target = path or {"sources": "sources.yaml", "wftest": "tests/<name>.wftest.yaml"}.get(
-            str(kind), f"{kind}s/<name>.yaml")
-        named = " (name the file: replace <name>)" if "<name>" in target else ""
-        steps.insert(0, advice.act("write_file", f"save the text as {target}{named}", path=target, text=text))
+        target = path or _file_for(kind, text)
+        steps.insert(0, advice.act("write_file", f"save the text as {target}", path=target, text=text))
     return ValidateResult(ok=report.ok, diagnostics=_diagnostics(report.diagnostics), checked=report.checked,
                           static_checks=report.static_checks, next_actions=steps)
+
+
+def _file_for(kind: str | None, text: str) -> str:
+    """Where unsaved text of `kind` is saved: the file its own name gives."""
+    key = "workflow" if kind == "wftest" else "name"
+    found = re.search(rf"^{key}:\s*['\"]?([A-Za-z0-9_.-]+)", text, flags=re.MULTILINE)
+    name = found.group(1) if found else "new"
+    return {"sources": "sources.yaml", "wftest": f"tests/{name}.wftest.yaml"}.get(str(kind), f"{kind}s/{name}.yaml")
 
 
 def compile_lock(project: Project) -> CompileResult:
