@@ -68,6 +68,7 @@ _CODES = {
     "unknown-workflow": "a `workflow:` names no workflow of the project",
     "subworkflow-cycle": "a workflow calls itself, directly or through others",
     "undeclared-secret": "a `$secret.NAME` a deployment running the workflow does not list",
+    "secret-missing": "a secret a deployment lists that the environment of the wfops process lacks",
     "invalid-executor-address": "a Dask `executor.address` wfops cannot connect to (protocol, host or port)",
     "invalid-cron": "a schedule's `cron` that names no time (a bad field, or a date that never exists)",
     "unknown-timezone": "a schedule's `timezone` that is no IANA time zone",

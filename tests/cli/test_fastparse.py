@@ -75,6 +75,7 @@ PLAIN = [
     ["watch", "--run", "d"],
     ["mcp", "--db", "x.db"],
     ["mcp", "--allow-client-sources"],
+    ["mcp", "--http", "--host", "127.0.0.1", "--port", "9000"],
     ["sources", "list", "--json"],
     ["sources", "approve", "evil", "--project", "p"],
 ]

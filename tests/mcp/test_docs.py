@@ -25,6 +25,8 @@ def test_every_tool_is_in_the_docs_table(tmp_path: Path) -> None:
     tools_section = DOC.split("### Tools", 1)[1]
     documented = re.findall(r"^\| `([a-z_]+)` \|", tools_section, flags=re.MULTILINE)
     assert sorted(served) == sorted(documented)
+    examples = set(re.findall(r"^`([a-z_]+) [{]", DOC.split("### Examples", 1)[1], flags=re.MULTILINE))
+    assert set(served) - examples == set(), f"tools with no example call and result: {set(served) - examples}"
 
 
 def test_the_client_registration_snippet_parses() -> None:

@@ -49,14 +49,24 @@ def test_inline_text_replaces_the_file_it_is_meant_for(root: Path) -> None:
         # Without a path it stands in for the workflow of the same name.
         out = await call("validate", {"text": text, "kind": "workflow"})
         assert [d["file"] for d in out["diagnostics"]] == ["<inline workflow>"]
-        # A clean text: advice to save it, then compile.
-        good = await call("validate", {"text": BROKEN_WORKFLOW.replace("nowhere", "end"), "kind": "workflow",
-                                       "path": "workflows/broken.yaml"})
+        # A clean text: advice to save it, callable as given (the text itself); no run sees it before.
+        clean = BROKEN_WORKFLOW.replace("nowhere", "end")
+        good = await call("validate", {"text": clean, "kind": "workflow", "path": "workflows/broken.yaml"})
         assert good["ok"] is True and good["diagnostics"] == []
         first = good["next_actions"][0]
-        assert (first["tool"], first["arguments"]) == ("write_file", {"path": "workflows/broken.yaml"})
-        assert good["next_steps"][0].startswith("write_file(path=\"workflows/broken.yaml\"): save the text")
-        assert any(a["tool"] == "compile" for a in good["next_actions"])
+        assert (first["tool"], first["arguments"]) == ("write_file", {"path": "workflows/broken.yaml", "text": clean})
+        assert good["next_steps"][0].startswith("write_file(path=\"workflows/broken.yaml\", text=")
+        assert not any(a["tool"] in ("start_run", "compile") for a in good["next_actions"])
+        # A broken text: validate it again once fixed, the text and its kind passed (never `validate {}`).
+        again = next(a for a in out["next_actions"] if a["tool"] == "validate")
+        assert again["arguments"] == {"text": "<the fixed text>", "kind": "workflow"}
+        saved = await call("write_file", first["arguments"])
+        assert saved["written"] is True
+        assert [a["tool"] for a in saved["next_actions"]] == ["compile"]  # the lock is stale now
+        assert (await call("compile", {}))["ok"] is True
+        clean_now = await call("validate", {})
+        assert "compile" not in [a["tool"] for a in clean_now["next_actions"]]  # check would pass: run it
+        assert [a["tool"] for a in clean_now["next_actions"]] == ["start_run", "start_run"]
 
     drive(root, script)
 

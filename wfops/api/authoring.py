@@ -10,6 +10,7 @@ nothing touches the disk until the text is accepted).
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 import re
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import YAMLError
 
 from wfops.api.approvals import ClientWrites
@@ -38,6 +40,7 @@ from wfops.loader.project import (
     WORKFLOWS_DIR,
     load_project,
 )
+from wfops.loader.testfiles import TESTS_DIR
 from wfops.model.workflow import NAME_PATTERN
 
 FileKind = Literal["workflow", "deployment", "sources", "test", "python", "lock", "yaml"]
@@ -110,6 +113,7 @@ class WriteReport:
     static_checks: bool = True
     #: sources an MCP client wrote that wait for a person's approval (wfops.api.approvals)
     awaiting_approval: list[str] = field(default_factory=list)
+    diff: str = ""                          # unified diff of the file as it was against the text
 
     @property
     def ok(self) -> bool:
@@ -168,11 +172,14 @@ def readable(root: Path, path: str) -> tuple[Path, str, FileKind]:
 def writable(root: Path, path: str) -> tuple[Path, str, Kind]:
     resolved = inside_project(root, path)
     rel = relative_name(root, resolved)
-    kind = file_kind(rel)
-    if kind not in ("workflow", "deployment", "sources"):
+    found = file_kind(rel)
+    kind: Kind | None = "wftest" if found == "test" and rel.startswith(TESTS_DIR + "/") else \
+        found if found in ("workflow", "deployment", "sources") else None
+    if kind is None:
         raise UsageError(f"path {path}: only a workflow (workflows/NAME.yaml), a deployment "
-                         "(deployments/NAME.yaml) or sources.yaml can be written",
-                         hint="python sources and tests are edited outside wfops")
+                         "(deployments/NAME.yaml), sources.yaml or a workflow test "
+                         "(tests/**/NAME.wftest.yaml) can be written",
+                         hint="python sources are edited outside wfops")
     if resolved.exists() and not resolved.is_file():
         raise UsageError(f"path {path} is not a file")
     return resolved, rel, kind
@@ -252,13 +259,21 @@ def write_file(root: Path, path: str, text: str, *, force: bool = False,
         added = new_errors(project_diagnostics(root)[0], after)
     if old == text:
         return WriteReport(rel, kind, False, False, False, after, added, text, unchanged=True, static_checks=static)
+    diff = unified(rel, old, text)
     if added and not force:
-        return WriteReport(rel, kind, False, not existed, False, after, added, text, static_checks=static)
+        return WriteReport(rel, kind, False, not existed, False, after, added, text, static_checks=static, diff=diff)
     if client is not None and kind == "sources":
         client.record(old, text)  # first: a crash before the write leaves it held, not trusted
     resolved.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(resolved, text)
-    return WriteReport(rel, kind, True, not existed, bool(added), after, added, text, static_checks=static)
+    return WriteReport(rel, kind, True, not existed, bool(added), after, added, text, static_checks=static,
+                       diff=diff)
+
+
+def unified(rel: str, old: str | None, new: str) -> str:
+    """What a write changes, as a unified diff (`/dev/null` for a file it creates)."""
+    return "".join(difflib.unified_diff((old or "").splitlines(keepends=True), new.splitlines(keepends=True),
+                                        "/dev/null" if old is None else f"a/{rel}", f"b/{rel}"))
 
 
 def new_errors(before: list[Diagnostic], after: list[Diagnostic]) -> list[Diagnostic]:
@@ -302,20 +317,68 @@ def patched_text(text: str, patch: Any, file: str) -> str:
         raise UsageError(f"{file} does not parse as YAML, so it cannot be patched: {exc}",
                          hint="read_file it and repair it with write_file") from None
     doc = apply_patch(doc, patch)
+    doc = _restyled(doc, [])
     out = StringIO()
     yaml.dump(doc, out)
     return out.getvalue()
 
 
+def _restyled(node: Any, peers: list[Any]) -> Any:
+    """`node` with each value a patch added (plain dicts and lists) in the style its peers have
+    where it stands: the same key of the sibling items (another step's `with:`), or the other
+    items of its list. So a file that writes `with: {value: 1}` gets a new step's `with:` so too."""
+    if _is_new(node):
+        return _styled(node, peers)
+    if isinstance(node, CommentedMap):
+        for key in list(node):
+            node[key] = _restyled(node[key], [p[key] for p in peers if isinstance(p, CommentedMap) and key in p])
+    elif isinstance(node, CommentedSeq):
+        old = [item for item in node if not _is_new(item)]
+        kin = old + [item for p in peers if isinstance(p, CommentedSeq) for item in p]
+        for index, item in enumerate(list(node)):
+            node[index] = _restyled(item, [k for k in kin if k is not item])
+    return node
+
+
+def _is_new(node: Any) -> bool:
+    return isinstance(node, dict | list) and not isinstance(node, CommentedMap | CommentedSeq)
+
+
+def _styled(value: Any, peers: list[Any]) -> Any:
+    """A new value as ruamel nodes, flow style where most of its peers that are containers are."""
+    containers = [p for p in peers if isinstance(p, CommentedMap | CommentedSeq)]
+    flow = bool(containers) and sum(bool(p.fa.flow_style()) for p in containers) * 2 > len(containers)
+    if isinstance(value, dict):
+        styled: CommentedMap | CommentedSeq = CommentedMap()
+        for key, item in value.items():
+            styled[key] = _styled(item, [p[key] for p in containers if isinstance(p, CommentedMap) and key in p])
+    elif isinstance(value, list):
+        kin = [item for p in containers if isinstance(p, CommentedSeq) for item in p]
+        styled = CommentedSeq([_styled(item, kin) for item in value])
+    else:
+        return value
+    if flow:
+        styled.fa.set_flow_style()
+    else:
+        styled.fa.set_block_style()
+    return styled
+
+
 _KEY_LINE = re.compile(r"^( +)[^\s#\-][^:#]*:(\s|$)")
 _ITEM_LINE = re.compile(r"^( *)- ")
+_OPENS = re.compile(r"^ *[^\s#\-][^:#]*:\s*(#.*)?$")  # a key whose value is the block below it
 
 
 def _indentation(text: str) -> tuple[int, int]:
     """(mapping indent, sequence dash offset) as the file writes them: the smallest indent of a
     nested key, and how far a top-level key's list items are indented (default 2 and 2)."""
-    mapping = min((len(m.group(1)) for line in text.splitlines() if (m := _KEY_LINE.match(line))), default=2)
     lines = text.splitlines()
+    # A nested key's indent past the key that opens its block (`with:` then `  value: 2`); keys
+    # of a list item stand past its dash, which is the sequence offset, not the mapping indent.
+    steps = [len(m.group(1)) - (len(before) - len(before.lstrip()))
+             for before, line in zip(lines, lines[1:], strict=False)
+             if (m := _KEY_LINE.match(line)) and _OPENS.match(before)]
+    mapping = min((step for step in steps if step > 0), default=2)
     offset = 2
     for before, line in zip(lines, lines[1:], strict=False):
         item = _ITEM_LINE.match(line)
@@ -342,18 +405,34 @@ def new_workflow(root: Path, capability: Any, name: str, *, write: bool = False)
     return Skeleton(name, path, text, capability.ref, mine, report)
 
 
+_SECRET = re.compile(r"token|password|passwd|passphrase|api[ _-]?key|secret|credential", re.IGNORECASE)
+
+
+def secret_inputs(schema: Any) -> dict[str, str]:
+    """The inputs of a capability's schema that hold a secret (by name or description), each with
+    the environment variable a deployment's `secrets:` would read it from (`api_key` -> API_KEY)."""
+    properties = (schema or {}).get("properties") or {}
+    found = {}
+    for key, prop in properties.items():
+        described = prop.get("description", "") if isinstance(prop, dict) else ""
+        if _SECRET.search(str(key)) or _SECRET.search(str(described)):
+            found[str(key)] = re.sub(r"[^A-Za-z0-9]+", "_", str(key)).strip("_").upper() or "SECRET"
+    return found
+
+
 def skeleton_text(name: str, capability: Any) -> str:
     schema = capability.input_schema or {}
     properties = schema.get("properties") or {}
+    secrets = secret_inputs(schema)
     required = [r for r in schema.get("required") or [] if isinstance(r, str)]
-    inputs = {key: properties.get(key, {}) for key in required}
+    inputs = {key: properties.get(key, {}) for key in required if key not in secrets}
     lines = ["# yaml-language-server: $schema=../.wfops-schemas/workflow.schema.json",
              f"name: {name}",
              "version: 1",
              f"description: {json.dumps(_first_line(capability.description) or 'Calls ' + capability.ref)}",
              "input:",
              "  type: object",
-             f"  required: {json.dumps(required)}",
+             f"  required: {json.dumps([k for k in required if k not in secrets])}",
              f"  properties: {json.dumps(inputs, sort_keys=True)}",
              "state:",
              "  result: {}",
@@ -362,7 +441,7 @@ def skeleton_text(name: str, capability: Any) -> str:
              "steps:",
              "  - id: call",
              f"    uses: {capability.ref}",
-             f"    with: {{{', '.join(f'{json.dumps(k)}: $input.{k}' for k in required)}}}",
+             f"    with: {{{', '.join(f'{json.dumps(k)}: {_bound(k, secrets)}' for k in required)}}}",
              "    save: state.result"]
     outcomes = list(capability.outcomes) or ["ok"]
     if outcomes == ["ok"]:
@@ -370,6 +449,11 @@ def skeleton_text(name: str, capability: Any) -> str:
     else:
         lines.append("    on: {" + ", ".join(f"{json.dumps(o)}: end" for o in outcomes) + "}")
     return "\n".join(lines) + "\n"
+
+
+def _bound(key: str, secrets: dict[str, str]) -> str:
+    # A secret is read from the environment when the step runs: run inputs are stored with the run.
+    return f"$secret.{secrets[key]}" if key in secrets else f"$input.{key}"
 
 
 def _first_line(text: str) -> str:

@@ -55,6 +55,7 @@ if TYPE_CHECKING:  # types only: `validate` must not load the engine or the stor
         Run,
     )
     from wfops.api.schedules import ScheduleInfo, TickReport
+    from wfops.api.scaffold_test import TestSkeleton
     from wfops.engine.types import TraceEntry
     from wfops.store.protocol import Store
     from wfops.testing.results import TestReport
@@ -233,6 +234,27 @@ class Project:
 
         return authoring.new_workflow(self.root, info, name, write=write)
 
+    def new_test(self, workflow: str, *, write: bool = False) -> TestSkeleton:
+        """A workflow test file for `workflow` to start from: one case where every call and
+        interrupt answers its first outcome, and one per other outcome of each step, mocked
+        from the capabilities' contracts; written to tests/WORKFLOW.wftest.yaml if `write`."""
+        # deferred: scaffolding is off the record-hit path (a run)
+        from wfops.api.scaffold_test import TestSkeleton, test_text
+        from wfops.loader.project import load_project
+
+        loaded = load_project(self.root)
+        if workflow not in loaded.workflows:
+            raise UsageError(f"unknown workflow {workflow!r}",
+                             hint="workflows: " + (", ".join(sorted(loaded.workflows)) or "none"))
+        runs_it = [d.model for d in loaded.deployments.values() if d.model.workflow_name == workflow]
+        bindings = dict(runs_it[0].bindings) if len(runs_it) == 1 else {}
+        workflows = {name: item.model for name, item in loaded.workflows.items()}
+        text = test_text(workflows, workflow, bindings, self.capability)
+        path = f"tests/{workflow}.wftest.yaml"
+        found = self.validate(text=text, kind="wftest", path=path).diagnostics
+        report = self.write_file(path, text) if write else None
+        return TestSkeleton(workflow, path, text, found, report)
+
     # -- sources an MCP client wrote ------------------------------------------------------
     def sources_awaiting_approval(self) -> list[Declaration]:
         """The declarations in sources.yaml an MCP client wrote and no person approved yet."""
@@ -279,10 +301,13 @@ class Project:
         return Run.of(result.snapshot, warnings=list(result.warnings))
 
     def resume(self, run_id: str, outcome: str | None = None, payload: Any = None, *,
-               on_step: OnStep | None = None, executor: str | None = None, no_cache: bool = False) -> Run:
+               on_step: OnStep | None = None, executor: str | None = None,
+               on_start: Callable[[str], None] | None = None, no_cache: bool = False) -> Run:
         """Continue an interrupted run (answering it with `outcome` and `payload`), a crashed or
         cancelled one, or redrive a failed one from the step that failed.
-        `executor`: as for `run`; by default the one the run was started with. `no_cache`: as for `run`."""
+        `executor`: as for `run`; by default the one the run was started with. `on_start`: as
+        for `run`, told the run id once the resume passed its checks and the run is driven.
+        `no_cache`: as for `run`."""
         # deferred: wfops.runner is not needed on the validate cache-hit path (pre-commit)
         from wfops.api.runs import Run
         from wfops.runner import ResumeOptions, resume_run
@@ -292,14 +317,16 @@ class Project:
         with self._for_client("resuming the run"):
             result = _drive(resume_run(ResumeOptions(run_id, outcome=outcome, payload=payload,
                                                      project=self._root, db=self.db_path, on_step=on_step,
-                                                     executor=executor, no_cache=no_cache)))
+                                                     executor=executor, on_start=on_start,
+                                                     no_cache=no_cache)))
         return Run.of(result.snapshot, warnings=list(result.warnings))
 
     def fork(self, run_id: str, from_step: str, input: Mapping[str, Any] | None = None, *,  # noqa: A002 - the contract's word
-             on_step: OnStep | None = None) -> Run:
+             on_step: OnStep | None = None, on_start: Callable[[str], None] | None = None) -> Run:
         """Start a new run of `run_id`'s artifacts from the state it had just before it first
         ran top-level step `from_step`, its input overlaid with `input`, and drive it like
-        `run`. The original run is not changed; the new one records `forked_from`."""
+        `run` (`on_start` is told the new run's id). The original run is not changed; the new
+        one records `forked_from`."""
         # deferred: wfops.runner is not needed on the validate cache-hit path (pre-commit)
         from wfops.api.runs import Run
         from wfops.runner import ForkOptions, fork_run
@@ -309,7 +336,7 @@ class Project:
         self._fresh()
         with self._for_client("the forked run"):
             result = _drive(fork_run(ForkOptions(run_id, from_step, input=given, project=self._root,
-                                                 db=self.db_path, on_step=on_step)))
+                                                 db=self.db_path, on_step=on_step, on_start=on_start)))
         return Run.of(result.snapshot, warnings=list(result.warnings),
                       forked_from={"run_id": run_id, "step": from_step})
 

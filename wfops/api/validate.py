@@ -31,8 +31,8 @@ from wfops.loader.project import (
 from wfops.model.objects import Deployment, Workflow
 from wfops.report import render
 
-Kind = Literal["workflow", "deployment", "sources"]
-KINDS: tuple[Kind, ...] = ("workflow", "deployment", "sources")
+Kind = Literal["workflow", "deployment", "sources", "wftest"]
+KINDS: tuple[Kind, ...] = ("workflow", "deployment", "sources", "wftest")
 
 
 @dataclass
@@ -179,6 +179,8 @@ def validate_overlay(root: Path, text: str, kind: Kind, path: str | None) -> tup
         raise UsageError(f"unknown kind {kind!r}", hint="kind is one of: " + ", ".join(KINDS))
     display = relative_name(root, inside_project(root, path, what="path")) if path else \
         (SOURCES_FILE if kind == "sources" else f"<inline {kind}>")
+    if kind == "wftest":
+        return _test_overlay(root, text, display)
     try:
         doc = load_yaml_text(text, display)
     except YamlLoadError as exc:
@@ -204,6 +206,27 @@ def validate_overlay(root: Path, text: str, kind: Kind, path: str | None) -> tup
             register(project, table, loaded, kind, f"duplicate-{kind}")
     everything = [*validate_loaded(project).diagnostics, *test_file_findings(project)]
     return display, sorted(dict.fromkeys(everything), key=sort_key), True
+
+
+def _test_overlay(root: Path, text: str, display: str) -> tuple[str, list[Diagnostic], bool]:
+    """A workflow test file's text checked as `wfops validate` checks the file (its schema, then
+    the workflow, steps and capabilities it names), with the project's other findings."""
+    # deferred: test files are checked only when there is one (or its text)
+    from wfops.compiler.checks.wftests import check_test_files
+    from wfops.loader.project import validate_document
+    from wfops.loader.yaml import YamlLoadError, load_yaml_text
+    from wfops.model.wftest import TestFile
+
+    others = _others(root, display)
+    try:
+        doc = load_yaml_text(text, display)
+    except YamlLoadError as exc:
+        return display, others + [exc.diagnostic], False
+    parsed, found = validate_document(doc, TestFile)
+    if parsed is None:
+        return display, sorted(others + found, key=sort_key), False
+    found += check_test_files(load_project(root), [Loaded(display, doc, parsed)])
+    return display, sorted(dict.fromkeys(others + found), key=sort_key), True
 
 
 def _others(root: Path, display: str) -> list[Diagnostic]:

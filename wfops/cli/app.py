@@ -272,9 +272,14 @@ def watch(run: Annotated[str | None, typer.Option("--run", help="Rerun this depl
 def mcp(project: Project = None, db: Db = None,
         allow_client_sources: Annotated[bool, typer.Option(
             "--allow-client-sources",
-            help="Let sources the MCP client writes run without a person's approval.")] = False) -> VerbCall:
-    """Serve this project to MCP clients over stdio."""
-    return _verb("mcp_cmd", project=project, db=db, allow_client_sources=allow_client_sources)
+            help="Let sources the MCP client writes run without a person's approval.")] = False,
+        http: Annotated[bool, typer.Option("--http", help="Serve streamable HTTP at /mcp instead of stdio.")] = False,
+        host: Annotated[str, typer.Option("--host", help="With --http: the address to listen on; any but "
+                                                        "loopback needs WFOPS_MCP_TOKEN.")] = "127.0.0.1",
+        port: Annotated[int, typer.Option("--port", help="With --http: the port.")] = 8000) -> VerbCall:
+    """Serve this project to MCP clients over stdio (or streamable HTTP with --http)."""
+    return _verb("mcp_cmd", project=project, db=db, allow_client_sources=allow_client_sources, http=http,
+                 host=host, port=port)
 
 
 @app.command()

@@ -112,8 +112,11 @@ TABLE: dict[str, Any] = {
             {'kind': 'option', 'name': 'project', 'opts': ['--project'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'str', 'min': None, 'max': None},
             {'kind': 'option', 'name': 'db', 'opts': ['--db'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'str', 'min': None, 'max': None},
             {'kind': 'option', 'name': 'allow_client_sources', 'opts': ['--allow-client-sources'], 'secondary': [], 'flag': True, 'multiple': False, 'required': False, 'type': 'bool', 'min': None, 'max': None},
+            {'kind': 'option', 'name': 'http', 'opts': ['--http'], 'secondary': [], 'flag': True, 'multiple': False, 'required': False, 'type': 'bool', 'min': None, 'max': None},
+            {'kind': 'option', 'name': 'host', 'opts': ['--host'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'str', 'min': None, 'max': None},
+            {'kind': 'option', 'name': 'port', 'opts': ['--port'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'int', 'min': None, 'max': None},
         ],
-        'verb': {'module': 'mcp_cmd', 'function': 'run', 'args': [{'kwarg': 'project', 'param': 'project', 'absent': None}, {'kwarg': 'db', 'param': 'db', 'absent': None}, {'kwarg': 'allow_client_sources', 'param': 'allow_client_sources', 'absent': False}]},
+        'verb': {'module': 'mcp_cmd', 'function': 'run', 'args': [{'kwarg': 'project', 'param': 'project', 'absent': None}, {'kwarg': 'db', 'param': 'db', 'absent': None}, {'kwarg': 'allow_client_sources', 'param': 'allow_client_sources', 'absent': False}, {'kwarg': 'http', 'param': 'http', 'absent': False}, {'kwarg': 'host', 'param': 'host', 'absent': '127.0.0.1'}, {'kwarg': 'port', 'param': 'port', 'absent': 8000}]},
     },
     'resume': {
         'params': [

@@ -20,7 +20,6 @@ import time
 from collections.abc import Awaitable, Callable
 from contextlib import suppress
 from contextvars import ContextVar
-from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
 import anyio
@@ -35,18 +34,19 @@ from mcp.server.mcpserver import (
     Resolve,
 )
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.stdio import stdio_server
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError
 
 from wfops import __version__
-from wfops.api import Project
+from wfops.api import Project, docs
 from wfops.api.approvals import ClientTrust, Declaration, SourcesAwaitApproval
 from wfops.api.scaffold import SCHEMA_KINDS, schema
 from wfops.crashlog import report_crash
 from wfops.daemon import in_daemon_thread
 from wfops.errors import InvalidArgument, RefusedError, WfopsError
-from wfops.exits import for_error, for_run
-from wfops.mcpserver import advice, bounded
+from wfops.exits import for_error
+from wfops.mcpserver import advice, bounded, remote, schemas, wire
 from wfops.mcpserver import operations as ops
 from wfops.mcpserver.models import (
     CallResult,
@@ -55,6 +55,7 @@ from wfops.mcpserver.models import (
     CheckResult,
     CompileResult,
     DiagnosticOut,
+    DocsResult,
     Envelope,
     ErrorOut,
     FileResult,
@@ -81,7 +82,11 @@ Loop: list_project -> read_file -> patch_workflow / write_file (validated before
 written) -> compile (writes wfops.lock) -> start_run -> wait_run / show_run / read_trace;
 an interrupted run waits for resume_run. Every result has ok, error, diagnostics (each with
 a hint), next_actions ({tool, arguments, reason}: call them as given) and next_steps (text).
-Results are bounded by max_chars; cut values are listed in `cuts` with the call that gets them."""
+Results are bounded by max_chars; cut values are listed in `cuts` with the call that gets them.
+Output schemas list each tool's own fields after this envelope; the shapes they name (RunOut,
+DiagnosticOut, NextAction, ...) are defined in the resource wfops://schemas/results.
+ok is false when the call failed (error says why; isError) or when the run it returns failed
+(run.state failed, run.error says where; not isError: the call itself worked)."""
 
 # Loading a project imports its python sources (sys.modules is process-wide) and
 # compile writes wfops.lock: one project operation at a time. Store reads skip this,
@@ -92,9 +97,9 @@ MAX_CALL_SECONDS = 86_400.0
 Asker = Callable[[SourcesAwaitApproval], Awaitable[bool]]
 E = TypeVar("E", bound=Envelope)
 
+Wait = Annotated[float, Field(ge=0, le=3600, description="Seconds to wait for the run to stop (0: return at once).")]
 MaxChars = Annotated[int, Field(ge=bounded.MIN_MAX_CHARS, le=bounded.MAX_MAX_CHARS,
-                                description="Size limit of this result as JSON text; values cut to fit "
-                                            "are listed in `cuts` with the call that gets them whole.")]
+                                description="Result size limit (JSON chars); see cuts.")]
 DEFAULT = bounded.DEFAULT_MAX_CHARS
 
 READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
@@ -120,16 +125,46 @@ You are writing a wfops workflow{goal}. Work only through the wfops tools:
    an existing workflow and make focused edits with patch_workflow (an RFC 6902 JSON Patch:
    add a step with {{"op": "add", "path": "/steps/-", "value": {{...}}}}, rebind an input
    with "replace" at /steps/N/with/KEY, route an outcome at /steps/N/on/OUTCOME).
-4. A write that would add errors is refused with the diagnostics: read each hint, fix, retry.
-5. A deployment (deployments/NAME.yaml: name, workflow, bindings, input) makes it runnable.
-6. compile, then start_run and wait_run; read_trace shows each step; resume_run answers
-   an interrupt or continues a run whose process died. Follow each result's next_actions."""
+4. Step kinds beyond `uses:` (search_docs finds each in the file format):
+   - foreach: `foreach: $input.names` runs a capability (`uses:`) or a workflow (`workflow:`)
+     per item, `$item`/`$index` bound in `with:` (`mode: parallel` and `concurrency: N` to
+     fan out), `save:` the results in item order or `save_each:` through a reducer;
+   - parallel: `parallel: {{a: [steps], b: [steps]}}` runs branches at once and joins them;
+   - interrupt: `interrupt: approval` with `request`, `resume_schema` and `on:` per outcome
+     stops the run until resume_run answers it (outcome and a payload fitting resume_schema).
+5. Secrets: never put a token, password or API key in a file or a run input (inputs are
+   stored). Bind it as `$secret.NAME` and list NAME under the deployment's `secrets:`; the
+   value is read from the wfops server's environment (the `env` of its entry in the client's
+   config). validate warns when the server lacks it.
+6. A write that would add errors is refused with the diagnostics: read each hint, fix, retry.
+7. A deployment (deployments/NAME.yaml: name, workflow, bindings, input, secrets) makes it
+   runnable.
+8. Tests: new_test scaffolds tests/WORKFLOW.wftest.yaml (one case per outcome, mocks from
+   the contracts); fill in each case's expect, then run_tests (CI runs them too).
+9. compile, then start_run and wait_run; read_trace shows each step; resume_run answers
+   an interrupt or continues a run whose process died; fork_run reruns a finished run from
+   a step with a new input. Follow each result's next_actions."""
 
 
 class _Server(MCPServer):
     """Refuses unknown and ill-typed arguments in the documented error shape, naming the argument."""
 
     approval: _Approval | None = None  # what the `_ask_approval` resolver asks with
+
+    async def run_stdio_async(self) -> None:
+        # Every line gets an answer: the wire guard answers what the SDK's reader would drop.
+        stdin = wire.GuardedStdin(wire.claim_stdin())
+        async with stdio_server(stdin=stdin) as (read_stream, write_stream):  # type: ignore[arg-type]
+            stdin.replies = write_stream
+            low = self._lowlevel_server
+            await low.run(read_stream, write_stream, low.create_initialization_options())
+
+    async def list_tools(self) -> list[Any]:
+        # Each result's shared shapes are named, not repeated (schemas.compact): the list stays small.
+        return [tool.model_copy(update={"output_schema": schemas.compact(tool.output_schema),
+                                        "input_schema": schemas.slim_input(tool.input_schema),
+                                        "description": schemas.one_paragraph(tool.description or "")})
+                for tool in await super().list_tools()]
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         tool = self._tool_manager.get_tool(name)
@@ -197,12 +232,13 @@ def build_server(project: Project, *, allow_client_sources: bool = False) -> Any
 
     @app.tool(title="Write a project file", annotations=WRITE_FILE)
     async def write_file(
-            path: Annotated[str, Field(description="workflows/NAME.yaml, deployments/NAME.yaml or sources.yaml.")],
+            path: Annotated[str, Field(description="workflows/NAME.yaml, deployments/NAME.yaml, sources.yaml "
+                                                   "or tests/**/NAME.wftest.yaml.")],
             text: Annotated[str, Field(description="The whole new YAML text.")],
             force: Annotated[bool, Field(description="Write even when the text adds errors.")] = False,
             max_chars: MaxChars = DEFAULT,
     ) -> Annotated[CallToolResult, WriteResult]:
-        """Create or replace a workflow, deployment or sources.yaml. The whole project is validated
+        """Create or replace a workflow, deployment, sources.yaml or workflow test. The whole project is validated
         with the text in place first; a text that adds errors is refused (the file untouched)
         with the diagnostics, unless force. Prefer patch_workflow for a focused edit."""
         return await _guard(WriteResult, {"path": path}, max_chars, None, ops.write_file, project, path, text,
@@ -210,7 +246,8 @@ def build_server(project: Project, *, allow_client_sources: bool = False) -> Any
 
     @app.tool(title="Patch a workflow or deployment", annotations=EDIT)
     async def patch_workflow(
-            path: Annotated[str, Field(description="workflows/NAME.yaml, deployments/NAME.yaml or sources.yaml.")],
+            path: Annotated[str, Field(description="workflows/NAME.yaml, deployments/NAME.yaml, sources.yaml "
+                                                   "or tests/**/NAME.wftest.yaml.")],
             patch: Annotated[list[dict[str, Any]], Field(description="RFC 6902 JSON Patch: ops add, remove, "
                                                                      "replace, move, copy, test; paths are JSON "
                                                                      "Pointers such as /steps/0/with/name or "
@@ -234,6 +271,19 @@ def build_server(project: Project, *, allow_client_sources: bool = False) -> Any
         input schema, every outcome routed. Returned as text; written only if write is true."""
         return await _guard(SkeletonResult, {"name": name}, max_chars, None, ops.new_workflow, project,
                             capability, name, write, ask=approval.asker(answer))
+
+    @app.tool(title="Scaffold a workflow test", annotations=CREATE)
+    async def new_test(
+            workflow: Annotated[str, Field(description="The workflow's name.")],
+            write: Annotated[bool, Field(description="Save it as tests/WORKFLOW.wftest.yaml.")] = False,
+            max_chars: MaxChars = DEFAULT,
+            answer: Approval = NOT_ASKED,
+    ) -> Annotated[CallToolResult, SkeletonResult]:
+        """A workflow test file to start from: one case where every call and interrupt answers its
+        first outcome, one per other outcome of each step, mocks fitting the capabilities'
+        contracts (wfops.lock's for MCP sources). Returned as text; written only if write."""
+        return await _guard(SkeletonResult, {"name": workflow}, max_chars, None, ops.new_test, project, workflow,
+                            write, ask=approval.asker(answer))
 
     # -- catalog and checks ---------------------------------------------------------------------
 
@@ -267,7 +317,7 @@ def build_server(project: Project, *, allow_client_sources: bool = False) -> Any
                                                                  "relative to the project root (default: "
                                                                  "the whole project).")] = None,
             text: Annotated[str | None, Field(description="YAML text to check instead of files.")] = None,
-            kind: Annotated[Literal["workflow", "deployment", "sources"] | None,
+            kind: Annotated[Literal["workflow", "deployment", "sources", "wftest"] | None,
                             Field(description="What `text` is (required with text).")] = None,
             path: Annotated[str | None, Field(description="The project file `text` is meant for, e.g. "
                                                           "workflows/x.yaml (it replaces that file).")] = None,
@@ -329,6 +379,17 @@ def build_server(project: Project, *, allow_client_sources: bool = False) -> Any
         each case passed, failed (with a diff) or error (the test itself is wrong)."""
         return await _guard(TestsResult, {}, max_chars, None, ops.run_tests, project, list(paths or []), pattern)
 
+    @app.tool(title="Search the docs", annotations=READ)
+    async def search_docs(
+            query: Annotated[str, Field(min_length=1, max_length=500, description="Words to look for, e.g. "
+                                                                                  "'foreach parallel mode'.")],
+            limit: Annotated[int, Field(ge=1, le=20, description="At most this many sections.")] = 5,
+            max_chars: MaxChars = DEFAULT,
+    ) -> Annotated[CallToolResult, DocsResult]:
+        """The documentation sections that best match the query (file format, step kinds, tests,
+        secrets, runs, MCP); each page whole is the resource wfops://docs/PAGE."""
+        return await _guard(DocsResult, {}, max_chars, None, ops.search_docs, query, limit, exclusive=False)
+
     @app.tool(title="Draw a workflow", annotations=READ)
     async def draw_graph(
             workflow: Annotated[str, Field(description="The workflow's name.")],
@@ -347,18 +408,30 @@ def build_server(project: Project, *, allow_client_sources: bool = False) -> Any
             deployment: Annotated[str, Field(description="The deployment's `name`.")],
             input: Annotated[dict[str, Any] | None,  # noqa: A002 - the contract's word
                              Field(description="Run input, merged over the deployment's defaults.")] = None,
+            wait: Wait = 0,
             max_chars: MaxChars = DEFAULT,
             answer: Approval = NOT_ASKED,
     ) -> Annotated[CallToolResult, RunResult]:
-        """Start a deployment's run and return its run_id at once (once it passed its checks and is
-        stored); it goes on in the server while every other tool keeps answering. Follow it with
-        wait_run, show_run and read_trace."""
+        """Start a deployment's run once it passed its checks and is stored; it goes on in the
+        server while every other tool keeps answering. Returns at once (wait 0) or after up to
+        wait seconds. Follow it with wait_run, show_run and read_trace."""
         def begin() -> RunResult:
-            run_id = board.start(deployment, dict(input or {}))
-            run = run_out(project.get_run(run_id))
-            return RunResult(ok=True, run=run, exit_code=None, next_actions=advice.after_start(run))
+            try:
+                run_id = board.start(deployment, lambda on_start: project.run(
+                    deployment, dict(input or {}), on_start=on_start))
+            except RefusedError as exc:
+                raise ops.every_blocker(project, deployment, exc) from None
+            return _driven(run_id, wait, first=True)
         return await _guard(RunResult, {}, max_chars, _run_locate(None), begin, exclusive=False, name="start_run",
-                            ask=approval.asker(answer))
+                            ask=approval.asker(answer), own_thread=wait > 0)
+
+    def _driven(run_id: str, wait: float, *, first: bool = False) -> RunResult:
+        """A run the board drives, after at most `wait` seconds."""
+        got, _done, crash = board.wait(run_id, wait)
+        run = run_out(got)
+        if isinstance(crash, WfopsError) and run.state in ("running", "orphaned", "interrupted"):
+            raise crash  # the drive ended on a known error (e.g. an outcome the interrupt lacks)
+        return ops.run_result(run, next_actions=advice.after_start(run)) if first else ops.run_result(run)
 
     @app.tool(title="Wait for a run", annotations=READ)
     async def wait_run(
@@ -368,15 +441,8 @@ def build_server(project: Project, *, allow_client_sources: bool = False) -> Any
     ) -> Annotated[CallToolResult, RunResult]:
         """Wait until the run completes, fails or stops at an interrupt, or the timeout passes
         (done: false). A run whose process died is reported at once (resume_run it)."""
-        def wait() -> RunResult:
-            got, done, crash = board.wait(run_id, timeout)
-            run = run_out(got)
-            if crash is not None and isinstance(crash, WfopsError) and run.status == "running":
-                raise crash
-            steps = advice.after_orphan(run) if done and run.status == "running" else advice.after_run(run)
-            return RunResult(ok=run.status != "failed", run=run, exit_code=for_run(run.status) if done else None,
-                             done=done, next_actions=steps)
-        return await _guard(RunResult, {}, max_chars, _run_locate(run_id), wait, exclusive=False, name="wait_run")
+        return await _guard(RunResult, {}, max_chars, _run_locate(run_id), _driven, run_id, timeout,
+                            exclusive=False, name="wait_run")
 
     @app.tool(title="Run a deployment (blocking)", annotations=ACT)
     async def run_deployment(
@@ -402,28 +468,52 @@ def build_server(project: Project, *, allow_client_sources: bool = False) -> Any
             outcome: Annotated[str | None, Field(description="The outcome that answers the open "
                                                              "interrupt (see run.interrupt.outcomes).")] = None,
             payload: Annotated[Any, Field(description="The interrupt's answer (its resume_schema).")] = None,
+            wait: Wait = 30,
             max_chars: MaxChars = DEFAULT,
             ctx: Context | None = None,
             answer: Approval = NOT_ASKED,
     ) -> Annotated[CallToolResult, RunResult]:
         """Continue an interrupted run (answering it), one whose process died (from its last
         committed step), or a failed or cancelled one (redriving its failed step with a new
-        attempt, the same idempotency key); blocks until it ends or stops again."""
+        attempt, the same idempotency key). Returns after at most wait seconds (done: false
+        while it goes on: wait_run follows it)."""
         progress = _progress(ctx)
 
         def resume() -> RunResult:
-            # The core API has no start signal for a resume: its first committed step is one.
-            def first_step(ready: Callable[[], None]) -> RunResult:
-                def on_step(entry: Any) -> None:
-                    ready()
-                    if progress is not None:
-                        progress(entry)
-                return ops.resume_run(project, run_id, outcome, payload, on_step)
-            return _released_when_ready(first_step)
+            try:
+                return _driven(board.start(run_id, lambda on_start: project.resume(
+                    run_id, outcome, payload, on_step=progress, on_start=on_start)), wait)
+            except RefusedError as exc:
+                raise ops.secret_hint(exc) from None
         return await _guard(RunResult, {}, max_chars, _run_locate(run_id), resume, exclusive=False,
-                            name="resume_run", ask=approval.asker(answer), own_thread=True, refused=[
-                                advice.act("show_run", "see the run's status: a completed run has "
-                                                       "nothing to resume", run_id=run_id)])
+                            name="resume_run", ask=approval.asker(answer), own_thread=True,
+                            refused=lambda: ops.refused_resume(project, run_id))
+
+    @app.tool(title="Fork a run", annotations=ACT)
+    async def fork_run(
+            run_id: Annotated[str, Field(description="The run to fork (it is not changed).")],
+            from_step: Annotated[str, Field(description="A top-level step id: the new run starts from the "
+                                                        "state just before the run first ran it.")],
+            input: Annotated[dict[str, Any] | None,  # noqa: A002 - the contract's word
+                             Field(description="Keys overlaid on the original run's input.")] = None,
+            wait: Wait = 30,
+            max_chars: MaxChars = DEFAULT,
+            ctx: Context | None = None,
+            answer: Approval = NOT_ASKED,
+    ) -> Annotated[CallToolResult, RunResult]:
+        """A new run of the same stored workflow from one of its steps, with a changed input:
+        the steps before from_step are not run again. Its run object names the original in
+        forked_from. Returns after at most wait seconds, like start_run."""
+        progress = _progress(ctx)
+
+        def fork() -> RunResult:
+            try:
+                return _driven(board.start(run_id, lambda on_start: project.fork(
+                    run_id, from_step, dict(input or {}), on_step=progress, on_start=on_start)), wait)
+            except RefusedError as exc:
+                raise ops.secret_hint(exc) from None
+        return await _guard(RunResult, {}, max_chars, _run_locate(None), fork, exclusive=False,
+                            name="fork_run", ask=approval.asker(answer), own_thread=True)
 
     @app.tool(title="Cancel a run", annotations=STOP)
     async def cancel_run(
@@ -578,16 +668,26 @@ def _approval_question(held: list[Declaration]) -> str:
     return "\n".join(lines)
 
 
-# -- resources (the file schemas are package data; the docs exist in a source checkout) ----------------------------------------------------------------------------------
+# -- resources (the file schemas and the docs are package data) ----------------------------------
 
 def _resources(app: Any) -> None:
+    app.resource(schemas.RESULTS_URI, name="tool result shapes", mime_type="application/schema+json",
+                 description="JSON Schema of every tool's result and the shapes they share (RunOut, "
+                             "DiagnosticOut, NextAction, ...).")(_results_schema(app))
     for kind in SCHEMA_KINDS:
         app.resource(f"wfops://schemas/{kind}", name=f"{kind} schema", mime_type="application/schema+json",
                      description=f"JSON Schema of a {kind} file.")(_schema_reader(schema, kind))
-    docs = Path(__file__).resolve().parent.parent.parent / "docs"
-    for doc in sorted(docs.glob("*.md")) if docs.is_dir() else []:
-        app.resource(f"wfops://docs/{doc.stem}", name=f"docs: {doc.stem}", mime_type="text/markdown",
-                     description=f"wfops documentation: {doc.stem}")(_doc_reader(doc))
+    for page in docs.page_names():
+        app.resource(f"wfops://docs/{page}", name=f"docs: {page}", mime_type="text/markdown",
+                     description=f"wfops documentation: {page}")(_doc_reader(page))
+
+
+def _results_schema(app: Any) -> Callable[[], str]:
+    def results() -> str:
+        # The result models are the ones the tools declare: read from them, never listed apart.
+        models = {tool.fn_metadata.output_model for tool in app._tool_manager.list_tools()}
+        return schemas.results_schema(sorted((m for m in models if m is not None), key=lambda m: m.__name__))
+    return results
 
 
 def _schema_reader(schema: Callable[[str], str], kind: str) -> Callable[[], str]:
@@ -597,10 +697,10 @@ def _schema_reader(schema: Callable[[str], str], kind: str) -> Callable[[], str]
     return read
 
 
-def _doc_reader(path: Path) -> Callable[[], str]:
+def _doc_reader(page: str) -> Callable[[], str]:
     def read() -> str:
-        return path.read_text(encoding="utf-8")
-    read.__name__ = f"doc_{path.stem.replace('-', '_')}"
+        return docs.read_page(page)
+    read.__name__ = f"doc_{page.replace('-', '_')}"
     return read
 
 
@@ -642,7 +742,7 @@ def _trace_locate(run_id: str) -> bounded.Locate:
 
 async def _guard(result: type[Envelope], required: dict[str, Any], max_chars: int, locate: Any,
                  fn: Callable[..., Envelope], *args: Any, exclusive: bool = True, name: str | None = None,
-                 refused: list[NextAction] | None = None, ask: Asker | None = None,
+                 refused: Callable[[], list[NextAction]] | None = None, ask: Asker | None = None,
                  own_thread: bool = False) -> CallToolResult:
     """Run `fn(*args)` off the request loop and shape its result or error. `ask`: how to ask
     the client's user to approve held sources (then `fn` runs once more). `own_thread`: a call
@@ -737,7 +837,7 @@ def _error_result(error: ErrorOut) -> CallToolResult:
 
 
 def _failure(result: type[Envelope], required: dict[str, Any], exc: Exception, tool: str,
-             refused: list[NextAction] | None = None) -> Envelope:
+             refused: Callable[[], list[NextAction]] | None = None) -> Envelope:
     """A known error as the tool's result (`refused`: the advice when a refusal has no findings)."""
     fields = result.model_fields
     base = {k: v for k, v in required.items() if k in fields}
@@ -747,7 +847,7 @@ def _failure(result: type[Envelope], required: dict[str, Any], exc: Exception, t
         return result(ok=False, error=_error(exc), next_actions=advice.after_unapproved(exc, tool), **base)
     if isinstance(exc, RefusedError):
         found = list(exc.diagnostics)
-        steps = refused if refused and not found else advice.after_refusal(found, tool)
+        steps = refused() if refused is not None and not found else advice.after_refusal(found, tool)
         return result(ok=False, error=_error(exc), diagnostics=[DiagnosticOut.of(d) for d in found],
                       next_actions=steps, **base)
     if isinstance(exc, WfopsError):
@@ -815,6 +915,12 @@ def serve(project: Project, *, allow_client_sources: bool = False, parent: int |
             os.dup2(2, 1)
         _flush_stray_output()
     _leave(0)
+
+
+def serve_over_http(project: Project, *, host: str, port: int, allow_client_sources: bool = False) -> None:
+    """The same server over streamable HTTP at http://HOST:PORT/mcp (`remote` says who may call)."""
+    remote.token_for(host)  # a network host without a token is refused before anything starts
+    remote.serve_http(build_server(project, allow_client_sources=allow_client_sources), host, port)
 
 
 #: How often the parent watcher looks (seconds).

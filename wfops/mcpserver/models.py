@@ -110,6 +110,9 @@ class CallResult(Envelope):
     output: Any = None
 
 
+RunStateName = Literal["running", "orphaned", "interrupted", "failed", "cancelled", "completed"]
+
+
 class InterruptOut(BaseModel):
     id: str
     step: str
@@ -127,10 +130,15 @@ class RunOut(BaseModel):
     workflow: str
     artifact: str
     status: Literal["running", "completed", "failed", "interrupted", "cancelled"]
+    state: RunStateName = Field(description="status, told apart: `orphaned` is a `running` run no process drives.")
+    orphaned: bool = Field(False, description="`running`, but no process drives it: resume_run continues it.")
     outcome: str | None = None
     output: Any = None
     error: dict[str, Any] | None = None
     interrupt: InterruptOut | None = None
+    steps: int | None = Field(None, description="Trace entries committed.")
+    forked_from: dict[str, Any] | None = Field(None, description="{run_id, step, seq}: the run and step "
+                                                                 "this run was forked from.")
 
 
 class ValueOut(BaseModel):
@@ -145,8 +153,9 @@ class ValueOut(BaseModel):
 
 class RunResult(Envelope):
     run: RunOut | None = None
-    exit_code: int | None = Field(None, description="What `wfops run`/`resume` would exit with.")
-    done: bool | None = Field(None, description="wait_run: false when the timeout came first.")
+    exit_code: int | None = Field(None, description="What `wfops run`/`resume` exits with for this run "
+                                                    "(null while it is driven).")
+    done: bool = Field(False, description="True once no process drives the run on (any state but running).")
     value: ValueOut | None = None
 
 
@@ -199,7 +208,7 @@ class WriteResult(Envelope):
     forced: bool = False
     unchanged: bool = False
     added: list[DiagnosticOut] = Field(default_factory=list, description="Errors the text would add.")
-    text: str | None = Field(None, description="The text written or refused (patch_workflow, new_workflow).")
+    diff: str = Field("", description="Unified diff of the file as it was against the text written or refused.")
     awaiting_approval: list[str] = Field(default_factory=list, description=(
         "Sources this client wrote that no tool starts or imports until a person approves them "
         "(`wfops sources approve ID` in the project)."))
@@ -276,6 +285,19 @@ class TestsResult(Envelope):
     failed: int = 0
     errors: int = 0
     cases: list[CaseOut] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list, description="e.g. that no test case was found.")
+
+
+class SectionOut(BaseModel):
+    page: str = Field(description="The page: read it whole as the resource wfops://docs/PAGE.")
+    heading: str
+    text: str
+    uri: str
+
+
+class DocsResult(Envelope):
+    query: str = ""
+    sections: list[SectionOut] = Field(default_factory=list)
 
 
 class GraphResult(Envelope):
@@ -284,9 +306,12 @@ class GraphResult(Envelope):
     text: str = ""
 
 
-def run_out(run: Any) -> RunOut:
-    """A `wfops.api.Run` as the tool result's run object."""
-    public = run.to_dict()
+def run_out(run: Any, *, driven: bool | None = None) -> RunOut:
+    """A `wfops.api.Run` as the tool result's run object. `driven`: whether a process drives it
+    on, where the caller knows (a run a blocking call returned is driven no more)."""
+    orphaned = run.status == "running" and (not driven if driven is not None else bool(run.orphaned))
+    public = {**run.to_dict(), "orphaned": orphaned, "steps": run.steps, "forked_from": run.forked_from,
+              "state": "orphaned" if orphaned else run.status}
     interrupt = run.interrupt
     if interrupt is not None:
         public["interrupt"] = InterruptOut(**interrupt.to_public(), outcomes=list(interrupt.outcomes),

@@ -1,5 +1,6 @@
-"""Runs started by `start_run`: each is driven by the core API (`Project.run`) in a thread of
-its own in the server process, so every other tool keeps answering while it goes.
+"""Runs driven by `start_run`, `resume_run` and `fork_run`: each is driven by the core API
+(`Project.run`, `resume`, `fork`) in a thread of its own in the server process, so every other
+tool keeps answering while it goes.
 
 The project gate (one project operation at a time: python sources are imported once, the lock
 has one writer) is held only while the run starts (validation, the gate, opening sources) and
@@ -34,8 +35,9 @@ class Board:
         self.tidy = tidy             # flushes stray output of project code after each run
         self._driven: dict[str, _Driven] = {}
 
-    def start(self, deployment: str, run_input: dict[str, Any]) -> str:
-        """The new run's id, once the run is stored and going; raises what refused it."""
+    def start(self, label: str, begin: Callable[[Callable[[str], None]], Any]) -> str:
+        """The run's id once `begin(on_start)` (a `Project.run`, `resume` or `fork` passing
+        `on_start` on) has it stored and going; raises what refused it."""
         started = threading.Event()
         box: dict[str, Any] = {}
 
@@ -49,7 +51,7 @@ class Board:
         def drive() -> None:
             self.gate.acquire()
             try:
-                self.project.run(deployment, run_input, on_start=on_start)
+                begin(on_start)
             except BaseException as exc:  # noqa: BLE001 - handed to the caller or kept for wait_run
                 box["error"] = exc
                 if "run_id" in box:
@@ -64,7 +66,7 @@ class Board:
                     self._driven[box["run_id"]].done.set()
                 started.set()
 
-        threading.Thread(target=drive, name=f"wfops-run-{deployment}", daemon=True).start()
+        threading.Thread(target=drive, name=f"wfops-run-{label}", daemon=True).start()
         started.wait()
         if "run_id" not in box:
             error = box.get("error")

@@ -62,6 +62,7 @@ class ResumeOptions:
     on_step: OnStep | None = None
     executor: str | None = None   # default: the executor the run was started with
     no_cache: bool = False
+    on_start: Callable[[str], None] | None = None  # told the run id once its checks passed and it is driven
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,7 @@ class ForkOptions:
     project: str | Path | None = None
     db: str | Path | None = None
     on_step: OnStep | None = None
+    on_start: Callable[[str], None] | None = None  # told the new run's id once it is stored and driven
 
 
 @dataclass
@@ -178,7 +180,7 @@ async def resume_run(options: ResumeOptions) -> RunResult:
         if root is None:  # outside the project, with --db / WFOPS_DB: the run remembers its project
             root = _stored_root(first.meta, options.run_id)
         return await _continue(store, root, options.run_id, options.outcome, options.payload, options.on_step,
-                               given_executor, no_cache=options.no_cache)
+                               given_executor, options.on_start, no_cache=options.no_cache)
     finally:
         store.close()
 
@@ -204,7 +206,7 @@ async def fork_run(options: ForkOptions) -> RunResult:
         run_id = new_run_id()
         meta = {**record.meta, "forked_from": {"run_id": source.run_id, "step": options.from_step, "seq": cut}}
         store.fork_run(source.run_id, run_id, upto_seq=cut, input=run_input, meta=meta)
-        return await _continue(store, root, run_id, None, None, options.on_step)
+        return await _continue(store, root, run_id, None, None, options.on_step, on_start=options.on_start)
     finally:
         store.close()
 
@@ -222,11 +224,12 @@ def _fork_input(schema: dict[str, Any] | None, original: Any, changes: Mapping[s
 
 
 async def _continue(store: Any, root: Path, run_id: str, outcome: str | None, payload: Any,
-                    on_step: OnStep | None, given_executor: ExecutorChoice | None = None, *,
-                    no_cache: bool = False) -> RunResult:
+                    on_step: OnStep | None, given_executor: ExecutorChoice | None = None,
+                    on_start: Callable[[str], None] | None = None, *, no_cache: bool = False) -> RunResult:
     """Drive a stored run on from its trace, holding its lock; any error names the run."""
     try:
-        return await _drive_stored(store, root, run_id, outcome, payload, on_step, given_executor, no_cache)
+        return await _drive_stored(store, root, run_id, outcome, payload, on_step, given_executor, on_start,
+                                   no_cache)
     except WfopsError as exc:
         name_stored(exc, run_id)
         raise
@@ -234,7 +237,7 @@ async def _continue(store: Any, root: Path, run_id: str, outcome: str | None, pa
 
 async def _drive_stored(store: Any, root: Path, run_id: str, outcome: str | None, payload: Any,
                         on_step: OnStep | None, given_executor: ExecutorChoice | None,
-                        no_cache: bool = False) -> RunResult:
+                        on_start: Callable[[str], None] | None = None, no_cache: bool = False) -> RunResult:
     # deferred: comparing contracts with the lock is off the record-hit path (a plain run)
     from wfops.runner.resume_drift import resumed_contract_drift
 
@@ -269,6 +272,8 @@ async def _drive_stored(store: Any, root: Path, run_id: str, outcome: str | None
                 engine = Engine(workflows, _resolver(opened, bindings, executor), ProgressSink(store, on_step),
                                 deployment=snapshot.deployment, secrets=secret_values, artifacts=artifacts,
                                 cancel=stop, cache=None if no_cache else store)
+                if on_start is not None:
+                    on_start(run_id)
                 with stop.on_sigint():
                     final = await engine.resume(snapshot, trace, outcome=outcome, payload=payload)
     return RunResult(final, warnings)
