@@ -31,6 +31,7 @@ TOOLS: dict[str, tuple[str, ...]] = {
     "capability": ("describe_capability",),
     "call": ("call_capability",),
     "graph": ("draw_graph",),
+    "schedules": ("list_schedules",),
 }
 
 #: Project members that no tool serves, and why.
@@ -46,5 +47,18 @@ NO_TOOL: dict[str, str] = {
     "prune": "deletes run history in bulk: a person's housekeeping (`wfops runs prune`)",
     "remove_run": "deletes a run: a person's housekeeping (`wfops runs rm`)",
     "copy_runs": "copies the history into another store: an operator's task (`wfops runs copy`)",
+    "tick": "starts the scheduled runs that are due: an outside scheduler's call every minute "
+            "(`wfops schedule tick`); an agent starts a run with start_run",
+    "schedule_workflow": "writes the generated GitHub Actions workflow (`wfops ci schedule`); "
+                         "list_schedules shows the schedules it is made from",
+    "cache_entries": "the step cache is the operator's (`wfops cache list`); read_trace marks each step "
+                     "served from it, with its origin",
+    "cache_entry": "the step cache is the operator's (`wfops cache show`); read_trace marks each step "
+                   "served from it, with its origin",
+    "clear_cache": "deletes cached results in bulk: a person's housekeeping (`wfops cache clear`)",
+    "find_runs": "the web UI's history page; list_runs serves the same runs",
+    "trace_view": "the web UI's run page; read_trace serves the same trace",
+    "run_graph": "the web UI's graph of a run; draw_graph and read_trace serve the same facts",
+    "overview": "the web UI's project page; list_project and check serve the same facts",
     "step_summary": "the GitHub Actions job summary of `wfops run`; show_run and read_trace hold the same facts",
 }
