@@ -7,14 +7,15 @@ reaches them through its driver's `executors` table, so this module imports none
 from __future__ import annotations
 
 import asyncio
+import random
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from wfops.engine.errors import StepFailed, failure_of
 from wfops.engine.frame import Frame, new_frame
-from wfops.engine.plan import Plan, SaveTarget, StepPlan
+from wfops.engine.plan import CatchPlan, Plan, SaveTarget, StepPlan
 from wfops.engine.reducers import REDUCERS, ReducerError, apply_write
 from wfops.engine.types import (
     CapabilityResolver,
@@ -26,6 +27,7 @@ from wfops.engine.types import (
 from wfops.engine.values import Scope
 from wfops.errors import RunStopped, SourceLost, UnstorableValue
 from wfops.model.kinds import StepKind
+from wfops.model.rules import NOT_RETRYABLE, error_matches
 from wfops.redact import Redactor
 from wfops.schemacheck import first_error, with_defaults
 from wfops.sources.base import Capability, StepContext
@@ -187,8 +189,8 @@ class RunContext:
                 raise
             except BaseException as exc:  # noqa: BLE001 - sys.exit() in a node must not end wfops (exit 3 reads "interrupted")
                 failure = _foreign_failure(exc)
-            if attempt >= first + sp.attempts - 1:
-                if lost is not None and sp.catch_next is None and sp.on_item_error in (None, "fail"):
+            if attempt >= first + sp.attempts - 1 or not retryable(failure.type, sp.retry_on):
+                if lost is not None and catch_for(sp, failure) is None and sp.on_item_error in (None, "fail"):
                     # The source's server died, not the call's logic: keep the run resumable
                     # (unfinished at its last committed step) rather than failing it for good.
                     raise RunStopped(self.redactor.text(f"run {self.run_id} stopped at step {ctx.step}: {lost.message}"),
@@ -197,16 +199,20 @@ class RunContext:
                                           "committed step")
                 failure.attempt = attempt
                 raise failure
-            # The failed attempt stays in the trace with its error; the next one follows it.
-            self.commit([self.entry(path, "retry", attempt, payload, None, None, [], None,
+            # The failed attempt stays in the trace with its error and the sleep drawn before the
+            # next one (`output.delay`, seconds), so the delays can be read back, not timed.
+            delay = retry_delay(sp, attempt)
+            self.commit([self.entry(path, "retry", attempt, payload, None, {"delay": delay}, [], None,
                                     failure.as_error(path), started)])
-            await asyncio.sleep(sp.backoff * 2 ** (attempt - 1))
+            await asyncio.sleep(delay)
             attempt += 1
             ctx = StepContext(ctx.run_id, ctx.workflow, ctx.deployment, ctx.step, attempt, ctx.idempotency_key)
 
-    def stage(self, frame: Frame, targets: tuple[SaveTarget, ...], value: Any, *, listwise: bool = False
-              ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-        """The frame's state with the writes applied (a new dict) and the writes as recorded."""
+    def stage(self, frame: Frame, targets: tuple[SaveTarget, ...], value: Any, *, listwise: bool = False,
+              required: Collection[str] = ()) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """The frame's state with the writes applied (a new dict) and the writes as recorded.
+        `required`: the output fields the producer's schema requires; one that `save:` maps and
+        the output lacks fails the step (an optional one leaves its state field as it is)."""
         if not targets or value is None:
             return frame.state, []
         state = frame.state.copy()
@@ -220,8 +226,11 @@ class RunContext:
                 written = [v.get(source) if isinstance(v, dict) else None for v in value]
             elif isinstance(value, dict) and source in value:
                 written = value[source]
+            elif source in required:
+                raise StepFailed("InvalidOutput", f"the output lacks field `{source}`, which its schema requires "
+                                 f"and `save:` maps to {target.path}")
             else:
-                continue  # the output has no such field: nothing to write
+                continue  # an optional field the output left out: the state field stays as it is
             reducer = reducers.get(target.field)
             if not target.keys and (reducer is None or reducer is REPLACE):
                 state[target.field] = written  # the common case, without a call
@@ -268,13 +277,14 @@ class RunContext:
              input: Any, attempt: int, started: str, error: dict[str, Any] | None = None) -> Transition:
         """Route a failed step through `catch`, or fail the frame."""
         error = error or failure.as_error(path)
-        if failure.catchable and sp.catch_next is not None:
+        catch = catch_for(sp, failure)
+        if catch is not None:
             try:
-                state, changes = self.stage(frame, sp.catch_save, dict(error))
+                state, changes = self.stage(frame, catch.save, dict(error))
             except StepFailed as bad:
                 error = bad.as_error(path)
             else:
-                entry = self.entry(path, kind, attempt, input, None, None, changes, sp.catch_next, error, started)
+                entry = self.entry(path, kind, attempt, input, None, None, changes, catch.next, error, started)
                 return Transition(entry, state)
         return Transition(self.entry(path, kind, attempt, input, None, None, [], None, error, started),
                           failed=self.redactor.redact(error))
@@ -378,6 +388,29 @@ class RunContext:
             failure.inner_step = child.error.get("step")
             raise failure
         return child.outcome or "ok", self.output_of(child)
+
+
+def retryable(error_type: str, on: tuple[str, ...] | None) -> bool:
+    """Whether another attempt may follow a failure of `error_type` under `retry.on`."""
+    return error_type not in NOT_RETRYABLE and error_matches(error_type, on)
+
+
+def retry_delay(sp: StepPlan, failed: int) -> float:
+    """The sleep after failed attempt `failed`: `backoff * 2**(n-1)`, capped at `max_delay`,
+    and with full jitter drawn uniformly from [0, that]."""
+    delay = sp.backoff * 2.0 ** (failed - 1)
+    if sp.max_delay is not None:
+        delay = min(delay, sp.max_delay)
+    if sp.jitter:
+        delay = random.uniform(0.0, delay)  # noqa: S311 - spreading retries, not a secret
+    return delay
+
+
+def catch_for(sp: StepPlan, failure: StepFailed) -> CatchPlan | None:
+    """The first `catch` entry that takes this failure (a workflow bug is never caught)."""
+    if not failure.catchable:
+        return None
+    return next((c for c in sp.catches if error_matches(failure.type, c.errors)), None)
 
 
 def prior_attempts(trace: list[TraceEntry]) -> dict[str, int]:

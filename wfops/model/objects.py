@@ -100,6 +100,7 @@ class ParallelStep(declared.ParallelStepFields, _Routed):
     def check(self) -> None:
         super().check()
         rules.check_branches(self.parallel)
+        rules.check_branch_conditions(self.parallel, self.when)
 
 
 class InterruptStep(declared.InterruptStepFields, _Step):

@@ -78,15 +78,19 @@ class CallStepFields(RoutedFields):
     save: str | dict[str, str] | None
     retry: objects.Retry | None
     timeout: float | None
-    catch: objects.Catch | None
+    catch: objects.Catch | list[objects.Catch] | None
 
 
 class RetryFields(PlainModel):
     attempts: int
     backoff: float
+    on: list[str] | None
+    max_delay: float | None
+    jitter: Literal["none", "full"]
 
 
 class CatchFields(PlainModel):
+    errors: list[str] | None
     next: str
     save: str | None
 
@@ -97,7 +101,7 @@ class SubworkflowStepFields(RoutedFields):
     with_: dict[str, Any]
     save: str | dict[str, str] | None
     timeout: float | None
-    catch: objects.Catch | None
+    catch: objects.Catch | list[objects.Catch] | None
 
 
 class ConditionStepFields(StepBaseFields):
@@ -121,16 +125,17 @@ class ForeachStepFields(RoutedFields):
     errors: str | None
     retry: objects.Retry | None
     timeout: float | None
-    catch: objects.Catch | None
+    catch: objects.Catch | list[objects.Catch] | None
 
 
 class ParallelStepFields(RoutedFields):
     kind: ClassVar[StepKind] = "parallel"
     parallel: dict[str, list[objects.CallStep | objects.SubworkflowStep | objects.ConditionStep | objects.ForeachStep | objects.ParallelStep | objects.InterruptStep | objects.EndStep]]
+    when: dict[str, dict[str, Any]] | None
     on_branch_error: Literal["fail", "collect"]
     errors: str | None
     timeout: float | None
-    catch: objects.Catch | None
+    catch: objects.Catch | list[objects.Catch] | None
 
 
 class InterruptStepFields(StepBaseFields):

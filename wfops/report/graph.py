@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from wfops.errors import UsageError
+from wfops.model.kinds import catches
 from wfops.model.objects import (
     CallStep,
     ConditionStep,
@@ -91,9 +92,9 @@ def _steps(steps: list[Step], nodes: list[Node], edges: list[Edge], key: str, sc
         for outcome, target in step.routes().items():
             edges.append(Edge(source, _target(target, scope, end), outcome))
             uses_end = uses_end or target == END
-        catch = getattr(step, "catch", None)
-        if catch is not None:
-            edges.append(Edge(me, _target(catch.next, scope, end), "catch", dashed=True))
+        for catch in catches(step):
+            label = "catch" if not catch.errors else "catch " + ", ".join(catch.errors)
+            edges.append(Edge(me, _target(catch.next, scope, end), label, dashed=True))
             uses_end = uses_end or catch.next == END
     return uses_end
 

@@ -29,7 +29,7 @@ from pydantic import BaseModel, ValidationError
 from wfops.daemon import in_daemon_thread
 from wfops.errors import CapabilityError, WfopsError
 from wfops.sources.base import CallResult, Capability, SourceKind, StepContext
-from wfops.sources.contract import model_output
+from wfops.sources.contract import ContractError, model_output
 from wfops.sources.modules import (  # re-exported: python sources are loaded through here
     ImportTimedOut,
     ModuleOutsideProject,
@@ -199,7 +199,9 @@ class PythonSource:
         try:
             model = spec.input_model.model_validate(payload)
         except ValidationError as exc:
-            raise CapabilityError(f"input does not match {spec.input_model.__name__}: {_brief(exc)}") from None
+            # Another attempt would get the same input: a failure retries never mend.
+            raise ContractError("InvalidInput", f"input does not match {spec.input_model.__name__}: "
+                                f"{_brief(exc)}") from None
         return spec, func, model, ({spec.context_param: self._node_context(context)} if spec.context_param else {})
 
     def _node_context(self, context: StepContext) -> NodeContext:

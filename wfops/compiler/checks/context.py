@@ -127,3 +127,14 @@ def fields(step: Any) -> dict[str, Any]:
     lacks goes through pydantic's slow `__getattr__`; the instance dict does not."""
     found: dict[str, Any] = step.__dict__
     return found
+
+
+def catch_places(step: Any) -> list[tuple[tuple[Any, ...], Any]]:
+    """(document path below the step, entry) of each `catch` entry: `("catch",)` for the one-entry
+    form, `("catch", i)` for a list."""
+    catch = fields(step).get("catch")
+    if catch is None:
+        return []
+    if isinstance(catch, list):
+        return [(("catch", i), entry) for i, entry in enumerate(catch)]
+    return [(("catch",), catch)]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from wfops.compiler.checks.context import Sink, fields
+from wfops.compiler.checks.context import Sink, catch_places, fields
 from wfops.compiler.checks.jsontypes import (
     NUMERIC,
     Sch,
@@ -212,9 +212,9 @@ class Flow:
                 self.saves(index, step.save_each, output_of(child_wf), f"workflow `{name}`", key="save_each")
         if "resume_schema" in fields(step):
             self.saves(index, step.save, sch(step.resume_schema), f"the `{step.interrupt}` resume payload")
-        catch = fields(step).get("catch")
-        if catch is not None and catch.save:
-            self.write(sch(ERROR_SCHEMA), catch.save, ("steps", index, "catch", "save"), "the caught error")
+        for at, catch in catch_places(step):
+            if catch.save:
+                self.write(sch(ERROR_SCHEMA), catch.save, ("steps", index, *at, "save"), "the caught error")
         if fields(step).get("errors"):
             if fields(step).get("parallel") is not None:
                 self.write(sch(BRANCH_ERRORS_SCHEMA), step.errors, ("steps", index, "errors"),

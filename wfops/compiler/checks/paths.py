@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from wfops.compiler.checks.context import Sink, fields
+from wfops.compiler.checks.context import Sink, catch_places, fields
 from wfops.compiler.checks.jsontypes import Sch, child, closed, describe, properties, sch, types_of
 from wfops.compiler.checks.names import suggest
 from wfops.compiler.checks.scope import CONTEXT_FIELDS, Scope, safe_parse, sites
@@ -35,9 +35,7 @@ def save_targets(loaded: Loaded) -> list[tuple[tuple[Any, ...], str]]:
                 found.append(((*base, name), save))
             elif isinstance(save, dict):
                 found += [((*base, name, key), target) for key, target in save.items()]
-        catch = fields(step).get("catch")
-        if catch is not None and catch.save:
-            found.append(((*base, "catch", "save"), catch.save))
+        found += [((*base, *at, "save"), catch.save) for at, catch in catch_places(step) if catch.save]
         if fields(step).get("errors"):
             found.append(((*base, "errors"), step.errors))
     return found
