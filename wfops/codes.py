@@ -73,6 +73,9 @@ _CODES = {
     "path-not-allowed": "a path whose root is not defined where it stands",
     "unknown-state-field": "a read or write of a state field `state:` does not declare",
     "invalid-reducer": "a state field's reducer does not suit its type",
+    "concurrent-write": "two parallel branches, or the items of one foreach, can write one state field no reducer merges",
+    "optional-save": "a save that may write nothing (an optional output field, a conditional branch) into a field "
+                     "without a default",
     # -- data-flow types ------------------------------------------------------------------
     "type-mismatch": "a value that cannot be of the type its destination expects, or a condition that never holds",
     "missing-input": "a required input is not bound",

@@ -27,7 +27,7 @@ from wfops.compiler.checks.paths import target_schema
 from wfops.compiler.checks.scope import Scope, item_schema, safe_parse, schema_of
 from wfops.jsonvalues import json_type
 from wfops.loader.project import Loaded
-from wfops.model.paths import is_path
+from wfops.model.paths import PathSyntaxError, is_path, parse_save_target
 
 ERROR_SCHEMA = {"type": "object", "properties": {"type": {"type": "string"}, "message": {"type": "string"},
                                                  "step": {"type": "string"}}}
@@ -132,9 +132,30 @@ class Flow:
                 continue
             if props is None and types_of(output) is None:
                 continue
+            if not as_list and props is not None and field in props:
+                self.optional(index, key, field, target, props[field], required(output), producer)
             value = child(output, field)
             self.write(_listed(value) if as_list else value, target, ("steps", index, key, field),
                        f"output `{field}` of {producer}", foreach=foreach)
+
+    def optional(self, index: int, key: str, field: str, target: str, schema: Any, needed: list[str],
+                 producer: str) -> None:
+        """A mapped output field the producer may leave out (not required, no default) leaves its
+        state field as it was: worth a warning when that field has no default either."""
+        if field in needed or (isinstance(schema, dict) and "default" in schema):
+            return
+        try:
+            name, _ = parse_save_target(target)
+        except PathSyntaxError:
+            return
+        declared = self.loaded.model.state.get(name)
+        if declared is None or "default" in declared.json_schema():
+            return
+        self.sink.warning("optional-save", f"output `{field}` of {producer} is optional: a call that leaves it "
+                          f"out writes nothing, and state field `{name}` has no default", self.loaded,
+                          ("steps", index, key, field),
+                          hint=f"give state field `{name}` a `default:`, or make `{field}` required in the "
+                               "producer's output schema")
 
     def step_id(self, index: int) -> str:
         return str(getattr(self.loaded.model.steps[index], "id", index))
