@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections.abc import Awaitable, Callable, Collection, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -208,11 +208,9 @@ class RunContext:
             attempt += 1
             ctx = StepContext(ctx.run_id, ctx.workflow, ctx.deployment, ctx.step, attempt, ctx.idempotency_key)
 
-    def stage(self, frame: Frame, targets: tuple[SaveTarget, ...], value: Any, *, listwise: bool = False,
-              required: Collection[str] = ()) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-        """The frame's state with the writes applied (a new dict) and the writes as recorded.
-        `required`: the output fields the producer's schema requires; one that `save:` maps and
-        the output lacks fails the step (an optional one leaves its state field as it is)."""
+    def stage(self, frame: Frame, targets: tuple[SaveTarget, ...], value: Any, *, listwise: bool = False
+              ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """The frame's state with the writes applied (a new dict) and the writes as recorded."""
         if not targets or value is None:
             return frame.state, []
         state = frame.state.copy()
@@ -226,11 +224,10 @@ class RunContext:
                 written = [v.get(source) if isinstance(v, dict) else None for v in value]
             elif isinstance(value, dict) and source in value:
                 written = value[source]
-            elif source in required:
-                raise StepFailed("InvalidOutput", f"the output lacks field `{source}`, which its schema requires "
-                                 f"and `save:` maps to {target.path}")
             else:
-                continue  # an optional field the output left out: the state field stays as it is
+                # An optional field the output left out (a required one failed the call's contract
+                # check, `InvalidOutput`): the state field stays as it is.
+                continue
             reducer = reducers.get(target.field)
             if not target.keys and (reducer is None or reducer is REPLACE):
                 state[target.field] = written  # the common case, without a call

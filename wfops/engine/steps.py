@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection
-from typing import Any
-
 from wfops.engine.errors import StepFailed
 from wfops.engine.foreach import run_foreach
 from wfops.engine.frame import Frame
@@ -13,12 +10,6 @@ from wfops.engine.plan import StepPlan
 from wfops.engine.run import Executor, RunContext, Transition, now
 from wfops.engine.types import Interrupt, TraceEntry
 from wfops.model.kinds import StepKind
-
-
-def required_fields(schema: dict[str, Any] | None) -> Collection[str]:
-    """The top-level fields an output schema requires (none for a schema that states none)."""
-    found = schema.get("required") if isinstance(schema, dict) else None
-    return found if isinstance(found, list) else ()
 
 
 def _visit(frame: Frame, sp: StepPlan) -> tuple[str, str]:
@@ -36,9 +27,7 @@ async def run_call(run: RunContext, frame: Frame, sp: StepPlan, pending: list[Tr
     try:
         outcome, output, attempt = await run.call(sp, payload, ctx)
         target = run.route(sp, outcome, path)
-        mapped = bool(sp.save) and sp.save[0].source is not None
-        state, changes = run.stage(frame, sp.save, output, required=required_fields(
-            run.capability(sp.uses or "").output_schema) if mapped else ())
+        state, changes = run.stage(frame, sp.save, output)
     except StepFailed as failure:
         attempt = max(attempt, failure.attempt)
         return run.fail(frame, sp, path, failure, kind="call", input=payload, attempt=attempt, started=started)
@@ -56,8 +45,7 @@ async def run_subworkflow(run: RunContext, frame: Frame, sp: StepPlan, pending: 
                                               key_prefix=key + "/", in_foreach=frame.in_foreach,
                                               trace=pending, timeout=sp.timeout)
         target = run.route(sp, outcome, path)
-        state, changes = run.stage(frame, sp.save, output,
-                                   required=required_fields(run.engine.plan(sp.workflow or "").output_schema))
+        state, changes = run.stage(frame, sp.save, output)
     except StepFailed as failure:
         error = failure.as_error(failure.inner_step or path)
         return run.fail(frame, sp, path, failure, kind="workflow", input=child_input, attempt=1,
