@@ -85,10 +85,13 @@ def _steps(steps: list[Step], nodes: list[Node], edges: list[Edge], key: str, sc
         if branches:
             source = f"{me}/join"
             nodes.append(Node(f"{key}{index}j", source, "join", ("join",), group))
+            conditional = getattr(step, "when", None) or {}
             for b, (name, inner) in enumerate(branches.items()):
                 inner_scope = f"{me}/{name}/"
                 _steps(inner, nodes, edges, f"{key}{index}b{b}s", inner_scope, source, f"{me}/{name}")
-                edges.append(Edge(me, inner_scope + inner[0].id, name))
+                # A conditional branch may be skipped: its edge says so, dashed like a catch.
+                edges.append(Edge(me, inner_scope + inner[0].id, f"{name} (when)" if name in conditional else name,
+                                  dashed=name in conditional))
         for outcome, target in step.routes().items():
             edges.append(Edge(source, _target(target, scope, end), outcome))
             uses_end = uses_end or target == END
