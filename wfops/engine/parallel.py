@@ -21,11 +21,11 @@ from typing import Any
 from wfops.engine.errors import StepFailed
 from wfops.engine.frame import Frame, replay_change, restore
 from wfops.engine.plan import StepPlan
-from wfops.model.paths import parse_save_target
-from wfops.model.rules import concurrent_write_message, writes_conflict
 from wfops.engine.reducers import ReducerError
 from wfops.engine.run import RunContext, Transition, now
 from wfops.engine.types import TraceEntry
+from wfops.model.paths import parse_save_target
+from wfops.model.rules import concurrent_write_message, writes_conflict
 
 
 class _BranchFailed(Exception):
