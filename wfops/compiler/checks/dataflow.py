@@ -292,5 +292,6 @@ def output_of(loaded: Loaded) -> Sch:
             props[key] = inline(schema_of(path, Scope(loaded, "output"))) if path else {}
         else:
             props[key] = {"type": json_type(value)}
-    node = {"type": "object", "properties": props}
+    # The projection writes every key (a path that finds nothing gives null): none is optional.
+    node = {"type": "object", "properties": props, "required": list(props)}
     return Sch(node, node)
