@@ -89,10 +89,10 @@ async def run_foreach(run: RunContext, frame: Frame, sp: StepPlan, pending: list
         item_started = now()
         ctx = run.context(frame, item_path, 1, item_key)
         payload = sp.with_(run.scope(frame, ctx, items[index], index)) if sp.with_ else {}
-        outcome, output, error, attempt = None, None, None, 1
+        outcome, output, error, attempt, extra = None, None, None, 1, None
         try:
             if sp.uses is not None:
-                outcome, output, attempt = await run.call(sp, payload, ctx)
+                outcome, output, attempt, extra = await run.call(sp, payload, ctx)
             else:
                 outcome, output = await run.run_child(
                     sp.workflow or "", payload, prefix=item_path + "/", key_prefix=item_key + "/",
@@ -109,7 +109,8 @@ async def run_foreach(run: RunContext, frame: Frame, sp: StepPlan, pending: list
                 stop.set()
         before, mark, logged = frame.state, written, len(frame.log or [])
         changes = flush() if sp.save_each else []
-        entry = run.entry(item_path, "item", attempt, payload, outcome, output, changes, None, error, item_started)
+        entry = run.entry(item_path, "item", attempt, payload, outcome, output, changes, None, error, item_started,
+                          extra)
         try:
             run.commit([entry])
         except UnstorableValue as exc:

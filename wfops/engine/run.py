@@ -141,11 +141,13 @@ class RunContext:
 
     def entry(self, step: str, kind: str, attempt: int, input: Any, outcome: str | None, output: Any,
               changes: list[dict[str, Any]], next: str | None, error: dict[str, Any] | None,
-              started: str) -> TraceEntry:
+              started: str, extra: dict[str, Any] | None = None) -> TraceEntry:
         if self.redactor.active:
             red = self.redactor.redact
             input, output, changes, error = red(input), red(output), red(changes), red(error)
-        return TraceEntry(0, step, kind, attempt, input, outcome, output, changes, next, error, started, now())
+            extra = red(extra) if extra is not None else None
+        return TraceEntry(0, step, kind, attempt, input, outcome, output, changes, next, error, started, now(),
+                          extra)
 
     def pause(self, entry: TraceEntry, interrupt: Interrupt) -> None:
         interrupt.request = self.redactor.redact(interrupt.request)
@@ -163,8 +165,9 @@ class RunContext:
     def capability(self, ref: str) -> Capability:
         return self.engine.capability(ref)
 
-    async def call(self, sp: StepPlan, payload: Any, ctx: StepContext) -> tuple[str, Any, int]:
-        """Call `sp.uses` with retries and a per-attempt timeout; (outcome, output, attempts)."""
+    async def call(self, sp: StepPlan, payload: Any, ctx: StepContext
+                   ) -> tuple[str, Any, int, dict[str, Any] | None]:
+        """Call `sp.uses` with retries and a per-attempt timeout; (outcome, output, attempts, extra)."""
         ref = sp.uses or ""
         self.capability(ref)  # an unknown ref fails here, once, not on every attempt
         resolver = self.engine.resolver
@@ -179,7 +182,7 @@ class RunContext:
                 coro = resolver.call(ref, payload, ctx)
                 # The resolver checks the call against the capability's contract.
                 result = await (asyncio.wait_for(coro, sp.timeout) if sp.timeout else coro)
-                return result.outcome, result.output, attempt
+                return result.outcome, result.output, attempt, result.extra
             except TimeoutError:
                 failure = StepFailed("Timeout", f"{ref} timed out after {sp.timeout:g}s")
             except Exception as exc:  # any capability failure is a step failure

@@ -23,16 +23,16 @@ async def run_call(run: RunContext, frame: Frame, sp: StepPlan, pending: list[Tr
     started = now()
     ctx = run.context(frame, path, 1, key)
     payload = sp.with_(run.scope(frame, ctx)) if sp.with_ else {}
-    attempt = 1
+    attempt, extra = 1, None
     try:
-        outcome, output, attempt = await run.call(sp, payload, ctx)
+        outcome, output, attempt, extra = await run.call(sp, payload, ctx)
         target = run.route(sp, outcome, path)
         state, changes = run.stage(frame, sp.save, output)
     except StepFailed as failure:
         attempt = max(attempt, failure.attempt)
         return run.fail(frame, sp, path, failure, kind="call", input=payload, attempt=attempt, started=started)
-    return Transition(run.entry(path, "call", attempt, payload, outcome, output, changes, target, None, started),
-                      state)
+    return Transition(run.entry(path, "call", attempt, payload, outcome, output, changes, target, None, started,
+                                extra), state)
 
 
 async def run_subworkflow(run: RunContext, frame: Frame, sp: StepPlan, pending: list[TraceEntry]) -> Transition:

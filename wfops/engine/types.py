@@ -36,6 +36,9 @@ class TraceEntry:
     error: dict[str, Any] | None
     started_at: str
     ended_at: str
+    # What the capability returned beside its output (`CallResult.extra`): stored and shown
+    # with the entry, never saved to state nor readable by later steps.
+    extra: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

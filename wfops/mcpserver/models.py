@@ -228,6 +228,8 @@ class TraceEntryOut(BaseModel):
     error: dict[str, Any] | None = None
     started_at: str
     ended_at: str
+    extra: dict[str, Any] | None = Field(None, description="What the capability returned beside its output "
+                                         "(never saved to state).")
 
 
 class TraceResult(Envelope):

@@ -83,6 +83,9 @@ class StepContext:
 class CallResult:
     outcome: str = "ok"
     output: dict[str, Any] | None = None
+    # Data beside the output (a python node's `Result.extra`, an MCP result's `_meta` and the
+    # structured keys its schema does not declare): kept in the trace entry, never in state.
+    extra: dict[str, Any] | None = None
 
 
 @runtime_checkable

@@ -29,13 +29,20 @@ def convert_result(source_id: str, tool: str, result: Any, *, structured: bool) 
         if not isinstance(result.structured_content, dict):
             raise CapabilityError(f"mcp tool {source_id}.{tool} declares an output schema "
                                   "but returned no structured content")
-        return CallResult("ok", dict(result.structured_content))
+        return CallResult("ok", dict(result.structured_content), _meta_of(result))
     output: dict[str, Any] = {"result": _maybe_json(_text(result))}
     others = [block.model_dump(mode="json", by_alias=True, exclude_none=True)
               for block in result.content if getattr(block, "type", None) != "text"]
     if others:
         output["content"] = others
-    return CallResult("ok", output)
+    return CallResult("ok", output, _meta_of(result))
+
+
+def _meta_of(result: Any) -> dict[str, Any] | None:
+    """The result's `_meta`, as extra data for the trace (undeclared structured keys join it
+    in the contract check)."""
+    meta = getattr(result, "meta", None)
+    return {"_meta": meta} if isinstance(meta, dict) and meta else None
 
 
 def tool_error_text(exc: Any) -> str:

@@ -47,10 +47,12 @@ _OUTCOME = re.compile(r"[A-Za-z0-9_-]+")
 
 @dataclass(frozen=True)
 class Result(Generic[T]):
-    """What a node returns to end in an outcome other than `ok` (or with no output)."""
+    """What a node returns to end in an outcome other than `ok` (or with no output), or to
+    return `extra` data beside its output: stored in the step's trace entry, never in state."""
 
     outcome: str = "ok"
     output: T | None = None
+    extra: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -237,19 +239,21 @@ def _json_schema(model: type[BaseModel], role: str, where: str) -> dict[str, Any
 
 
 def _to_result(ref: str, spec: NodeSpec, returned: Any) -> CallResult:
-    outcome, output = ("ok", returned)
+    outcome, output, extra = ("ok", returned, None)
     if isinstance(returned, Result):
-        outcome, output = returned.outcome, returned.output
+        outcome, output, extra = returned.outcome, returned.output, returned.extra
+    if extra is not None and not isinstance(extra, dict):
+        raise CapabilityError(f"returned `extra` of type {type(extra).__name__}; give a mapping")
     if outcome not in spec.outcomes:
         raise CapabilityError(f"returned undeclared outcome {outcome!r}; declared: {', '.join(spec.outcomes)}")
     if output is None:
         if outcome == "ok" and spec.output_model is not None:
             raise CapabilityError("returned no output for outcome `ok`")
-        return CallResult(outcome, None)
+        return CallResult(outcome, None, extra)
     if isinstance(output, BaseModel):
-        return CallResult(outcome, model_output(ref, output))
+        return CallResult(outcome, model_output(ref, output), extra)
     if isinstance(output, dict):
-        return CallResult(outcome, output)
+        return CallResult(outcome, output, extra)
     raise CapabilityError(f"returned {type(output).__name__}; return a pydantic model or wfops.Result")
 
 

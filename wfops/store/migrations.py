@@ -107,6 +107,13 @@ ALTER TABLE runs ADD COLUMN output_refs TEXT;
 """
 
 
+# A step's extras: what a node returned beside its output (a python node's `Result.extra`, an
+# MCP tool's `_meta` and undeclared structured keys), kept for the trace only (JSON, or NULL).
+_TRACE_EXTRA = """
+ALTER TABLE trace ADD COLUMN extra TEXT;
+"""
+
+
 @dataclass(frozen=True)
 class Migration:
     version: int
@@ -121,7 +128,8 @@ class Migration:
         return _statements(text)
 
 
-MIGRATIONS: list[Migration] = [Migration(1, _V1), Migration(2, _V2), Migration(3, _V3), Migration(4, _V4)]
+MIGRATIONS: list[Migration] = [Migration(1, _V1), Migration(2, _V2), Migration(3, _V3), Migration(4, _V4),
+                               Migration(5, _TRACE_EXTRA)]
 LATEST = MIGRATIONS[-1].version
 
 
