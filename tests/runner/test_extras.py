@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -77,3 +79,52 @@ def test_extras_are_in_the_trace_and_unreachable_from_later_steps(project: Path)
     assert trace[2]["extra"] is None
     text = wfops(project, "runs", "trace", run["run_id"])
     assert "extra: tokens=12, hidden=" in text.stdout
+
+
+SERVER = '''
+from typing import TypedDict
+
+from mcp.server.mcpserver import MCPServer
+from mcp.types import CallToolResult, TextContent
+
+app = MCPServer("wfops-test-extras")
+
+
+class Out(TypedDict):
+    v: int
+
+
+@app.tool()
+def give(n: int) -> Out:
+    """Give `v`, plus a structured key the schema does not declare and a `_meta`."""
+    return CallToolResult(content=[TextContent(type="text", text=str(n))],
+                          structured_content={"v": n, "hidden": "h"}, meta={"cost": 3})
+
+
+if __name__ == "__main__":
+    app.run()
+'''
+
+MCP_FLOW = """
+name: mcp-extras
+state: {x: {type: object}}
+output: {x: $state.x}
+steps:
+  - {id: give, uses: srv.give, with: {n: 2}, save: state.x, next: end}
+"""
+
+
+@pytest.mark.slow
+def test_an_mcp_results_meta_and_undeclared_keys_are_extras(tmp_path: Path) -> None:
+    root = tmp_path / "m"
+    write(root, {"srv.py": SERVER, "workflows/mcp-extras.yaml": MCP_FLOW,
+                 "sources.yaml": f"sources:\n  srv: {{kind: mcp, command: [{json.dumps(sys.executable)}, srv.py]}}\n",
+                 "deployments/m.yaml": "name: m.local\nworkflow: mcp-extras\n"})
+    assert wfops(root, "compile").returncode == 0
+    done = wfops(root, "run", "m.local", "--json")
+    assert done.returncode == 0, done.stderr
+    run = as_json(done)
+    assert run["output"] == {"x": {"v": 2}}
+    [entry] = as_json(wfops(root, "runs", "trace", run["run_id"], "--json"))
+    assert entry["output"] == {"v": 2}
+    assert entry["extra"]["hidden"] == "h" and entry["extra"]["_meta"]["cost"] == 3
