@@ -88,29 +88,24 @@ async def call_checked(source: Source, cap: Capability, payload: Any, context: S
     std's own checks (each says what is wrong in its own words)."""
     result = await source.call(cap.name, payload, context)
     check_result(cap, result.outcome, result.output)
-    return split_extras(cap, result)
+    if result.extra is not None:
+        # Extras are stored with the trace entry: plain JSON, as outputs are.
+        problem = json_problem(result.extra, f"{cap.ref} extra data") if isinstance(result.extra, dict) \
+            else f"{cap.ref} extra data is not a mapping"
+        if problem is not None:
+            raise ContractError("InvalidOutput", f"{problem}; {PLAIN_JSON}")
+    return result
 
 
-def split_extras(cap: Capability, result: CallResult) -> CallResult:
-    """The result with the output keys its schema does not declare moved to `extra`: they are
-    the trace's, never state's. A schema that names no `properties` (or types the other keys
-    with `additionalProperties`) declares every key. The extras must be plain JSON too."""
-    if result.extra is not None and not isinstance(result.extra, dict):
-        raise ContractError("InvalidOutput", f"{cap.ref} returned extra data that is not a mapping")
-    output, schema = result.output, cap.output_schema
-    declared = schema.get("properties") if cap.source not in TRUSTED_SOURCES else None
-    extra = dict(result.extra) if result.extra else {}
-    if isinstance(output, dict) and isinstance(declared, dict) and schema.get("additionalProperties", True) is True:
-        undeclared = [key for key in output if key not in declared]
-        if undeclared:
-            extra.update({key: output[key] for key in undeclared})
-            output = {key: value for key, value in output.items() if key in declared}
-    if not extra:
-        return result if result.extra is None else CallResult(result.outcome, output)
-    problem = json_problem(extra, f"{cap.ref} extra data")
-    if problem is not None:
-        raise ContractError("InvalidOutput", f"{problem}; {PLAIN_JSON}")
-    return CallResult(result.outcome, output, extra)
+def split_undeclared(output: dict[str, Any], declared: Any, extra: dict[str, Any] | None
+                     ) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """(output, extra) with the output keys `declared` (a schema's `properties`) does not name
+    moved to the extras: undeclared keys are the trace's, never state's. No `properties`:
+    every key counts as declared."""
+    if not isinstance(declared, dict) or all(key in declared for key in output):
+        return output, extra
+    moved = {key: value for key, value in output.items() if key not in declared}
+    return {key: value for key, value in output.items() if key in declared}, {**(extra or {}), **moved}
 
 
 #: A node's exception message is stored and printed: longer ones are cut here.

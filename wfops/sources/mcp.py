@@ -131,7 +131,9 @@ class McpClientSource:
         except TimeoutError:
             self._cancel(request)
             raise StepTimeout(self._timeout_message(name)) from None
-        return convert_result(self.id, name, result, structured=name in self._structured)
+        cap = (self._capabilities or {}).get(name)
+        return convert_result(self.id, name, result, structured=name in self._structured,
+                              declared=cap.output_schema.get("properties") if cap is not None else None)
 
     async def close(self) -> None:
         """Stop the session and the server process. Idempotent; never raises for a dead server."""

@@ -29,7 +29,7 @@ from pydantic import BaseModel, ValidationError
 from wfops.daemon import in_daemon_thread
 from wfops.errors import CapabilityError, WfopsError
 from wfops.sources.base import CallResult, Capability, SourceKind, StepContext
-from wfops.sources.contract import ContractError, model_output
+from wfops.sources.contract import ContractError, model_output, split_undeclared
 from wfops.sources.modules import (  # re-exported: python sources are loaded through here
     ImportTimedOut,
     ModuleOutsideProject,
@@ -250,11 +250,20 @@ def _to_result(ref: str, spec: NodeSpec, returned: Any) -> CallResult:
         if outcome == "ok" and spec.output_model is not None:
             raise CapabilityError("returned no output for outcome `ok`")
         return CallResult(outcome, None, extra)
+    declared = spec.output_model.model_fields if spec.output_model is not None else None
     if isinstance(output, BaseModel):
-        return CallResult(outcome, model_output(ref, output), extra)
+        return CallResult(outcome, *split_undeclared(model_output(ref, output), _aliases(declared), extra))
     if isinstance(output, dict):
-        return CallResult(outcome, output, extra)
+        return CallResult(outcome, *split_undeclared(output, _aliases(declared), extra))
     raise CapabilityError(f"returned {type(output).__name__}; return a pydantic model or wfops.Result")
+
+
+def _aliases(fields: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The output keys a model declares: its fields by the name the JSON output uses."""
+    if fields is None:
+        return None
+    return {(getattr(info, "serialization_alias", None) or getattr(info, "alias", None) or name): info
+            for name, info in fields.items()}
 
 
 def _brief(exc: ValidationError) -> str:
