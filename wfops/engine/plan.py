@@ -68,6 +68,28 @@ def _save_targets(save: str | dict[str, str]) -> tuple[SaveTarget, ...]:
 
 
 @dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """How a call is retried: a step's `retry`, or its capability's default."""
+
+    attempts: int = 1
+    backoff: float = 0.0
+    on: tuple[str, ...] | None = None  # the error types retried (None: every retryable one)
+    max_delay: float | None = None
+    jitter: bool = False  # full jitter: each sleep drawn from [0, delay]
+
+
+ONE_ATTEMPT = RetryPolicy()
+
+
+def retry_policy(retry: Any) -> RetryPolicy:
+    """The policy of a `retry` as declared (a plain object) or as a capability's default (JSON)."""
+    get = retry.get if isinstance(retry, Mapping) else lambda key, default=None: getattr(retry, key, default)
+    on = get("on")
+    return RetryPolicy(int(get("attempts", 3)), float(get("backoff", 0.5)), tuple(on) if on else None,
+                       get("max_delay"), get("jitter", "none") == "full")
+
+
+@dataclass(frozen=True, slots=True)
 class CatchPlan:
     """One `catch` entry: the error types it takes (None: any), where it routes, what it saves."""
 
@@ -105,11 +127,7 @@ class StepPlan:
     resume_schema: dict[str, Any] | None = None
     interrupt: str | None = None
     end: str | None = None
-    attempts: int = 1  # no `retry`: one attempt
-    backoff: float = 0.0
-    retry_on: tuple[str, ...] | None = None  # the error types retried (None: every retryable one)
-    max_delay: float | None = None
-    jitter: bool = False  # full jitter: each sleep drawn from [0, delay]
+    retry: RetryPolicy | None = None  # None: the step gives none (its capability's default, or one attempt)
     catch_next: str | None = None  # the first catch entry's target (None: no catch)
     catches: tuple[CatchPlan, ...] = ()
     when: dict[str, Predicate] = field(default_factory=dict)  # a parallel step's conditional branches
@@ -158,13 +176,10 @@ def compile_step(step: Step) -> StepPlan:
         concurrency=declared.get("concurrency"), on_item_error=declared.get("on_item_error"),
         on_branch_error=declared.get("on_branch_error"), resume_schema=declared.get("resume_schema"),
         interrupt=declared.get("interrupt"), end=declared.get("end"),
-        attempts=retry.attempts if retry is not None else 1, backoff=retry.backoff if retry is not None else 0.0,
+        retry=retry_policy(retry) if retry is not None else None,
         catch_next=catch.next if catch is not None else None, parallel=declared.get("mode") == "parallel",
         catches=tuple(CatchPlan(tuple(c.errors) if c.errors else None, c.next, compile_save(c.save))
                       for c in entries))
-    if retry is not None:
-        plan.retry_on = tuple(retry.on) if retry.on else None
-        plan.max_delay, plan.jitter = retry.max_delay, retry.jitter == "full"
     if isinstance(step, ConditionStep):
         plan.condition, plan.condition_value = compile_condition(step.if_), compile_value(step.if_)
     elif isinstance(step, ForeachStep):

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 from wfops.engine.errors import StepFailed, failure_of
 from wfops.engine.frame import Frame, new_frame
-from wfops.engine.plan import CatchPlan, Plan, SaveTarget, StepPlan
+from wfops.engine.plan import ONE_ATTEMPT, CatchPlan, Plan, RetryPolicy, SaveTarget, StepPlan, retry_policy
 from wfops.engine.reducers import REDUCERS, ReducerError, apply_write
 from wfops.engine.types import (
     CapabilityResolver,
@@ -169,7 +169,14 @@ class RunContext:
                    ) -> tuple[str, Any, int, dict[str, Any] | None]:
         """Call `sp.uses` with retries and a per-attempt timeout; (outcome, output, attempts, extra)."""
         ref = sp.uses or ""
-        self.capability(ref)  # an unknown ref fails here, once, not on every attempt
+        cap = self.capability(ref)  # an unknown ref fails here, once, not on every attempt
+        # The step's own `retry`/`timeout`, else its capability's defaults (its contract's).
+        policy, timeout = sp.retry, sp.timeout
+        if policy is None:
+            default = cap.defaults.get("retry") if cap.defaults else None
+            policy = retry_policy(default) if default else ONE_ATTEMPT
+        if timeout is None and cap.defaults:
+            timeout = cap.defaults.get("timeout")
         resolver = self.engine.resolver
         path = ctx.step
         first = attempt = self.prior.pop(path, 0) + 1
@@ -181,10 +188,10 @@ class RunContext:
             try:
                 coro = resolver.call(ref, payload, ctx)
                 # The resolver checks the call against the capability's contract.
-                result = await (asyncio.wait_for(coro, sp.timeout) if sp.timeout else coro)
+                result = await (asyncio.wait_for(coro, timeout) if timeout else coro)
                 return result.outcome, result.output, attempt, result.extra
             except TimeoutError:
-                failure = StepFailed("Timeout", f"{ref} timed out after {sp.timeout:g}s")
+                failure = StepFailed("Timeout", f"{ref} timed out after {timeout:g}s")
             except Exception as exc:  # any capability failure is a step failure
                 failure = failure_of(exc)
                 lost = exc if isinstance(exc, SourceLost) else None
@@ -192,7 +199,7 @@ class RunContext:
                 raise
             except BaseException as exc:  # noqa: BLE001 - sys.exit() in a node must not end wfops (exit 3 reads "interrupted")
                 failure = _foreign_failure(exc)
-            if attempt >= first + sp.attempts - 1 or not retryable(failure.type, sp.retry_on):
+            if attempt >= first + policy.attempts - 1 or not retryable(failure.type, policy.on):
                 if lost is not None and catch_for(sp, failure) is None and sp.on_item_error in (None, "fail"):
                     # The source's server died, not the call's logic: keep the run resumable
                     # (unfinished at its last committed step) rather than failing it for good.
@@ -204,7 +211,7 @@ class RunContext:
                 raise failure
             # The failed attempt stays in the trace with its error and the sleep drawn before the
             # next one (`output.delay`, seconds), so the delays can be read back, not timed.
-            delay = retry_delay(sp, attempt)
+            delay = retry_delay(policy, attempt)
             self.commit([self.entry(path, "retry", attempt, payload, None, {"delay": delay}, [], None,
                                     failure.as_error(path), started)])
             await asyncio.sleep(delay)
@@ -395,13 +402,13 @@ def retryable(error_type: str, on: tuple[str, ...] | None) -> bool:
     return error_type not in NOT_RETRYABLE and error_matches(error_type, on)
 
 
-def retry_delay(sp: StepPlan, failed: int) -> float:
+def retry_delay(policy: RetryPolicy, failed: int) -> float:
     """The sleep after failed attempt `failed`: `backoff * 2**(n-1)`, capped at `max_delay`,
     and with full jitter drawn uniformly from [0, that]."""
-    delay = sp.backoff * 2.0 ** (failed - 1)
-    if sp.max_delay is not None:
-        delay = min(delay, sp.max_delay)
-    if sp.jitter:
+    delay = policy.backoff * 2.0 ** (failed - 1)
+    if policy.max_delay is not None:
+        delay = min(delay, policy.max_delay)
+    if policy.jitter:
         delay = random.uniform(0.0, delay)  # noqa: S311 - spreading retries, not a secret
     return delay
 

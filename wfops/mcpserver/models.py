@@ -93,6 +93,8 @@ class CapabilityOut(BaseModel):
     output_schema: dict[str, Any]
     annotations: dict[str, Any] = Field(default_factory=dict, description="Hints the source declares, e.g. "
                                         "an MCP tool's readOnlyHint, destructiveHint, idempotentHint.")
+    defaults: dict[str, Any] = Field(default_factory=dict, description="The `retry` and `timeout` a step "
+                                     "calling it gets unless it gives its own (part of the contract).")
 
 
 class CapabilityResult(Envelope):

@@ -164,6 +164,10 @@ class PythonSource(declared.PythonSourceFields):
     pass
 
 
+class ToolDefaults(declared.ToolDefaultsFields):
+    pass
+
+
 class McpSource(declared.McpSourceFields):
     def check(self) -> None:
         rules.check_cwd(self.cwd)

@@ -33,6 +33,7 @@ MODELS: tuple[str, ...] = (
     "SourcesFile",
     "PythonSource",
     "McpSource",
+    "ToolDefaults",
 )
 
 #: File kind -> the model of the whole file.
@@ -189,4 +190,10 @@ class McpSourceFields(PlainModel):
     env: dict[str, str]
     cwd: str | None
     timeout: float
+    tools: dict[str, objects.ToolDefaults]
     description: str | None
+
+
+class ToolDefaultsFields(PlainModel):
+    retry: objects.Retry | None
+    timeout: float | None

@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from wfops.model import rules
 from wfops.model.errors import enforce
+from wfops.model.workflow import Retry
 
 SOURCE_ID_PATTERN = r"^[A-Za-z0-9_-]+$"
 ENV_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
@@ -24,6 +25,13 @@ class PythonSource(_Strict):
     description: str | None = None
 
 
+class ToolDefaults(_Strict):
+    """What a step calling this tool gets unless it gives its own `retry`/`timeout`."""
+
+    retry: Retry | None = Field(None, description="As a step's `retry:`.")
+    timeout: float | None = Field(None, gt=0, description="Seconds per attempt.")
+
+
 class McpSource(_Strict):
     kind: Literal["mcp"]
     command: list[Annotated[str, Field(min_length=1)]] | None = Field(
@@ -33,6 +41,8 @@ class McpSource(_Strict):
         default_factory=dict, description="Extra environment of the server; values may use ${NAME}.")
     cwd: str | None = None
     timeout: float = Field(30, gt=0, description="Seconds per tool call.")
+    tools: dict[str, ToolDefaults] = Field(default_factory=dict, description="Tool name -> its `retry`/"
+                                           "`timeout` defaults, part of its contract in wfops.lock.")
     description: str | None = None
 
     @field_validator("command", mode="before")

@@ -46,6 +46,10 @@ class Capability:
     # Hints a source declares about the capability (an MCP tool's readOnlyHint, destructiveHint, ...).
     # Not part of the contract: they never change its hash or count as drift.
     annotations: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    # What a step calling it gets when it gives no `retry`/`timeout` of its own:
+    # `{"retry": {attempts, backoff, ...}, "timeout": seconds}` (either may be absent). Part of
+    # the contract (and its hash) when there are any, so a capability without them keeps its hash.
+    defaults: Mapping[str, Any] = field(default_factory=dict, hash=False)
 
     @property
     def ref(self) -> str:
@@ -53,8 +57,11 @@ class Capability:
 
     @property
     def contract(self) -> dict[str, Any]:
-        return {"input_schema": self.input_schema, "output_schema": self.output_schema,
-                "outcomes": list(self.outcomes)}
+        found = {"input_schema": self.input_schema, "output_schema": self.output_schema,
+                 "outcomes": list(self.outcomes)}
+        if self.defaults:
+            found["defaults"] = dict(self.defaults)
+        return found
 
     @property
     def contract_hash(self) -> str:

@@ -249,13 +249,26 @@ class McpClientSource:
                 capabilities[tool.name] = Capability(
                     self.id, tool.name, dict(tool.input_schema or {"type": "object"}),
                     dict(tool.output_schema) if tool.output_schema else dict(ANY_RESULT_SCHEMA),
-                    ("ok",), tool.description or "", _annotations(tool))
+                    ("ok",), tool.description or "", _annotations(tool), defaults=self._defaults(tool.name))
                 if tool.output_schema:
                     self._structured.add(tool.name)
             cursor = page.next_cursor
             if cursor is None:
                 break
         return capabilities
+
+    def _defaults(self, tool: str) -> dict[str, Any]:
+        """The tool's `retry`/`timeout` defaults as sources.yaml declares them under `tools:`, as JSON."""
+        declared = (getattr(self.spec, "tools", None) or {}).get(tool)
+        if declared is None:
+            return {}
+        found: dict[str, Any] = {}
+        if declared.retry is not None:
+            found["retry"] = {key: value for key, value in vars(declared.retry).items()
+                              if value is not None and key != "model_extra"}
+        if declared.timeout is not None:
+            found["timeout"] = declared.timeout
+        return found
 
     # -- requests ------------------------------------------------------------------------
 

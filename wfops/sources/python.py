@@ -20,7 +20,7 @@ import json
 import re
 import typing
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
@@ -28,6 +28,7 @@ from pydantic import BaseModel, ValidationError
 
 from wfops.daemon import in_daemon_thread
 from wfops.errors import CapabilityError, WfopsError
+from wfops.model.workflow import Retry
 from wfops.sources.base import CallResult, Capability, SourceKind, StepContext
 from wfops.sources.contract import ContractError, model_output, split_undeclared
 from wfops.sources.modules import (  # re-exported: python sources are loaded through here
@@ -64,6 +65,7 @@ class NodeSpec:
     description: str
     is_async: bool
     context_param: str | None  # name of the optional StepContext parameter
+    defaults: Mapping[str, Any] = field(default_factory=dict)  # `retry`/`timeout` a step gets unless it gives its own
 
 
 class NodeDefinitionError(WfopsError):
@@ -84,12 +86,15 @@ class NodeExit(CapabilityError):
 
 
 def node(fn: Callable[..., Any] | None = None, *, outcomes: list[str] | tuple[str, ...] = ("ok",),
-         name: str | None = None) -> Any:
-    """Mark a function as a capability. Input and output models come from its annotations."""
+         name: str | None = None, retry: Mapping[str, Any] | None = None, timeout: float | None = None) -> Any:
+    """Mark a function as a capability. Input and output models come from its annotations.
+    `retry` (the keys of a step's `retry:`) and `timeout` (seconds per attempt) are what a step
+    calling it gets unless it gives its own; they are part of its contract in wfops.lock."""
 
     def mark(func: Callable[..., Any]) -> Callable[..., Any]:
         # Kept as given: `outcomes="ok"` must be reported, not read as the outcomes `o` and `k`.
-        func.__wfops_node__ = {"outcomes": outcomes, "name": name or func.__name__}  # type: ignore[attr-defined]
+        func.__wfops_node__ = {"outcomes": outcomes, "name": name or func.__name__,  # type: ignore[attr-defined]
+                               "retry": retry, "timeout": timeout}
         return func
 
     return mark(fn) if fn is not None else mark
@@ -133,7 +138,25 @@ def _spec_of(func: Callable[..., Any]) -> NodeSpec:
         description=inspect.cleandoc(func.__doc__ or ""),
         is_async=inspect.iscoroutinefunction(func),
         context_param=next((p for p in ("context", "ctx") if p in signature.parameters), None),
+        defaults=_defaults(where, marker.get("retry"), marker.get("timeout")),
     )
+
+
+def _defaults(where: str, retry: Any, timeout: Any) -> dict[str, Any]:
+    """A node's `retry`/`timeout` defaults, checked as a step's own would be, as JSON."""
+    found: dict[str, Any] = {}
+    if retry is not None:
+        try:
+            found["retry"] = Retry.model_validate(retry).model_dump(mode="json", exclude_none=True)
+        except ValidationError as exc:
+            raise NodeDefinitionError(f"{where}: `retry` {_brief(exc).replace('input', 'retry', 1)}",
+                                      hint="give the keys of a step's `retry:`, e.g. "
+                                           '`retry={"attempts": 3, "backoff": 1, "on": ["Timeout"]}`') from None
+    if timeout is not None:
+        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not 0 < timeout < float("inf"):
+            raise NodeDefinitionError(f"{where}: `timeout` must be a positive number of seconds; got {timeout!r}")
+        found["timeout"] = timeout
+    return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,7 +240,8 @@ class PythonSource:
 def _capability(source_id: str, spec: NodeSpec, where: str) -> Capability:
     input_schema = _json_schema(spec.input_model, "input", where)
     output_schema = _json_schema(spec.output_model, "output", where) if spec.output_model else {"type": "object"}
-    return Capability(source_id, spec.name, input_schema, output_schema, spec.outcomes, spec.description)
+    return Capability(source_id, spec.name, input_schema, output_schema, spec.outcomes, spec.description,
+                      defaults=spec.defaults)
 
 
 def _json_schema(model: type[BaseModel], role: str, where: str) -> dict[str, Any]:
