@@ -15,7 +15,15 @@ from typing import Any, Protocol
 
 from wfops.engine.errors import StepFailed, failure_of
 from wfops.engine.frame import Frame, new_frame
-from wfops.engine.plan import ONE_ATTEMPT, CatchPlan, Plan, RetryPolicy, SaveTarget, StepPlan, retry_policy
+from wfops.engine.plan import (
+    ONE_ATTEMPT,
+    CatchPlan,
+    Plan,
+    RetryPolicy,
+    SaveTarget,
+    StepPlan,
+    retry_policy,
+)
 from wfops.engine.reducers import REDUCERS, ReducerError, apply_write
 from wfops.engine.types import (
     CapabilityResolver,
