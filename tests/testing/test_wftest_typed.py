@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 import wfops
-from tests.conftest import write
 from tests.testing.conftest import FILES, add_test
 
 TYPED = """
