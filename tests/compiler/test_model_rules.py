@@ -131,3 +131,30 @@ def test_typed_retry_and_catch_lists_validate_and_their_targets_are_checked(proj
     root = project({"workflows/typed.yaml": TYPED.replace("jitter: full", "jitter: some")})
     [d] = found(root, "invalid-value")
     assert d.line == 7
+
+
+NAMED = """
+name: named
+input: {type: object, properties: {docs: {type: array, items: {type: object, properties: {n: {type: integer}}}}}}
+state: {x: {reducer: append}}
+steps:
+  - id: each
+    foreach: $input.docs
+    as: doc
+    uses: std.format
+    with: {template: "{n}", values: {n: $doc.n}}
+    save_each: {text: state.x}
+    next: after
+  - {id: after, uses: std.echo, with: {value: $doc}, next: end}
+"""
+
+
+def test_foreach_as_names_the_item_in_with_and_nowhere_else(project) -> None:
+    root = project({"workflows/named.yaml": NAMED})
+    diagnostics = validate_project(root).diagnostics
+    assert [(d.code, d.line) for d in diagnostics] == [("invalid-path", 12)]  # `$doc` outside the foreach
+    [d] = found(project({"workflows/named.yaml": NAMED.replace("as: doc", "as: state")}), "invalid-foreach")
+    assert "`$state`" in d.message
+    typed = NAMED.replace('{template: "{n}", values: {n: $doc.n}}', "{template: $doc.n, values: {}}")
+    [d] = found(project({"workflows/named.yaml": typed}), "type-mismatch")
+    assert "`$item.n`" in d.message or "`$doc.n`" in d.message

@@ -235,3 +235,15 @@ def test_a_crash_after_a_skip_resumes_without_asking_the_condition_again(crash_a
     assert snap.status == "completed" and snap.output["seen"] == ["a1"]
     assert [e.step for e in sink.trace].count("par/b") == 1
     assert [e.step for e in sink.trace].count("par/a/a1") == 1
+
+
+def test_foreach_as_names_the_item() -> None:
+    engine, source, _ = make_engine([{
+        "name": "w", "state": {"x": {"reducer": "append"}}, "output": {"x": "$state.x"},
+        "steps": [{"id": "fan", "foreach": "$input.docs", "as": "doc", "uses": "t.say",
+                   "with": {"tag": "$doc.name", "both": ["$doc", "$index"]}, "save_each": {"tag": "state.x"},
+                   "next": "end"}]}])
+    saying(source)
+    snap = run(engine.start("w", {"docs": [{"name": "a"}, {"name": "b"}]}))
+    assert snap.output == {"x": ["a", "b"]}
+    assert [p["both"] for p, _ in source.called("say")] == [[{"name": "a"}, 0], [{"name": "b"}, 1]]

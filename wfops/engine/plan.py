@@ -20,7 +20,7 @@ from wfops.model.objects import (
     Step,
     Workflow,
 )
-from wfops.model.paths import parse_save_target
+from wfops.model.paths import item_named, parse_save_target
 
 #: What the engine plans from: a workflow's plain object or its normalized form (plain JSON
 #: data, as the gate record and the store keep it).
@@ -169,7 +169,7 @@ def compile_step(step: Step) -> StepPlan:
     catch = entries[0] if entries else None
     plan = StepPlan(
         step, step.routes(),
-        with_=compile_value(declared["with_"]) if "with_" in declared else None,
+        with_=compile_value(item_named(declared["with_"], declared.get("as_", "item"))) if "with_" in declared else None,
         save=compile_save(declared.get("save")), errors=compile_save(declared.get("errors")),
         save_each=compile_save(declared.get("save_each")),
         uses=declared.get("uses"), workflow=declared.get("workflow"), timeout=declared.get("timeout"),

@@ -94,6 +94,7 @@ class ForeachStep(declared.ForeachStepFields, _Routed):
     def check(self) -> None:
         super().check()
         rules.check_foreach_body(self.uses, self.workflow)
+        rules.check_item_name(self.as_)
 
 
 class ParallelStep(declared.ParallelStepFields, _Routed):

@@ -118,6 +118,7 @@ class ForeachStepFields(RoutedFields):
     uses: str | None
     workflow: str | None
     with_: dict[str, Any]
+    as_: str
     save: str | dict[str, str] | None
     save_each: str | dict[str, str] | None
     mode: Literal["serial", "parallel"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from wfops.model.paths import Location
+from wfops.model.paths import ROOTS, Location
 
 CONDITION_OPERATORS = ("eq", "ne", "gt", "ge", "lt", "le", "in", "exists", "and", "or", "not")
 #: The error types a step failure carries (`error.type`), as `retry.on` and `catch.errors` name
@@ -122,6 +122,12 @@ def check_foreach_body(uses: str | None, workflow: str | None) -> None:
         raise Broken("invalid-foreach", "a foreach step needs exactly one of `uses` or `workflow`",
                      "add `uses: <source>.<capability>` or `workflow: <name>` (not both) to say what runs "
                      "for each item")
+
+
+def check_item_name(name: str) -> None:
+    if name != "item" and name in ROOTS:
+        raise Broken("invalid-foreach", f"`as: {name}` would hide the path root `${name}`",
+                     "name the item something else, e.g. `as: doc` (then `$doc` in `with`)", ("as",))
 
 
 def check_branches(branches: Mapping[str, list[Any]]) -> None:

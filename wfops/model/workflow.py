@@ -154,6 +154,8 @@ class ForeachStep(_Routed):
     uses: str | None = Field(None, pattern=r"^[A-Za-z0-9_-]+\.[^\s]+$")
     workflow: str | None = Field(None, pattern=NAME_PATTERN)
     with_: dict[str, Any] = Field(default_factory=dict, alias="with", description="Per item; may use $item, $index.")
+    as_: str = Field("item", alias="as", pattern=r"^[a-z][a-z0-9_]*$",
+                     description="The item's name in `with`: `$item` by default, `$<as>` when given.")
     save: Save | None = Field(None, description="Where the list of item results goes.")
     save_each: Save | None = Field(None, description="Where each item's result goes, through the field's "
                                    "reducer, in item order, as the items commit (e.g. an `add` field sums them).")
@@ -168,6 +170,7 @@ class ForeachStep(_Routed):
     @model_validator(mode="after")
     def _one_body(self) -> ForeachStep:
         enforce(rules.check_foreach_body, self.uses, self.workflow)
+        enforce(rules.check_item_name, self.as_)
         return self
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from wfops.compiler.checks.context import Sink, catch_places, fields
+from wfops.compiler.checks.context import Sink, catch_places, fields, with_of
 from wfops.compiler.checks.jsontypes import (
     NUMERIC,
     Sch,
@@ -227,7 +227,7 @@ class Flow:
         name = fields(step).get("workflow")
         if isinstance(name, str) and name in children:
             child_wf = children[name]
-            self.bindings(index, step.with_, sch(child_wf.model.input), f"workflow `{name}`", scope, "workflow")
+            self.bindings(index, with_of(step), sch(child_wf.model.input), f"workflow `{name}`", scope, "workflow")
             self.saves(index, step.save, output_of(child_wf), f"workflow `{name}`", as_list=foreach is not None)
             if foreach is not None:
                 self.saves(index, step.save_each, output_of(child_wf), f"workflow `{name}`", key="save_each")
@@ -248,7 +248,7 @@ class Flow:
         foreach = fields(step).get("foreach")
         scope = Scope(self.loaded, "with", foreach is not None,
                       item_schema(self.loaded, foreach) if foreach is not None else None)
-        self.bindings(index, step.with_, sch(input_schema), f"`{ref}`", scope, "uses")
+        self.bindings(index, with_of(step), sch(input_schema), f"`{ref}`", scope, "uses")
         self.saves(index, step.save, sch(output_schema), f"`{ref}`", as_list=foreach is not None)
         if foreach is not None:
             self.saves(index, step.save_each, sch(output_schema), f"`{ref}`", key="save_each")
