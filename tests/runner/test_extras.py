@@ -3,14 +3,18 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 from pathlib import Path
 
 import pytest
+from mcp import Client
 
+import wfops as wfops_api
 from tests.conftest import write
 from tests.runner.helpers import as_json, wfops
+from wfops.mcpserver.app import build_server
 
 NODES = '''
 from pydantic import BaseModel, ConfigDict
@@ -128,3 +132,18 @@ def test_an_mcp_results_meta_and_undeclared_keys_are_extras(tmp_path: Path) -> N
     [entry] = as_json(wfops(root, "runs", "trace", run["run_id"], "--json"))
     assert entry["output"] == {"v": 2}
     assert entry["extra"]["hidden"] == "h" and entry["extra"]["_meta"]["cost"] == 3
+
+
+@pytest.mark.slow
+def test_read_trace_and_describe_capability_carry_extras_and_defaults(project: Path) -> None:
+    run_id = as_json(wfops(project, "run", "extras.local", "--json"))["run_id"]
+
+    async def main() -> tuple[dict, dict]:
+        async with Client(build_server(wfops_api.Project(project))) as client:
+            trace = (await client.call_tool("read_trace", {"run_id": run_id})).structured_content
+            cap = (await client.call_tool("describe_capability", {"ref": "ops.tagged"})).structured_content
+            return trace, cap
+
+    trace, cap = asyncio.run(main())
+    assert trace["entries"][0]["extra"] == {"tokens": 12, "hidden": "h"}
+    assert cap["capability"]["defaults"] == {}
