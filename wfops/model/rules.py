@@ -22,6 +22,7 @@ ERROR_TYPES: dict[str, str] = {
     "SourceLost": "the source's server or connection was lost during the call (a transport error)",
     "CallFailed": "the capability raised an error of its own (any type not listed here, e.g. `ValueError`)",
     "InvalidInput": "the input does not match the capability's or the child workflow's input schema",
+    "capability-drift": "a Dask worker's code for the capability does not match the run's lock",
     "InvalidOutput": "the output does not match the output schema, or lacks a required field `save:` maps",
     "UndeclaredOutcome": "the capability returned an outcome it does not declare",
     "SaveError": "a write the field's reducer or schema refuses",
@@ -31,8 +32,8 @@ ERROR_TYPES: dict[str, str] = {
     "UnroutedOutcome": "a step ended in an outcome no route handles (a workflow bug: never caught)",
 }
 #: Failures another attempt cannot mend: they are never retried, whatever `retry.on` says.
-NOT_RETRYABLE = frozenset({"InvalidInput", "UnroutedOutcome", "ConcurrentWrite", "InterruptInForeach",
-                           "UnknownCapability", "UnknownWorkflow", "InvalidWorkflow"})
+NOT_RETRYABLE = frozenset({"InvalidInput", "capability-drift", "UnroutedOutcome", "ConcurrentWrite",
+                           "InterruptInForeach", "UnknownCapability", "UnknownWorkflow", "InvalidWorkflow"})
 #: Types the platform gives; any other type is a capability's own error (`CallFailed`).
 _PLATFORM_TYPES = frozenset(ERROR_TYPES) | NOT_RETRYABLE | {"SystemExit", "KeyboardInterrupt", "StepLimit",
                                                               "UnknownStep", "UnstorableValue"}

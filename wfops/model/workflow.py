@@ -48,7 +48,7 @@ Condition = Annotated[
 
 
 ErrorType = Annotated[str, Field(
-    pattern=r"^[A-Za-z_][A-Za-z0-9_]*$",
+    pattern=r"^[A-Za-z_][A-Za-z0-9_-]*$",
     description="An error type: " + ", ".join(ERROR_TYPES) + " (`CallFailed` takes any error the capability "
     "raised itself), or the exact type a capability's exception carries (e.g. `ValueError`).",
     json_schema_extra={"examples": list(ERROR_TYPES)})]
