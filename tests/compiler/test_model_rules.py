@@ -51,8 +51,11 @@ def test_merging_reducers_and_different_keys_pass_and_the_same_key_does_not(proj
 
 
 def test_a_conditional_branch_still_counts_as_a_writer_and_its_write_may_be_absent(project) -> None:
-    root = project({"workflows/fork.yaml": forked("replace", when="    when: {b: {eq: [$input.go, true]}}\n")})
+    when = "    when: {b: {eq: [$input.go, true]}}\n"
+    root = project({"workflows/fork.yaml": forked("replace", when=when)})
     assert len(found(root, "concurrent-write")) == 1
+    assert found(root, "optional-save") == []  # branch a writes `last` whenever the step runs
+    root = project({"workflows/fork.yaml": forked("replace", "state.last", "state.o", when=when)})
     [d] = found(root, "optional-save")
     assert (d.severity, d.line) == ("warning", 12) and "conditional branch" in d.message
     assert "default" in (d.hint or "")

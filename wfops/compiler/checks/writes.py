@@ -21,17 +21,19 @@ Write = tuple[tuple[Any, ...], str, str, tuple[str, ...]]  # (document path, tar
 def check_writes(loaded: Loaded, sink: Sink) -> None:
     conditional: dict[str, Write] = {}  # field -> its first write inside a conditional branch
     unconditional: set[str] = set()
-    for at, step in walk_steps(loaded.model.steps):
+    skippable: list[tuple[Any, ...]] = []  # document paths of the conditional branches
+    for at, step in walk_steps(loaded.model.steps):  # a parallel step comes before its branches' steps
         branches = fields(step).get("parallel")
         if branches:
             _branches(loaded, sink, at, step, branches)
-            for name in fields(step).get("when") or {}:
-                for write in _writes_under(loaded, branches[name], (*at, "parallel", name)):
-                    conditional.setdefault(write[2], write)
+            skippable += [(*at, "parallel", name) for name in fields(step).get("when") or {}]
         if fields(step).get("foreach") is not None:
             _fan_out(loaded, sink, at, step)
-        if "parallel" not in at:
-            unconditional.update(write[2] for write in _writes(loaded, at, step))
+        for write in _writes(loaded, at, step):
+            if any(at[:len(prefix)] == prefix for prefix in skippable):
+                conditional.setdefault(write[2], write)
+            else:
+                unconditional.add(write[2])
     for field, (where, target, _, _) in conditional.items():
         if field not in unconditional and "default" not in loaded.model.state[field].json_schema():
             sink.warning("optional-save", f"`{target}` is written only inside a conditional branch (`when:`), "
