@@ -128,7 +128,6 @@ class StepPlan:
     interrupt: str | None = None
     end: str | None = None
     retry: RetryPolicy | None = None  # None: the step gives none (its capability's default, or one attempt)
-    catch_next: str | None = None  # the first catch entry's target (None: no catch)
     catches: tuple[CatchPlan, ...] = ()
     when: dict[str, Predicate] = field(default_factory=dict)  # a parallel step's conditional branches
     parallel: bool = False  # a foreach whose items run side by side
@@ -165,8 +164,6 @@ def compile_step(step: Step) -> StepPlan:
     """One step of a workflow (a plain object, as the plain loader or `load_artifact` builds it)."""
     declared = step.__dict__
     retry = declared.get("retry")
-    entries = catches(step)
-    catch = entries[0] if entries else None
     plan = StepPlan(
         step, step.routes(),
         with_=compile_value(item_named(declared["with_"], declared.get("as_", "item"))) if "with_" in declared else None,
@@ -177,9 +174,9 @@ def compile_step(step: Step) -> StepPlan:
         on_branch_error=declared.get("on_branch_error"), resume_schema=declared.get("resume_schema"),
         interrupt=declared.get("interrupt"), end=declared.get("end"),
         retry=retry_policy(retry) if retry is not None else None,
-        catch_next=catch.next if catch is not None else None, parallel=declared.get("mode") == "parallel",
+        parallel=declared.get("mode") == "parallel",
         catches=tuple(CatchPlan(tuple(c.errors) if c.errors else None, c.next, compile_save(c.save))
-                      for c in entries))
+                      for c in catches(step)))
     if isinstance(step, ConditionStep):
         plan.condition, plan.condition_value = compile_condition(step.if_), compile_value(step.if_)
     elif isinstance(step, ForeachStep):
