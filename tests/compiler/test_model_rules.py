@@ -161,3 +161,12 @@ def test_foreach_as_names_the_item_in_with_and_nowhere_else(project) -> None:
     typed = NAMED.replace('{template: "{n}", values: {n: $doc.n}}', "{template: $doc.n, values: {}}")
     [d] = found(project({"workflows/named.yaml": typed}), "type-mismatch")
     assert "`$item.n`" in d.message or "`$doc.n`" in d.message
+
+
+def test_a_when_condition_is_checked_like_an_if(project) -> None:
+    when = "    when: {b: {gt: [$state.last, 1]}, a: {exists: $state.lats}}\n"
+    root = project({"workflows/fork.yaml": forked("append", when=when).replace("last: {reducer: append}",
+                                                                                 "last: {type: string, reducer: append}")})
+    diagnostics = validate_project(root).diagnostics
+    assert {d.code for d in diagnostics} >= {"type-mismatch", "unknown-state-field"}
+    assert all(d.line == 13 for d in diagnostics if d.code in ("type-mismatch", "unknown-state-field"))

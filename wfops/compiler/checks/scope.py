@@ -97,5 +97,7 @@ def sites(loaded: Loaded) -> Iterator[Site]:
             yield Site((*base, "request"), step.request, Scope(loaded, "request"))
         if "if_" in fields(step):
             yield Site((*base, "if"), step.if_, Scope(loaded, "if"))
+        for name, condition in (fields(step).get("when") or {}).items():  # a conditional branch's
+            yield Site((*base, "when", name), condition, Scope(loaded, "if"))
     if loaded.model.output is not None:
         yield Site(("output",), loaded.model.output, Scope(loaded, "output"))
