@@ -104,3 +104,10 @@ def test_an_mcp_tools_defaults_come_from_sources_yaml_into_its_locked_contract(t
     assert contract["defaults"] == {"retry": {"attempts": 2, "backoff": 0.5, "on": ["Timeout"], "jitter": "none"},
                                     "timeout": 9}
     assert as_json(wfops(root, "caps", "show", "srv.give", "--json"))["defaults"] == contract["defaults"]
+
+
+def test_a_changed_default_is_drift_that_says_what_changed(project: Path) -> None:
+    (project / "ops.py").write_text(NODES.replace('"attempts": 3', '"attempts": 5'))
+    done = wfops(project, "check")
+    assert done.returncode != 0 and "capability-drift" in done.stdout, done.stdout
+    assert 'default `retry`' in done.stdout and '"attempts": 5' in done.stdout
