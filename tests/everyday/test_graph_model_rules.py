@@ -1,5 +1,6 @@
 """The graph draws the new keys: a conditional branch's edge is dashed and says `when`; each
-typed catch entry is its own dashed edge, labelled with the error types it takes."""
+typed catch entry is its own dashed edge, labelled with the error types it takes; a foreach
+names its item."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ WORKFLOW = {"name": "g", "steps": [
      "when": {"notify": {"eq": ["$input.notify", True]}}, "next": "call"},
     {"id": "call", "uses": "std.echo", "with": {"value": 3}, "next": "end",
      "catch": [{"errors": ["Timeout", "SourceLost"], "next": "slow"}, {"next": "broken"}]},
-    {"id": "slow", "end": "slow"}, {"id": "broken", "end": "broken"}]}
+    {"id": "slow", "end": "slow"}, {"id": "broken", "end": "broken"},
+    {"id": "each", "foreach": "$input.docs", "as": "doc", "uses": "std.echo", "with": {"value": "$doc"}, "next": "end"}]}
 
 
 def test_conditional_branches_and_typed_catches_are_drawn() -> None:
@@ -24,3 +26,4 @@ def test_conditional_branches_and_typed_catches_are_drawn() -> None:
             (key["call"], "catch Timeout, SourceLost", key["slow"], True), (key["call"], "catch", key["broken"], True)}
     for edges in (mermaid_edges(render_graph(workflow, "mermaid")), dot_edges(render_graph(workflow, "dot"))):
         assert want <= edges
+    assert "foreach $input.docs as $doc" in render_graph(workflow, "mermaid")

@@ -115,7 +115,8 @@ def _detail(step: Step) -> tuple[str, ...]:
         return (_condition_text(step.if_),)
     if isinstance(step, ForeachStep):
         body = step.uses or f"workflow {step.workflow}"
-        return (f"foreach {step.foreach}", f"{body} ({step.mode})")
+        named = f" as ${step.as_}" if step.as_ != "item" else ""
+        return (f"foreach {step.foreach}{named}", f"{body} ({step.mode})")
     if isinstance(step, InterruptStep):
         return (f"interrupt: {step.interrupt}",)
     if isinstance(step, ParallelStep):
