@@ -40,8 +40,8 @@ _CODES = {
     "ambiguous-step-kind": "a step with two kind keys",
     "reserved-step-id": "a step called `end`",
     "conflicting-routes": "a step with both `next:` and `on.ok`",
-    "invalid-foreach": "a foreach step without exactly one of `uses` and `workflow`",
-    "invalid-parallel": "a parallel step with a branch that has no steps",
+    "invalid-foreach": "a foreach step without exactly one of `uses` and `workflow`, or whose `as:` is a path root",
+    "invalid-parallel": "a parallel step with a branch that has no steps, or a `when:` for no branch",
     "invalid-condition": "an `if:` that is not one structured operator",
     "shell-command": "an MCP `command:` written as a shell string",
     "invalid-source": "an MCP source without exactly one of `command`/`url`, or `env`/`cwd` on a `url` source",
@@ -80,6 +80,9 @@ _CODES = {
     "path-not-allowed": "a path whose root is not defined where it stands",
     "unknown-state-field": "a read or write of a state field `state:` does not declare",
     "invalid-reducer": "a state field's reducer does not suit its type",
+    "concurrent-write": "two parallel branches, or the items of one foreach, can write one state field no reducer merges",
+    "optional-save": "a save that may write nothing (an optional output field, a conditional branch) into a field "
+                     "without a default",
     # -- data-flow types ------------------------------------------------------------------
     "type-mismatch": "a value that cannot be of the type its destination expects, or a condition that never holds",
     "missing-input": "a required input is not bound",

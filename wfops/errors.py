@@ -141,6 +141,8 @@ class SourceLost(CapabilityError):
     """A source's server process or connection was lost during the call (it crashed, was killed
     or exited). A step failure like any other; the source starts it again for the next call."""
 
+    error_type = "SourceLost"
+
 
 class RunStopped(WfopsError):
     """A run stopped before its end without failing: its state is kept at its last committed

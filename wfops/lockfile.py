@@ -57,22 +57,29 @@ class LockedContract:
     outcomes: tuple[str, ...] = ()
     description: str = ""
     hash: str | None = None
+    defaults: dict[str, Any] = field(default_factory=dict)  # the capability's retry/timeout defaults
 
     def to_dict(self) -> dict[str, Any]:
         """The lock's JSON form (for comparing with a fresh `contract_entry`)."""
-        return {"input_schema": self.input_schema, "output_schema": self.output_schema,
-                "outcomes": list(self.outcomes), "description": self.description, "hash": self.hash}
+        found = {"input_schema": self.input_schema, "output_schema": self.output_schema,
+                 "outcomes": list(self.outcomes), "description": self.description, "hash": self.hash}
+        if self.defaults:
+            found["defaults"] = self.defaults
+        return found
 
     def as_capability(self, source_id: str, name: str) -> Capability:
         """The capability this contract describes (no outcomes recorded: `ok`)."""
         return Capability(source_id, name, self.input_schema, self.output_schema,
-                          self.outcomes or ("ok",), self.description)
+                          self.outcomes or ("ok",), self.description, defaults=self.defaults)
 
 
 def contract_entry(cap: Capability) -> dict[str, Any]:
     """A capability's contract in the lock's JSON form (`parse_contract` reads it back)."""
-    return {"input_schema": cap.input_schema, "output_schema": cap.output_schema,
-            "outcomes": list(cap.outcomes), "description": cap.description or "", "hash": cap.contract_hash}
+    found = {"input_schema": cap.input_schema, "output_schema": cap.output_schema,
+             "outcomes": list(cap.outcomes), "description": cap.description or "", "hash": cap.contract_hash}
+    if cap.defaults:
+        found["defaults"] = dict(cap.defaults)
+    return found
 
 
 def parse_contract(entry: Any) -> LockedContract:
@@ -296,12 +303,16 @@ def _contract(where: str, entry: dict[str, Any]) -> LockedContract:
         if value is not None and not isinstance(value, dict):
             raise _Corrupt(f"{where}.{key} is not an object")
         schemas[key] = value or {}
+    defaults = entry.get("defaults") or {}
+    if not isinstance(defaults, dict):
+        raise _Corrupt(f"{where}.defaults is not an object")
     return LockedContract(
         input_schema=schemas["input_schema"],
         output_schema=schemas["output_schema"],
         outcomes=_str_list(where, entry, "outcomes"),
         description=_optional_str(where, entry, "description") or "",
         hash=_optional_str(where, entry, "hash"),
+        defaults=defaults,
     )
 
 

@@ -237,9 +237,9 @@ sources:
   tools:
     kind: mcp
     command: [{sys.executable}, {Path(__file__).parent / 'servers' / 'annotated.py'}, {log}]
-    cache:
-      lookup: 1h
-      plain: 1h
+    tools:
+      lookup: {{cache: 1h}}
+      plain: {{cache: 1h}}
 """
 
 

@@ -128,7 +128,7 @@ def test_a_failing_node_on_a_worker_is_a_record_with_its_type_and_message(tmp_pa
     record = call_on_worker(str(root), "ops", "ops", "work", _locked_hash(root), payload, _context())
     assert record == {"error": {"type": "ValueError", "message": "bad item 2"}}
     bad_input = call_on_worker(str(root), "ops", "ops", "work", _locked_hash(root), {"n": "x"}, _context())
-    assert bad_input["error"]["type"] == "CapabilityError"
+    assert bad_input["error"]["type"] == "InvalidInput"  # never retried
 
 
 def test_the_api_takes_the_executor_as_the_cli_does(tmp_path: Path) -> None:

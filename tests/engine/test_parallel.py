@@ -27,7 +27,7 @@ def flow(branches: dict[str, list[dict[str, Any]]], **extra: Any) -> dict[str, A
 
 def note(tag: str, n: int = 0, then: str = "end", id: str | None = None) -> dict[str, Any]:
     return {"id": id or tag, "uses": "t.note", "with": {"tag": tag, "n": n, "seen": "$state.log"},
-            "save": {"tag": "state.log", "n": "state.total", "last": "state.last"}, "next": then}
+            "save": {"tag": "state.log", "n": "state.total"}, "next": then}
 
 
 def gated_source(engine_source: Any, events: list[str], gates: dict[str, asyncio.Event] | None = None) -> None:
@@ -64,7 +64,7 @@ def test_branches_overlap_and_join_in_branch_name_order() -> None:
     assert events.index("start a1") < events.index("end b2")  # overlapped: a1 started before b ended
     assert snap.output["log"] == ["seed", "a1", "b1", "b2"]  # branch-name order, not finish order
     assert snap.output["total"] == 131
-    assert snap.output["last"] == "b2"  # `replace`: the last branch by name wins
+    assert snap.output["last"] is None  # no branch writes the `replace` field (that would be a ConcurrentWrite)
     # Each branch saw the state as it was at the fork, not the other's writes.
     seen = {p["tag"]: p.get("seen") for p, _ in source.called("note")}
     assert seen["a1"] == ["seed"] and seen["b1"] == ["seed"] and seen["b2"] == ["seed", "b1"]

@@ -15,7 +15,7 @@ from tests.runner.helpers import as_json, env_for, read_log, spawn, wfops
 PUBLIC_KEYS = {"run_id", "deployment", "workflow", "artifact", "status", "outcome", "output", "error",
                "interrupt", "forked_from"}
 TRACE_KEYS = {"seq", "step", "kind", "attempt", "input", "outcome", "output", "state_changes", "next",
-              "error", "started_at", "ended_at"}
+              "error", "started_at", "ended_at", "extra"}
 
 
 @pytest.fixture(scope="module")

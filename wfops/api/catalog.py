@@ -117,7 +117,7 @@ class Catalog:
 def info(cap: Capability, source: Source, origin: Any) -> CapabilityInfo:
     return CapabilityInfo(cap.ref, cap.source, source.kind, cap.name, cap.description, list(cap.outcomes),
                           cap.contract_hash, origin, cap.input_schema, cap.output_schema,
-                          dict(cap.annotations))
+                          dict(cap.annotations), dict(cap.defaults))
 
 
 async def _invoke(source: Source, cap: Capability, payload: dict[str, Any], timeout: float | None) -> Any:

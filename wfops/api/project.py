@@ -54,8 +54,8 @@ if TYPE_CHECKING:  # types only: `validate` must not load the engine or the stor
         CopyReport,
         Run,
     )
-    from wfops.api.schedules import ScheduleInfo, TickReport
     from wfops.api.scaffold_test import TestSkeleton
+    from wfops.api.schedules import ScheduleInfo, TickReport
     from wfops.engine.types import TraceEntry
     from wfops.store.protocol import Store
     from wfops.testing.results import TestReport

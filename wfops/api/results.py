@@ -50,6 +50,7 @@ class CapabilityInfo:
     input_schema: dict[str, Any]
     output_schema: dict[str, Any]
     annotations: dict[str, Any] = field(default_factory=dict)  # e.g. an MCP tool's destructiveHint
+    defaults: dict[str, Any] = field(default_factory=dict)  # retry/timeout a step gets unless it gives its own
 
     def to_dict(self, *, schemas: bool = True) -> dict[str, Any]:
         found: dict[str, Any] = {"ref": self.ref, "source": self.source, "name": self.name, "description": self.description,
@@ -57,6 +58,8 @@ class CapabilityInfo:
         if schemas:
             found["input_schema"] = self.input_schema
             found["output_schema"] = self.output_schema
+        if self.defaults:
+            found["defaults"] = self.defaults
         return found
 
 

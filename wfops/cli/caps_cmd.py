@@ -67,6 +67,9 @@ def _show(found: Project, ref: str, json_out: bool) -> int:
     say("")
     say(f"outcomes:      {', '.join(cap.outcomes)}")
     say(f"contract hash: {cap.contract_hash}")
+    if cap.defaults:
+        say("defaults:      " + ", ".join(f"{key} {json.dumps(value)}" for key, value in cap.defaults.items())
+            + " (a step's own `retry`/`timeout` overrides them)")
     for title, schema in (("input schema", cap.input_schema), ("output schema", cap.output_schema)):
         say(f"{title}:")
         say(_indent(json.dumps(schema, indent=2, ensure_ascii=False)))

@@ -116,4 +116,6 @@ def _trace(entries: list[TraceEntry], json_out: bool) -> int:
         say(describe(e).strip())
         if e.state_changes:
             say("      " + ", ".join(f"{c['path']}={compact(c['value'], 40)}" for c in e.state_changes))
+        if e.extra:
+            say("      extra: " + ", ".join(f"{k}={compact(v, 40)}" for k, v in e.extra.items()))
     return 0

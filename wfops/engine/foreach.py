@@ -14,6 +14,7 @@ from wfops.engine.run import RunContext, Transition, now
 from wfops.engine.types import TraceEntry
 from wfops.errors import UnstorableValue
 from wfops.jsonvalues import described
+from wfops.model.rules import concurrent_write_message, writes_conflict
 
 
 def _split_pending(path: str, pending: list[TraceEntry], retry_failed: bool
@@ -44,6 +45,10 @@ async def run_foreach(run: RunContext, frame: Frame, sp: StepPlan, pending: list
     if not isinstance(items, list):
         failure = StepFailed("NotAList", f"foreach of step {path} needs a list, got {described(items)}")
         return run.fail(frame, sp, path, failure, kind="foreach", input=None, attempt=1, started=started)
+    clash = _clashing_save_each(frame, sp, path) if len(items) > 1 else None
+    if clash is not None:
+        return run.fail(frame, sp, path, clash, kind="foreach", input={"items": len(items)}, attempt=1,
+                        started=started)
     done, children = _split_pending(path, pending, sp.on_item_error == "fail")
     results: dict[int, Any] = {i: e.output for i, e in done.items() if e.error is None}
     errors: dict[int, dict[str, Any]] = {i: e.error for i, e in done.items() if e.error is not None}
@@ -84,10 +89,10 @@ async def run_foreach(run: RunContext, frame: Frame, sp: StepPlan, pending: list
         item_started = now()
         ctx = run.context(frame, item_path, 1, item_key)
         payload = sp.with_(run.scope(frame, ctx, items[index], index)) if sp.with_ else {}
-        outcome, output, error, attempt = None, None, None, 1
+        outcome, output, error, attempt, extra = None, None, None, 1, None
         try:
             if sp.uses is not None:
-                outcome, output, attempt = await run.call(sp, payload, ctx)
+                outcome, output, attempt, extra = await run.call(sp, payload, ctx)
             else:
                 outcome, output = await run.run_child(
                     sp.workflow or "", payload, prefix=item_path + "/", key_prefix=item_key + "/",
@@ -104,7 +109,8 @@ async def run_foreach(run: RunContext, frame: Frame, sp: StepPlan, pending: list
                 stop.set()
         before, mark, logged = frame.state, written, len(frame.log or [])
         changes = flush() if sp.save_each else []
-        entry = run.entry(item_path, "item", attempt, payload, outcome, output, changes, None, error, item_started)
+        entry = run.entry(item_path, "item", attempt, payload, outcome, output, changes, None, error, item_started,
+                          extra)
         try:
             run.commit([entry])
         except UnstorableValue as exc:
@@ -162,3 +168,15 @@ async def run_foreach(run: RunContext, frame: Frame, sp: StepPlan, pending: list
     except StepFailed as failure:
         return run.fail(frame, sp, path, failure, kind="foreach", input=shown, attempt=1, started=started)
     return Transition(run.entry(path, "foreach", 1, shown, "ok", ordered, changes, target, None, started), state)
+
+
+def _clashing_save_each(frame: Frame, sp: StepPlan, path: str) -> StepFailed | None:
+    """Items that would each write one field no reducer merges: refused before any item runs,
+    so nothing of the fan-out is committed (a workflow bug: `catch` does not take it)."""
+    for target in sp.save_each:
+        reducer = frame.plan.reducer_names.get(target.field)
+        if writes_conflict(reducer, target.keys, target.keys):
+            return StepFailed("ConcurrentWrite", concurrent_write_message(
+                target.field, reducer, f"items 0 and 1 of foreach step `{path}` (through `save_each`)",
+                target.path, target.path), catchable=False)
+    return None

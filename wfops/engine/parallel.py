@@ -1,7 +1,13 @@
 """The parallel step: named branches run side by side, each as a frame of its own that starts
 from the state as it was when the step started. When all have finished, their writes (the
 state changes each branch committed, in order) go through the state fields' reducers onto
-that state in branch-name order, whatever order they finished in.
+that state in branch-name order, whatever order they finished in. Two branches that wrote
+one field its reducer cannot merge (`replace`, or the same key of an object) fail the step
+with `ConcurrentWrite`, and nothing of theirs is joined.
+
+A branch with a `when:` condition that is false at the fork is skipped: an entry of kind
+`skipped` (`p/b`) is committed for it before any branch starts, so a resumed run skips it
+again without asking the condition twice; the join waits for the branches that ran.
 
 Trace paths: branch `b` of step `p` runs its steps as `p/b/<step>`. A branch's committed
 steps are restored on resume like any frame's, so a run killed mid-parallel re-runs no
@@ -18,6 +24,8 @@ from wfops.engine.plan import StepPlan
 from wfops.engine.reducers import ReducerError
 from wfops.engine.run import RunContext, Transition, now
 from wfops.engine.types import TraceEntry
+from wfops.model.paths import parse_save_target
+from wfops.model.rules import concurrent_write_message, writes_conflict
 
 
 class _BranchFailed(Exception):
@@ -66,12 +74,36 @@ async def _run_all(run: RunContext, sp: StepPlan, branches: dict[str, Frame]) ->
     return None
 
 
+def _skip(run: RunContext, frame: Frame, sp: StepPlan, path: str, key: str, pending: list[TraceEntry],
+          branches: dict[str, Frame]) -> list[str]:
+    """The branches this execution skips (their `when:` is false), each with its `skipped` entry
+    committed once: a resumed run reads the decision from the trace."""
+    recorded = {e.step[len(path) + 1:] for e in pending if e.kind == "skipped"}
+    skipped, entries = [], []
+    scope = run.scope(frame, run.context(frame, path, 1, key)) if sp.when else None
+    for name in sorted(sp.when):
+        if name in recorded:
+            skipped.append(name)
+        elif scope is not None and not any(e.step.startswith(f"{path}/{name}/") for e in pending) \
+                and not sp.when[name](scope):
+            skipped.append(name)
+            entries.append(run.entry(f"{path}/{name}", "skipped", 1, None, "skipped", None, [], None, None, now()))
+    if entries:
+        run.commit(entries)
+    return skipped
+
+
 async def run_parallel(run: RunContext, frame: Frame, sp: StepPlan, pending: list[TraceEntry]) -> Transition:
     visit = frame.visits.get(sp.id, 0) + 1
     path, key = frame.prefix + sp.id, f"{frame.key_prefix}{sp.id}#{visit}"
     started = now()
     branches = _branches(run, frame, sp, path, key, pending)
-    shown = {"branches": list(branches)}
+    skipped = _skip(run, frame, sp, path, key, pending, branches) if sp.when else []
+    for name in skipped:
+        del branches[name]
+    shown: dict[str, Any] = {"branches": list(branches)}
+    if skipped:
+        shown["skipped"] = skipped
     try:
         if sp.timeout:
             stopped = await asyncio.wait_for(_run_all(run, sp, branches), sp.timeout)
@@ -86,6 +118,7 @@ async def run_parallel(run: RunContext, frame: Frame, sp: StepPlan, pending: lis
         return run.fail(frame, sp, path, failure, kind="parallel", input=shown, attempt=1, started=started,
                         error=failure.as_error(str(error.get("step") or path)))
     outcomes = {name: ("failed" if b.error is not None else b.outcome or "ok") for name, b in branches.items()}
+    outcomes.update(dict.fromkeys(skipped, "skipped"))
     try:
         target = run.route(sp, "ok", path)
         state, changes = _join(frame, branches, path)
@@ -102,11 +135,11 @@ async def run_parallel(run: RunContext, frame: Frame, sp: StepPlan, pending: lis
 
 def _join(frame: Frame, branches: dict[str, Frame], path: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The state at the fork with each finished branch's writes applied, in branch-name order."""
+    joined = {name: b for name, b in branches.items() if b.error is None}  # a failed branch (collected) did not finish
+    _refuse_concurrent_writes(frame, joined, path)
     state = frame.state.copy()
     changes: list[dict[str, Any]] = []
-    for name, branch in branches.items():  # sorted by name
-        if branch.error is not None:
-            continue  # a failed branch (collected) did not finish: its writes are not joined
+    for name, branch in joined.items():  # sorted by name
         for change in branch.log or []:
             try:
                 replay_change(state, frame.plan, change)
@@ -114,3 +147,19 @@ def _join(frame: Frame, branches: dict[str, Frame], path: str) -> tuple[dict[str
                 raise StepFailed("SaveError", f"joining branch {name} of {path}: {change['path']}: {exc}") from None
             changes.append(change)
     return state, changes
+
+
+def _refuse_concurrent_writes(frame: Frame, branches: dict[str, Frame], path: str) -> None:
+    """Two branches writing one field that no reducer merges would leave it to the branch whose
+    name sorts last: a `ConcurrentWrite` failure instead (a workflow bug: `catch` does not take it)."""
+    seen: dict[str, list[tuple[str, str, tuple[str, ...]]]] = {}  # field -> (branch, path, keys) of its writers
+    for name, branch in branches.items():
+        for change in dict.fromkeys(c["path"] for c in branch.log or []):
+            field, keys = parse_save_target(change)
+            reducer = frame.plan.reducer_names.get(field)
+            for other, other_path, other_keys in seen.get(field, []):
+                if other != name and writes_conflict(reducer, other_keys, keys):
+                    raise StepFailed("ConcurrentWrite", concurrent_write_message(
+                        field, reducer, f"branches `{other}` and `{name}` of parallel step `{path}`",
+                        other_path, change), catchable=False)
+            seen.setdefault(field, []).append((name, change, keys))

@@ -11,7 +11,7 @@ from typing import Any, TypeAlias
 from wfops.compiler.artifact import load_artifact
 from wfops.engine.reducers import REDUCERS, Reducer
 from wfops.engine.values import Getter, Predicate, compile_condition, compile_value
-from wfops.model.kinds import StepKind
+from wfops.model.kinds import StepKind, catches
 from wfops.model.objects import (
     ConditionStep,
     ForeachStep,
@@ -20,7 +20,7 @@ from wfops.model.objects import (
     Step,
     Workflow,
 )
-from wfops.model.paths import parse_save_target
+from wfops.model.paths import item_named, parse_save_target
 
 #: What the engine plans from: a workflow's plain object or its normalized form (plain JSON
 #: data, as the gate record and the store keep it).
@@ -67,6 +67,37 @@ def _save_targets(save: str | dict[str, str]) -> tuple[SaveTarget, ...]:
     return tuple(targets)
 
 
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """How a call is retried: a step's `retry`, or its capability's default."""
+
+    attempts: int = 1
+    backoff: float = 0.0
+    on: tuple[str, ...] | None = None  # the error types retried (None: every retryable one)
+    max_delay: float | None = None
+    jitter: bool = False  # full jitter: each sleep drawn from [0, delay]
+
+
+ONE_ATTEMPT = RetryPolicy()
+
+
+def retry_policy(retry: Any) -> RetryPolicy:
+    """The policy of a `retry` as declared (a plain object) or as a capability's default (JSON)."""
+    get = retry.get if isinstance(retry, Mapping) else lambda key, default=None: getattr(retry, key, default)
+    on = get("on")
+    return RetryPolicy(int(get("attempts", 3)), float(get("backoff", 0.5)), tuple(on) if on else None,
+                       get("max_delay"), get("jitter", "none") == "full")
+
+
+@dataclass(frozen=True, slots=True)
+class CatchPlan:
+    """One `catch` entry: the error types it takes (None: any), where it routes, what it saves."""
+
+    errors: tuple[str, ...] | None
+    next: str
+    save: tuple[SaveTarget, ...] = ()
+
+
 @dataclass(slots=True)
 class StepPlan:
     """One step as the engine runs it. `step` is the step as declared: every field its kind's
@@ -82,7 +113,6 @@ class StepPlan:
     save: tuple[SaveTarget, ...] = ()
     errors: tuple[SaveTarget, ...] = ()
     save_each: tuple[SaveTarget, ...] = ()
-    catch_save: tuple[SaveTarget, ...] = ()
     condition: Predicate | None = None
     condition_value: Getter | None = None
     foreach: Getter | None = None
@@ -97,9 +127,9 @@ class StepPlan:
     resume_schema: dict[str, Any] | None = None
     interrupt: str | None = None
     end: str | None = None
-    attempts: int = 1  # no `retry`: one attempt
-    backoff: float = 0.0
-    catch_next: str | None = None
+    retry: RetryPolicy | None = None  # None: the step gives none (its capability's default, or one attempt)
+    catches: tuple[CatchPlan, ...] = ()
+    when: dict[str, Predicate] = field(default_factory=dict)  # a parallel step's conditional branches
     parallel: bool = False  # a foreach whose items run side by side
 
     @property
@@ -124,6 +154,7 @@ class Plan:
     state_schemas: dict[str, dict[str, Any]] = field(default_factory=dict)  # fields whose writes are checked
     list_schemas: dict[str, dict[str, Any]] = field(default_factory=dict)  # the same, minus list-size keywords
     timeout: float | None = None  # seconds for the whole run (when this is the run's workflow)
+    reducer_names: dict[str, str] = field(default_factory=dict)  # field -> its declared reducer
 
     def fresh_state(self) -> dict[str, Any]:
         return copy.deepcopy(self.initial_state) if self.initial_state else {}
@@ -132,25 +163,28 @@ class Plan:
 def compile_step(step: Step) -> StepPlan:
     """One step of a workflow (a plain object, as the plain loader or `load_artifact` builds it)."""
     declared = step.__dict__
-    retry, catch = declared.get("retry"), declared.get("catch")
+    retry = declared.get("retry")
     plan = StepPlan(
         step, step.routes(),
-        with_=compile_value(declared["with_"]) if "with_" in declared else None,
+        with_=compile_value(item_named(declared["with_"], declared.get("as_", "item"))) if "with_" in declared else None,
         save=compile_save(declared.get("save")), errors=compile_save(declared.get("errors")),
         save_each=compile_save(declared.get("save_each")),
-        catch_save=compile_save(catch.save) if catch is not None else (),
         uses=declared.get("uses"), workflow=declared.get("workflow"), timeout=declared.get("timeout"),
         concurrency=declared.get("concurrency"), on_item_error=declared.get("on_item_error"),
         on_branch_error=declared.get("on_branch_error"), resume_schema=declared.get("resume_schema"),
         interrupt=declared.get("interrupt"), end=declared.get("end"),
-        attempts=retry.attempts if retry is not None else 1, backoff=retry.backoff if retry is not None else 0.0,
-        catch_next=catch.next if catch is not None else None, parallel=declared.get("mode") == "parallel")
+        retry=retry_policy(retry) if retry is not None else None,
+        parallel=declared.get("mode") == "parallel",
+        catches=tuple(CatchPlan(tuple(c.errors) if c.errors else None, c.next, compile_save(c.save))
+                      for c in catches(step)))
     if isinstance(step, ConditionStep):
         plan.condition, plan.condition_value = compile_condition(step.if_), compile_value(step.if_)
     elif isinstance(step, ForeachStep):
         plan.foreach = compile_value(step.foreach)
     elif isinstance(step, InterruptStep):
         plan.request = compile_value(step.request)
+    elif isinstance(step, ParallelStep) and step.when:
+        plan.when = {name: compile_condition(condition) for name, condition in step.when.items()}
     return plan
 
 
@@ -195,6 +229,7 @@ def _compile(workflow: Workflow, *, steps_only: bool = False) -> Plan:
         list_schemas={name: {k: v for k, v in schema.items() if k not in _LIST_SIZE}
                       for name, schema in schemas.items()},
         timeout=None if steps_only else workflow.timeout,
+        reducer_names={name: spec.reducer for name, spec in state.items()},
     )
 
 

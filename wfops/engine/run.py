@@ -7,6 +7,7 @@ reaches them through its driver's `executors` table, so this module imports none
 from __future__ import annotations
 
 import asyncio
+import random
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -14,7 +15,15 @@ from typing import Any, Protocol
 
 from wfops.engine.errors import StepFailed, failure_of
 from wfops.engine.frame import Frame, new_frame
-from wfops.engine.plan import Plan, SaveTarget, StepPlan
+from wfops.engine.plan import (
+    ONE_ATTEMPT,
+    CatchPlan,
+    Plan,
+    RetryPolicy,
+    SaveTarget,
+    StepPlan,
+    retry_policy,
+)
 from wfops.engine.reducers import REDUCERS, ReducerError, apply_write
 from wfops.engine.types import (
     CapabilityResolver,
@@ -27,6 +36,7 @@ from wfops.engine.types import (
 from wfops.engine.values import Scope
 from wfops.errors import RunStopped, SourceLost, UnstorableValue
 from wfops.model.kinds import StepKind
+from wfops.model.rules import NOT_RETRYABLE, error_matches
 from wfops.redact import Redactor
 from wfops.schemacheck import first_error, with_defaults
 from wfops.sources.base import Capability, StepContext
@@ -141,11 +151,13 @@ class RunContext:
 
     def entry(self, step: str, kind: str, attempt: int, input: Any, outcome: str | None, output: Any,
               changes: list[dict[str, Any]], next: str | None, error: dict[str, Any] | None,
-              started: str) -> TraceEntry:
+              started: str, extra: dict[str, Any] | None = None) -> TraceEntry:
         if self.redactor.active:
             red = self.redactor.redact
             input, output, changes, error = red(input), red(output), red(changes), red(error)
-        return TraceEntry(0, step, kind, attempt, input, outcome, output, changes, next, error, started, now())
+            extra = red(extra) if extra is not None else None
+        return TraceEntry(0, step, kind, attempt, input, outcome, output, changes, next, error, started, now(),
+                          extra)
 
     def pause(self, entry: TraceEntry, interrupt: Interrupt) -> None:
         interrupt.request = self.redactor.redact(interrupt.request)
@@ -163,10 +175,18 @@ class RunContext:
     def capability(self, ref: str) -> Capability:
         return self.engine.capability(ref)
 
-    async def call(self, sp: StepPlan, payload: Any, ctx: StepContext) -> tuple[str, Any, int]:
-        """Call `sp.uses` with retries and a per-attempt timeout; (outcome, output, attempts)."""
+    async def call(self, sp: StepPlan, payload: Any, ctx: StepContext
+                   ) -> tuple[str, Any, int, dict[str, Any] | None]:
+        """Call `sp.uses` with retries and a per-attempt timeout; (outcome, output, attempts, extra)."""
         ref = sp.uses or ""
-        self.capability(ref)  # an unknown ref fails here, once, not on every attempt
+        cap = self.capability(ref)  # an unknown ref fails here, once, not on every attempt
+        # The step's own `retry`/`timeout`, else its capability's defaults (its contract's).
+        policy, timeout = sp.retry, sp.timeout
+        if policy is None:
+            default = cap.defaults.get("retry") if cap.defaults else None
+            policy = retry_policy(default) if default else ONE_ATTEMPT
+        if timeout is None and cap.defaults:
+            timeout = cap.defaults.get("timeout")
         resolver = self.engine.resolver
         path = ctx.step
         first = attempt = self.prior.pop(path, 0) + 1
@@ -178,10 +198,10 @@ class RunContext:
             try:
                 coro = resolver.call(ref, payload, ctx)
                 # The resolver checks the call against the capability's contract.
-                result = await (asyncio.wait_for(coro, sp.timeout) if sp.timeout else coro)
-                return result.outcome, result.output, attempt
+                result = await (asyncio.wait_for(coro, timeout) if timeout else coro)
+                return result.outcome, result.output, attempt, result.extra
             except TimeoutError:
-                failure = StepFailed("Timeout", f"{ref} timed out after {sp.timeout:g}s")
+                failure = StepFailed("Timeout", f"{ref} timed out after {timeout:g}s")
             except Exception as exc:  # any capability failure is a step failure
                 failure = failure_of(exc)
                 lost = exc if isinstance(exc, SourceLost) else None
@@ -189,8 +209,8 @@ class RunContext:
                 raise
             except BaseException as exc:  # noqa: BLE001 - sys.exit() in a node must not end wfops (exit 3 reads "interrupted")
                 failure = _foreign_failure(exc)
-            if attempt >= first + sp.attempts - 1:
-                if lost is not None and sp.catch_next is None and sp.on_item_error in (None, "fail"):
+            if attempt >= first + policy.attempts - 1 or not retryable(failure.type, policy.on):
+                if lost is not None and catch_for(sp, failure) is None and sp.on_item_error in (None, "fail"):
                     # The source's server died, not the call's logic: keep the run resumable
                     # (unfinished at its last committed step) rather than failing it for good.
                     raise RunStopped(self.redactor.text(f"run {self.run_id} stopped at step {ctx.step}: {lost.message}"),
@@ -199,10 +219,12 @@ class RunContext:
                                           "committed step")
                 failure.attempt = attempt
                 raise failure
-            # The failed attempt stays in the trace with its error; the next one follows it.
-            self.commit([self.entry(path, "retry", attempt, payload, None, None, [], None,
+            # The failed attempt stays in the trace with its error and the sleep drawn before the
+            # next one (`output.delay`, seconds), so the delays can be read back, not timed.
+            delay = retry_delay(policy, attempt)
+            self.commit([self.entry(path, "retry", attempt, payload, None, {"delay": delay}, [], None,
                                     failure.as_error(path), started)])
-            await asyncio.sleep(sp.backoff * 2 ** (attempt - 1))
+            await asyncio.sleep(delay)
             attempt += 1
             ctx = StepContext(ctx.run_id, ctx.workflow, ctx.deployment, ctx.step, attempt, ctx.idempotency_key)
 
@@ -223,7 +245,9 @@ class RunContext:
             elif isinstance(value, dict) and source in value:
                 written = value[source]
             else:
-                continue  # the output has no such field: nothing to write
+                # An optional field the output left out (a required one failed the call's contract
+                # check, `InvalidOutput`): the state field stays as it is.
+                continue
             reducer = reducers.get(target.field)
             if not target.keys and (reducer is None or reducer is REPLACE):
                 state[target.field] = written  # the common case, without a call
@@ -270,13 +294,14 @@ class RunContext:
              input: Any, attempt: int, started: str, error: dict[str, Any] | None = None) -> Transition:
         """Route a failed step through `catch`, or fail the frame."""
         error = error or failure.as_error(path)
-        if failure.catchable and sp.catch_next is not None:
+        catch = catch_for(sp, failure)
+        if catch is not None:
             try:
-                state, changes = self.stage(frame, sp.catch_save, dict(error))
+                state, changes = self.stage(frame, catch.save, dict(error))
             except StepFailed as bad:
                 error = bad.as_error(path)
             else:
-                entry = self.entry(path, kind, attempt, input, None, None, changes, sp.catch_next, error, started)
+                entry = self.entry(path, kind, attempt, input, None, None, changes, catch.next, error, started)
                 return Transition(entry, state)
         return Transition(self.entry(path, kind, attempt, input, None, None, [], None, error, started),
                           failed=self.redactor.redact(error))
@@ -380,6 +405,29 @@ class RunContext:
             failure.inner_step = child.error.get("step")
             raise failure
         return child.outcome or "ok", self.output_of(child)
+
+
+def retryable(error_type: str, on: tuple[str, ...] | None) -> bool:
+    """Whether another attempt may follow a failure of `error_type` under `retry.on`."""
+    return error_type not in NOT_RETRYABLE and error_matches(error_type, on)
+
+
+def retry_delay(policy: RetryPolicy, failed: int) -> float:
+    """The sleep after failed attempt `failed`: `backoff * 2**(n-1)`, capped at `max_delay`,
+    and with full jitter drawn uniformly from [0, that]."""
+    delay = policy.backoff * 2.0 ** (failed - 1)
+    if policy.max_delay is not None:
+        delay = min(delay, policy.max_delay)
+    if policy.jitter:
+        delay = random.uniform(0.0, delay)  # noqa: S311 - spreading retries, not a secret
+    return delay
+
+
+def catch_for(sp: StepPlan, failure: StepFailed) -> CatchPlan | None:
+    """The first `catch` entry that takes this failure (a workflow bug is never caught)."""
+    if not failure.catchable:
+        return None
+    return next((c for c in sp.catches if error_matches(failure.type, c.errors)), None)
 
 
 def prior_attempts(trace: list[TraceEntry]) -> dict[str, int]:

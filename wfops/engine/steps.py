@@ -31,15 +31,15 @@ async def run_call(run: RunContext, frame: Frame, sp: StepPlan, pending: list[Tr
     if cached is not None and cached.hit is not None:
         return _served(run, frame, sp, path, payload, cached, started)
     clock = time.monotonic()
-    attempt = 1
+    attempt, extra = 1, None
     try:
-        outcome, output, attempt = await run.call(sp, payload, ctx)
+        outcome, output, attempt, extra = await run.call(sp, payload, ctx)
         target = run.route(sp, outcome, path)
         state, changes = run.stage(frame, sp.save, output)
     except StepFailed as failure:
         attempt = max(attempt, failure.attempt)
         return run.fail(frame, sp, path, failure, kind="call", input=payload, attempt=attempt, started=started)
-    entry = run.entry(path, "call", attempt, payload, outcome, output, changes, target, None, started)
+    entry = run.entry(path, "call", attempt, payload, outcome, output, changes, target, None, started, extra)
     if cached is not None:  # a success of a cached step: the store keeps it with the entry
         entry.cache_note = cached.note(time.monotonic() - clock)
     return Transition(entry, state)
@@ -55,7 +55,8 @@ def _served(run: RunContext, frame: Frame, sp: StepPlan, path: str, payload: Any
         state, changes = run.stage(frame, sp.save, hit.output)
     except StepFailed as failure:
         return run.fail(frame, sp, path, failure, kind="call", input=payload, attempt=1, started=started)
-    entry = run.entry(path, "call", 1, payload, hit.outcome, hit.output, changes, target, None, started)
+    entry = run.entry(path, "call", 1, payload, hit.outcome, hit.output, changes, target, None, started,
+                      hit.extra)
     entry.cached = origin_of(hit)
     entry.cache_note = cached.note(0.0)
     return Transition(entry, state)

@@ -42,6 +42,9 @@ class TraceEntry:
     # For the store alone, never shown: the cache entry this step's success is saved as (or
     # the key its hit came from), written in the same transaction as the entry.
     cache_note: CacheNote | None = None
+    # What the capability returned beside its output (`CallResult.extra`): stored and shown
+    # with the entry, never saved to state nor readable by later steps.
+    extra: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         shown = asdict(self)
@@ -67,7 +70,7 @@ class CacheNote:
 
 @dataclass(frozen=True, slots=True)
 class CachedResult:
-    """A success the step cache holds: its outcome and output, and the step that made it."""
+    """A success the step cache holds: its outcome, output and extras, and the step that made it."""
 
     outcome: str
     output: Any
@@ -75,6 +78,7 @@ class CachedResult:
     step: str
     seq: int
     seconds: float
+    extra: dict[str, Any] | None = None
 
 
 @dataclass(slots=True)

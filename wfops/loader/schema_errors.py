@@ -268,6 +268,8 @@ def _model_at(root: str, data: Any, container: tuple[Any, ...]) -> Any:
             return STEP_KINDS.get(kind) if kind else None
         if len(container) == 3 and container[2] in ("retry", "catch"):
             return Retry if container[2] == "retry" else Catch
+        if len(container) == 4 and container[2] == "catch" and isinstance(container[3], int):
+            return Catch
         return None
     if root == "Deployment" and container == ():
         return Deployment

@@ -19,6 +19,11 @@ def describe_contract_change(old: dict[str, Any], new: dict[str, Any]) -> list[s
         changes.append("outcome " + ", ".join(f"`{o}`" for o in added) + " added")
     if removed:
         changes.append("outcome " + ", ".join(f"`{o}`" for o in removed) + " removed")
+    old_defaults, new_defaults = old.get("defaults") or {}, new.get("defaults") or {}
+    for key in sorted(set(old_defaults) | set(new_defaults)):
+        if old_defaults.get(key) != new_defaults.get(key):
+            before, after = (json.dumps(d.get(key), sort_keys=True) for d in (old_defaults, new_defaults))
+            changes.append(f"default `{key}` {before} -> {after}")
     return changes or ["the contract changed"]
 
 

@@ -93,6 +93,8 @@ class CapabilityOut(BaseModel):
     output_schema: dict[str, Any]
     annotations: dict[str, Any] = Field(default_factory=dict, description="Hints the source declares, e.g. "
                                         "an MCP tool's readOnlyHint, destructiveHint, idempotentHint.")
+    defaults: dict[str, Any] = Field(default_factory=dict, description="The `retry` and `timeout` a step "
+                                     "calling it gets unless it gives its own (part of the contract).")
 
 
 class CapabilityResult(Envelope):
@@ -260,6 +262,8 @@ class TraceEntryOut(BaseModel):
     cached_from: dict[str, Any] | None = Field(
         None, description="Where a cached step's result came from ({run_id, step, seq}) and the seconds the "
         "original call took (`saved`).")
+    extra: dict[str, Any] | None = Field(None, description="What the capability returned beside its output "
+                                         "(never saved to state).")
 
 
 class TraceResult(Envelope):

@@ -43,3 +43,11 @@ def raw_kind(step: Any) -> StepKind | None:
         if key in step:
             return kind
     return None
+
+
+def catches(step: Any) -> list[Any]:
+    """A step's `catch` entries in the order they are tried (one entry or a list; none: [])."""
+    catch = getattr(step, "catch", None)
+    if catch is None:
+        return []
+    return list(catch) if isinstance(catch, list) else [catch]

@@ -98,12 +98,14 @@ class ForeachStep(declared.ForeachStepFields, _Routed):
     def check(self) -> None:
         super().check()
         rules.check_foreach_body(self.uses, self.workflow)
+        rules.check_item_name(self.as_)
 
 
 class ParallelStep(declared.ParallelStepFields, _Routed):
     def check(self) -> None:
         super().check()
         rules.check_branches(self.parallel)
+        rules.check_branch_conditions(self.parallel, self.when)
 
 
 class InterruptStep(declared.InterruptStepFields, _Step):
@@ -175,6 +177,10 @@ class PythonSource(declared.PythonSourceFields):
 
 
 class ToolCache(declared.ToolCacheFields):
+    pass
+
+
+class ToolDefaults(declared.ToolDefaultsFields):
     pass
 
 

@@ -35,6 +35,7 @@ MODELS: tuple[str, ...] = (
     "SourcesFile",
     "PythonSource",
     "McpSource",
+    "ToolDefaults",
     "ToolCache",
 )
 
@@ -81,16 +82,20 @@ class CallStepFields(RoutedFields):
     save: str | dict[str, str] | None
     retry: objects.Retry | None
     timeout: float | None
-    catch: objects.Catch | None
+    catch: objects.Catch | list[objects.Catch] | None
     cache: bool | objects.Cache | None
 
 
 class RetryFields(PlainModel):
     attempts: int
     backoff: float
+    on: list[str] | None
+    max_delay: float | None
+    jitter: Literal["none", "full"]
 
 
 class CatchFields(PlainModel):
+    errors: list[str] | None
     next: str
     save: str | None
 
@@ -106,7 +111,7 @@ class SubworkflowStepFields(RoutedFields):
     with_: dict[str, Any]
     save: str | dict[str, str] | None
     timeout: float | None
-    catch: objects.Catch | None
+    catch: objects.Catch | list[objects.Catch] | None
 
 
 class ConditionStepFields(StepBaseFields):
@@ -122,6 +127,7 @@ class ForeachStepFields(RoutedFields):
     uses: str | None
     workflow: str | None
     with_: dict[str, Any]
+    as_: str
     save: str | dict[str, str] | None
     save_each: str | dict[str, str] | None
     mode: Literal["serial", "parallel"]
@@ -130,16 +136,17 @@ class ForeachStepFields(RoutedFields):
     errors: str | None
     retry: objects.Retry | None
     timeout: float | None
-    catch: objects.Catch | None
+    catch: objects.Catch | list[objects.Catch] | None
 
 
 class ParallelStepFields(RoutedFields):
     kind: ClassVar[StepKind] = "parallel"
     parallel: dict[str, list[objects.CallStep | objects.SubworkflowStep | objects.ConditionStep | objects.ForeachStep | objects.ParallelStep | objects.InterruptStep | objects.EndStep]]
+    when: dict[str, dict[str, Any]] | None
     on_branch_error: Literal["fail", "collect"]
     errors: str | None
     timeout: float | None
-    catch: objects.Catch | None
+    catch: objects.Catch | list[objects.Catch] | None
 
 
 class InterruptStepFields(StepBaseFields):
@@ -205,8 +212,14 @@ class McpSourceFields(PlainModel):
     env: dict[str, str]
     cwd: str | None
     timeout: float
+    tools: dict[str, objects.ToolDefaults]
     description: str | None
-    cache: dict[str, bool | str | float | objects.ToolCache]
+
+
+class ToolDefaultsFields(PlainModel):
+    retry: objects.Retry | None
+    timeout: float | None
+    cache: bool | str | float | objects.ToolCache | None
 
 
 class ToolCacheFields(PlainModel):

@@ -53,6 +53,22 @@ def parse_path(text: str) -> ValuePath:
     return ValuePath(root, parts, text)
 
 
+def item_named(value: Any, name: str) -> Any:
+    """`value` (a foreach's `with`) with the paths rooted at the item's own name (`as: doc`:
+    `$doc`, `$doc.title`) read as `$item`, the root the engine and the checks know."""
+    if name == "item":
+        return value
+    if isinstance(value, str):
+        if value == "$" + name or value.startswith(f"${name}."):
+            return "$item" + value[len(name) + 1:]
+        return value
+    if isinstance(value, dict):
+        return {key: item_named(inner, name) for key, inner in value.items()}
+    if isinstance(value, list):
+        return [item_named(inner, name) for inner in value]
+    return value
+
+
 def unescape(value: str) -> str:
     """`$$x` is the literal string `$x`."""
     return value[1:] if value.startswith("$$") else value

@@ -11,9 +11,64 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from wfops.model.paths import Location
+from wfops.model.paths import ROOTS, Location
 
 CONDITION_OPERATORS = ("eq", "ne", "gt", "ge", "lt", "le", "in", "exists", "and", "or", "not")
+#: The error types a step failure carries (`error.type`), as `retry.on` and `catch.errors` name
+#: them -> when each happens. A capability's own exception keeps its own type (`ValueError`,
+#: `CapabilityError`); `CallFailed` names all of those at once.
+ERROR_TYPES: dict[str, str] = {
+    "Timeout": "an attempt outlived the step's `timeout` (or a subworkflow, parallel step or run its own)",
+    "SourceLost": "the source's server or connection was lost during the call (a transport error)",
+    "CallFailed": "the capability raised an error of its own (any type not listed here, e.g. `ValueError`)",
+    "InvalidInput": "the input does not match the capability's or the child workflow's input schema",
+    "capability-drift": "a Dask worker's code for the capability does not match the run's lock",
+    "InvalidOutput": "the output does not match the output schema, or lacks a required field `save:` maps",
+    "UndeclaredOutcome": "the capability returned an outcome it does not declare",
+    "SaveError": "a write the field's reducer or schema refuses",
+    "ConcurrentWrite": "two parallel branches (or foreach items) write one field no reducer merges",
+    "NotAList": "`foreach:` found something other than a list",
+    "InterruptInForeach": "an interrupt step inside a foreach body or a parallel branch",
+    "UnroutedOutcome": "a step ended in an outcome no route handles (a workflow bug: never caught)",
+}
+#: Failures another attempt cannot mend: they are never retried, whatever `retry.on` says.
+NOT_RETRYABLE = frozenset({"InvalidInput", "capability-drift", "UnroutedOutcome", "ConcurrentWrite",
+                           "InterruptInForeach", "UnknownCapability", "UnknownWorkflow", "InvalidWorkflow"})
+#: Types the platform gives; any other type is a capability's own error (`CallFailed`).
+_PLATFORM_TYPES = frozenset(ERROR_TYPES) | NOT_RETRYABLE | {"SystemExit", "KeyboardInterrupt", "StepLimit",
+                                                              "UnknownStep", "UnstorableValue"}
+
+
+#: The reducers that merge writes, so that two writers of one field (parallel branches, foreach
+#: items) both count; under `replace` the last would silently win.
+MERGING_REDUCERS = frozenset({"append", "extend", "union", "merge", "add", "min", "max"})
+
+
+def writes_conflict(reducer: str | None, keys: tuple[str, ...], other: tuple[str, ...]) -> bool:
+    """Whether two concurrent writes to one state field (`keys` below it: `state.f.k` is `("k",)`)
+    would overwrite each other. Whole-field writes merge under a merging reducer; a key write
+    sets its key, so two writes overlap when one's keys lead to the other's."""
+    if not keys and not other:
+        return reducer not in MERGING_REDUCERS
+    shared = min(len(keys), len(other))
+    return keys[:shared] == other[:shared]
+
+
+def concurrent_write_message(field: str, reducer: str | None, writers: str, path: str, other: str) -> str:
+    how = (f"whose reducer `{reducer or 'replace'}` keeps only the last write" if path == other == f"state.{field}"
+           else "and the writes overlap")
+    return (f"{writers} both write state.{field} (`{path}` and `{other}`), {how}; "
+            "nothing of either is saved")
+
+
+def error_matches(error_type: str, names: tuple[str, ...] | list[str] | None) -> bool:
+    """Whether a failure of `error_type` is one of `names` (None: every type). `CallFailed`
+    stands for every error a capability raised itself."""
+    if names is None:
+        return True
+    return error_type in names or ("CallFailed" in names and error_type not in _PLATFORM_TYPES)
+
+
 _CONDITION_HINT = "write one operator, e.g. `if: {eq: [$state.x, 1]}` or `if: {and: [{exists: $state.x}, ...]}`"
 
 
@@ -70,11 +125,26 @@ def check_foreach_body(uses: str | None, workflow: str | None) -> None:
                      "for each item")
 
 
+def check_item_name(name: str) -> None:
+    if name != "item" and name in ROOTS:
+        raise Broken("invalid-foreach", f"`as: {name}` would hide the path root `${name}`",
+                     "name the item something else, e.g. `as: doc` (then `$doc` in `with`)", ("as",))
+
+
 def check_branches(branches: Mapping[str, list[Any]]) -> None:
     empty = [name for name, steps in branches.items() if not steps]
     if empty:
         raise Broken("invalid-parallel", f"branch `{empty[0]}` has no steps",
                      "give every branch at least one step (a subworkflow branch is one `workflow:` step)")
+
+
+def check_branch_conditions(branches: Mapping[str, Any], when: Mapping[str, Any] | None) -> None:
+    for name, condition in (when or {}).items():
+        if name not in branches:
+            raise Broken("invalid-parallel", f"`when` names no branch `{name}`",
+                         "give a condition to a branch of `parallel:` (" + ", ".join(f"`{b}`" for b in branches)
+                         + ")", ("when", name))
+        check_condition(condition, f"the condition of branch `{name}`", ("when", name))
 
 
 def check_bindings(bindings: Mapping[str, str]) -> None:

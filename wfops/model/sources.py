@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from wfops.model import rules
 from wfops.model.errors import enforce
-from wfops.model.workflow import Duration
+from wfops.model.workflow import Duration, Retry
 
 SOURCE_ID_PATTERN = r"^[A-Za-z0-9_-]+$"
 ENV_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
@@ -31,6 +31,16 @@ class ToolCache(_Strict):
                               "you know its calls have no side effects.")
 
 
+class ToolDefaults(_Strict):
+    """What a step calling this tool gets unless it gives its own `retry`/`timeout`/`cache`."""
+
+    retry: Retry | None = Field(None, description="As a step's `retry:`.")
+    timeout: float | None = Field(None, gt=0, description="Seconds per attempt.")
+    cache: bool | Duration | ToolCache | None = Field(
+        None, description="Its step cache default (`true`, a ttl, or `{ttl, unannotated}`); applied only "
+        "when the server annotates the tool read-only, unless `unannotated: true`. Not part of its contract.")
+
+
 class McpSource(_Strict):
     kind: Literal["mcp"]
     command: list[Annotated[str, Field(min_length=1)]] | None = Field(
@@ -40,10 +50,10 @@ class McpSource(_Strict):
         default_factory=dict, description="Extra environment of the server; values may use ${NAME}.")
     cwd: str | None = None
     timeout: float = Field(30, gt=0, description="Seconds per tool call.")
+    tools: dict[str, ToolDefaults] = Field(default_factory=dict, description="Tool name -> its `retry`/"
+                                           "`timeout` defaults (part of its contract in wfops.lock) and "
+                                           "its `cache` default.")
     description: str | None = None
-    cache: dict[str, bool | Duration | ToolCache] = Field(
-        default_factory=dict, description="Tool name -> its step cache default (`true`, a ttl, or `{ttl, "
-        "unannotated}`); applied only to tools the server annotates read-only, unless `unannotated: true`.")
 
     @field_validator("command", mode="before")
     @classmethod

@@ -21,7 +21,7 @@ from pydantic import (
 from wfops.model import rules
 from wfops.model.errors import enforce
 from wfops.model.kinds import KIND_KEYS, STEP_KEYS, StepKind, walk_steps
-from wfops.model.rules import CONDITION_OPERATORS
+from wfops.model.rules import CONDITION_OPERATORS, ERROR_TYPES
 
 NAME_PATTERN = r"^[a-z0-9][a-z0-9_.-]*$"
 STEP_ID_PATTERN = r"^[A-Za-z_][A-Za-z0-9_-]*$"
@@ -47,9 +47,22 @@ Condition = Annotated[
 ]
 
 
+ErrorType = Annotated[str, Field(
+    pattern=r"^[A-Za-z_][A-Za-z0-9_-]*$",
+    description="An error type: " + ", ".join(ERROR_TYPES) + " (`CallFailed` takes any error the capability "
+    "raised itself), or the exact type a capability's exception carries (e.g. `ValueError`).",
+    json_schema_extra={"examples": list(ERROR_TYPES)})]
+
+
 class Retry(_Strict):
     attempts: int = Field(3, ge=1, le=100, description="Total attempts, the first included.")
     backoff: float = Field(0.5, ge=0, le=3600, description="Seconds before the 2nd attempt; doubles each time.")
+    on: list[ErrorType] | None = Field(None, min_length=1, description="The error types that are retried "
+                                       "(default: every retryable one; InvalidInput never is).")
+    max_delay: float | None = Field(None, ge=0, le=3600, description="The longest sleep between attempts, "
+                                    "in seconds (the doubling stops there).")
+    jitter: Literal["none", "full"] = Field("none", description="full: each sleep is drawn uniformly from "
+                                            "[0, delay]; none: the delay itself.")
 
 
 DURATION_PATTERN = r"^[0-9]+(\.[0-9]+)?[smhd]$"
@@ -65,8 +78,22 @@ class Cache(_Strict):
 
 
 class Catch(_Strict):
+    errors: list[ErrorType] | None = Field(None, min_length=1, description="The error types this entry "
+                                           "takes (default: every catchable failure).")
     next: StepRef = Field(description="Step to route to when the step still fails.")
     save: SaveTarget | None = Field(None, description="Where to save `{type, message, step}`.")
+
+
+def _catch_form(value: Any) -> str:
+    return "catch-list" if isinstance(value, list) else "catch-one"
+
+
+CatchSpec = Annotated[
+    Annotated[Catch, Tag("catch-one")] | Annotated[list[Catch], Field(min_length=1), Tag("catch-list")],
+    Discriminator(_catch_form),
+    Field(description="Where a failure goes: one entry, or a list tried in order (the first whose "
+          "`errors` match takes it)."),
+]
 
 
 class _StepBase(_Strict):
@@ -108,7 +135,7 @@ class CallStep(_Routed):
     save: Save | None = Field(None, description="Output field -> state path, or one state path for the whole output.")
     retry: Retry | None = None
     timeout: float | None = Field(None, gt=0, description="Seconds per attempt.")
-    catch: Catch | None = None
+    catch: CatchSpec | None = None
     cache: bool | Cache | None = Field(None, description="Serve a success from the step cache: `true` (no "
                                        "expiry), `{ttl, key}`, or `false` against the capability's default.")
 
@@ -119,7 +146,7 @@ class SubworkflowStep(_Routed):
     with_: dict[str, Any] = Field(default_factory=dict, alias="with", description="The child's input.")
     save: Save | None = None
     timeout: float | None = Field(None, gt=0)
-    catch: Catch | None = None
+    catch: CatchSpec | None = None
 
 
 class ConditionStep(_StepBase):
@@ -141,6 +168,8 @@ class ForeachStep(_Routed):
     uses: str | None = Field(None, pattern=r"^[A-Za-z0-9_-]+\.[^\s]+$")
     workflow: str | None = Field(None, pattern=NAME_PATTERN)
     with_: dict[str, Any] = Field(default_factory=dict, alias="with", description="Per item; may use $item, $index.")
+    as_: str = Field("item", alias="as", pattern=r"^[a-z][a-z0-9_]*$",
+                     description="The item's name in `with`: `$item` by default, `$<as>` when given.")
     save: Save | None = Field(None, description="Where the list of item results goes.")
     save_each: Save | None = Field(None, description="Where each item's result goes, through the field's "
                                    "reducer, in item order, as the items commit (e.g. an `add` field sums them).")
@@ -150,11 +179,12 @@ class ForeachStep(_Routed):
     errors: SaveTarget | None = Field(None, description="Where collected item errors go.")
     retry: Retry | None = None
     timeout: float | None = Field(None, gt=0)
-    catch: Catch | None = None
+    catch: CatchSpec | None = None
 
     @model_validator(mode="after")
     def _one_body(self) -> ForeachStep:
         enforce(rules.check_foreach_body, self.uses, self.workflow)
+        enforce(rules.check_item_name, self.as_)
         return self
 
 
@@ -169,19 +199,27 @@ class ParallelStep(_Routed):
     parallel: dict[BranchName, list[Step]] = Field(
         min_length=1, description="Branch name -> its steps (routed among themselves; `end` finishes the "
         "branch). A branch that is a subworkflow is one `workflow:` step.")
+    when: dict[BranchName, Condition] | None = Field(
+        None, description="Branch name -> a condition (as in `if:`): the branch runs only when it holds; "
+        "a skipped branch is recorded in the trace and the join waits for the branches that ran.")
     on_branch_error: Literal["fail", "collect"] = Field(
         "fail", description="fail: a failing branch fails the step and the others are cancelled; collect: "
         "the other branches finish and the failures are saved to `errors`.")
     errors: SaveTarget | None = Field(None, description="Where collected branch errors go "
                                       "(`[{branch, type, message, step}]`).")
     timeout: float | None = Field(None, gt=0, description="Seconds for all the branches.")
-    catch: Catch | None = None
+    catch: CatchSpec | None = None
 
     @field_validator("parallel")
     @classmethod
     def _branches_have_steps(cls, value: dict[str, list[Any]]) -> dict[str, list[Any]]:
         enforce(rules.check_branches, value)
         return value
+
+    @model_validator(mode="after")
+    def _when_names_branches(self) -> ParallelStep:
+        enforce(rules.check_branch_conditions, self.parallel, self.when)
+        return self
 
 
 class InterruptStep(_StepBase):

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from wfops.errors import UsageError
+from wfops.model.kinds import catches
 from wfops.model.objects import (
     CallStep,
     ConditionStep,
@@ -84,16 +85,19 @@ def _steps(steps: list[Step], nodes: list[Node], edges: list[Edge], key: str, sc
         if branches:
             source = f"{me}/join"
             nodes.append(Node(f"{key}{index}j", source, "join", ("join",), group))
+            conditional = getattr(step, "when", None) or {}
             for b, (name, inner) in enumerate(branches.items()):
                 inner_scope = f"{me}/{name}/"
                 _steps(inner, nodes, edges, f"{key}{index}b{b}s", inner_scope, source, f"{me}/{name}")
-                edges.append(Edge(me, inner_scope + inner[0].id, name))
+                # A conditional branch may be skipped: its edge says so, dashed like a catch.
+                edges.append(Edge(me, inner_scope + inner[0].id, f"{name} (when)" if name in conditional else name,
+                                  dashed=name in conditional))
         for outcome, target in step.routes().items():
             edges.append(Edge(source, _target(target, scope, end), outcome))
             uses_end = uses_end or target == END
-        catch = getattr(step, "catch", None)
-        if catch is not None:
-            edges.append(Edge(me, _target(catch.next, scope, end), "catch", dashed=True))
+        for catch in catches(step):
+            label = "catch" if not catch.errors else "catch " + ", ".join(catch.errors)
+            edges.append(Edge(me, _target(catch.next, scope, end), label, dashed=True))
             uses_end = uses_end or catch.next == END
     return uses_end
 
@@ -111,7 +115,8 @@ def _detail(step: Step) -> tuple[str, ...]:
         return (_condition_text(step.if_),)
     if isinstance(step, ForeachStep):
         body = step.uses or f"workflow {step.workflow}"
-        return (f"foreach {step.foreach}", f"{body} ({step.mode})")
+        named = f" as ${step.as_}" if step.as_ != "item" else ""
+        return (f"foreach {step.foreach}{named}", f"{body} ({step.mode})")
     if isinstance(step, InterruptStep):
         return (f"interrupt: {step.interrupt}",)
     if isinstance(step, ParallelStep):

@@ -52,6 +52,10 @@ class Capability:
     # The capability's step cache default (`@wfops.node(cache=...)`, a tool's in sources.yaml):
     # True (no expiry), seconds (a ttl), or None (steps cache only when they say so).
     cache: bool | float | None = field(default=None, compare=False, hash=False)
+    # What a step calling it gets when it gives no `retry`/`timeout` of its own:
+    # `{"retry": {attempts, backoff, ...}, "timeout": seconds}` (either may be absent). Part of
+    # the contract (and its hash) when there are any, so a capability without them keeps its hash.
+    defaults: Mapping[str, Any] = field(default_factory=dict, hash=False)
 
     @property
     def ref(self) -> str:
@@ -59,8 +63,11 @@ class Capability:
 
     @property
     def contract(self) -> dict[str, Any]:
-        return {"input_schema": self.input_schema, "output_schema": self.output_schema,
-                "outcomes": list(self.outcomes)}
+        found = {"input_schema": self.input_schema, "output_schema": self.output_schema,
+                 "outcomes": list(self.outcomes)}
+        if self.defaults:
+            found["defaults"] = dict(self.defaults)
+        return found
 
     @property
     def contract_hash(self) -> str:
@@ -96,6 +103,9 @@ class StepContext:
 class CallResult:
     outcome: str = "ok"
     output: dict[str, Any] | None = None
+    # Data beside the output (a python node's `Result.extra`, an MCP result's `_meta` and the
+    # structured keys its schema does not declare): kept in the trace entry, never in state.
+    extra: dict[str, Any] | None = None
 
 
 @runtime_checkable

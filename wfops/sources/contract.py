@@ -88,7 +88,24 @@ async def call_checked(source: Source, cap: Capability, payload: Any, context: S
     std's own checks (each says what is wrong in its own words)."""
     result = await source.call(cap.name, payload, context)
     check_result(cap, result.outcome, result.output)
+    if result.extra is not None:
+        # Extras are stored with the trace entry: plain JSON, as outputs are.
+        problem = json_problem(result.extra, f"{cap.ref} extra data") if isinstance(result.extra, dict) \
+            else f"{cap.ref} extra data is not a mapping"
+        if problem is not None:
+            raise ContractError("InvalidOutput", f"{problem}; {PLAIN_JSON}")
     return result
+
+
+def split_undeclared(output: dict[str, Any], declared: Any, extra: dict[str, Any] | None
+                     ) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """(output, extra) with the output keys `declared` (a schema's `properties`) does not name
+    moved to the extras: undeclared keys are the trace's, never state's. No `properties`:
+    every key counts as declared."""
+    if not isinstance(declared, dict) or all(key in declared for key in output):
+        return output, extra
+    moved = {key: value for key, value in output.items() if key not in declared}
+    return {key: value for key, value in output.items() if key in declared}, {**(extra or {}), **moved}
 
 
 #: A node's exception message is stored and printed: longer ones are cut here.

@@ -175,7 +175,7 @@ class DaskPythonSource:
             raise SystemExit(record["exit"])
         if "error" in record:
             raise RemoteCallError(str(record["error"]["type"]), str(record["error"]["message"]))
-        return CallResult(record["outcome"], record["output"])
+        return CallResult(record["outcome"], record["output"], record.get("extra"))
 
     async def close(self) -> None:
         await self.inner.close()

@@ -46,7 +46,10 @@ def call_on_worker(driver_root: str, module: str, source_id: str, name: str, exp
         ctx = StepContext(context["run_id"], context["workflow"], context["deployment"], context["step"],
                           context["attempt"], context["idempotency_key"], dict(context.get("extra") or {}))
         result = source.call_here(name, payload, ctx)  # type: ignore[attr-defined]
-        return {"outcome": result.outcome, "output": result.output}
+        record = {"outcome": result.outcome, "output": result.output}
+        if result.extra is not None:
+            record["extra"] = result.extra
+        return record
     except SystemExit as exc:
         return {"exit": exc.code if isinstance(exc.code, int | str) or exc.code is None else str(exc.code)}
     except Exception as exc:  # any failure of user code is the step's, reported as a local run reports it

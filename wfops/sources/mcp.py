@@ -132,7 +132,9 @@ class McpClientSource:
         except TimeoutError:
             self._cancel(request)
             raise StepTimeout(self._timeout_message(name)) from None
-        return convert_result(self.id, name, result, structured=name in self._structured)
+        cap = (self._capabilities or {}).get(name)
+        return convert_result(self.id, name, result, structured=name in self._structured,
+                              declared=cap.output_schema.get("properties") if cap is not None else None)
 
     async def close(self) -> None:
         """Stop the session and the server process. Idempotent; never raises for a dead server."""
@@ -249,14 +251,33 @@ class McpClientSource:
                 capabilities[tool.name] = Capability(
                     self.id, tool.name, dict(tool.input_schema or {"type": "object"}),
                     dict(tool.output_schema) if tool.output_schema else dict(ANY_RESULT_SCHEMA),
-                    ("ok",), tool.description or "", hints,
-                    cache=tool_cache_default(getattr(self.spec, "cache", {}).get(tool.name), hints))
+                    ("ok",), tool.description or "", hints, defaults=self._defaults(tool.name),
+                    cache=tool_cache_default(self._declared(tool.name, "cache"), hints))
                 if tool.output_schema:
                     self._structured.add(tool.name)
             cursor = page.next_cursor
             if cursor is None:
                 break
         return capabilities
+
+    def _declared(self, tool: str, key: str) -> Any:
+        """One key of the tool's entry under `tools:` in sources.yaml (None when not given)."""
+        declared = (getattr(self.spec, "tools", None) or {}).get(tool)
+        return None if declared is None else getattr(declared, key)
+
+    def _defaults(self, tool: str) -> dict[str, Any]:
+        """The tool's `retry`/`timeout` defaults as sources.yaml declares them under `tools:`, as JSON
+        (its `cache` default is not part of the contract: see `tool_cache_default`)."""
+        declared = (getattr(self.spec, "tools", None) or {}).get(tool)
+        if declared is None:
+            return {}
+        found: dict[str, Any] = {}
+        if declared.retry is not None:
+            found["retry"] = {key: value for key, value in vars(declared.retry).items()
+                              if value is not None and key != "model_extra"}
+        if declared.timeout is not None:
+            found["timeout"] = declared.timeout
+        return found
 
     # -- requests ------------------------------------------------------------------------
 
@@ -466,7 +487,7 @@ def _expand(match: re.Match[str]) -> str:
 
 
 def tool_cache_default(declared: Any, hints: Mapping[str, Any]) -> bool | float | None:
-    """A tool's step cache default from its `cache:` entry in sources.yaml: applied to a tool
+    """A tool's step cache default from its entry's `cache:` under `tools:` in sources.yaml: applied to a tool
     its server annotates read-only, or one the entry opts in (`unannotated: true`); never to
     one annotated destructive."""
     if declared is None or declared is False or hints.get("destructiveHint") is True:

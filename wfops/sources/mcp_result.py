@@ -17,9 +17,13 @@ from typing import Any
 from wfops.errors import CapabilityError
 from wfops.redact import mask
 from wfops.sources.base import CallResult
+from wfops.sources.contract import split_undeclared
 
 
-def convert_result(source_id: str, tool: str, result: Any, *, structured: bool) -> CallResult:
+def convert_result(source_id: str, tool: str, result: Any, *, structured: bool,
+                   declared: Any = None) -> CallResult:
+    """`declared`: the `properties` of the tool's output schema; structured keys it does not
+    name are extras (kept in the trace, never in state)."""
     if result.is_error:
         # The Python SDK prefixes a tool's own message with this; the source and tool are named already.
         text = _text(result).removeprefix(f"Error executing tool {tool}: ").strip()
@@ -29,13 +33,20 @@ def convert_result(source_id: str, tool: str, result: Any, *, structured: bool) 
         if not isinstance(result.structured_content, dict):
             raise CapabilityError(f"mcp tool {source_id}.{tool} declares an output schema "
                                   "but returned no structured content")
-        return CallResult("ok", dict(result.structured_content))
+        return CallResult("ok", *split_undeclared(dict(result.structured_content), declared, _meta_of(result)))
     output: dict[str, Any] = {"result": _maybe_json(_text(result))}
     others = [block.model_dump(mode="json", by_alias=True, exclude_none=True)
               for block in result.content if getattr(block, "type", None) != "text"]
     if others:
         output["content"] = others
-    return CallResult("ok", output)
+    return CallResult("ok", output, _meta_of(result))
+
+
+def _meta_of(result: Any) -> dict[str, Any] | None:
+    """The result's `_meta`, as extra data for the trace (undeclared structured keys join it
+    in the contract check)."""
+    meta = getattr(result, "meta", None)
+    return {"_meta": meta} if isinstance(meta, dict) and meta else None
 
 
 def tool_error_text(exc: Any) -> str:

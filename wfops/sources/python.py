@@ -22,7 +22,7 @@ import re
 import sys
 import typing
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
@@ -31,8 +31,9 @@ from pydantic import BaseModel, ValidationError
 from wfops.daemon import in_daemon_thread
 from wfops.errors import CapabilityError, WfopsError
 from wfops.model.rules import duration_seconds
+from wfops.model.workflow import Retry
 from wfops.sources.base import CallResult, Capability, SourceKind, StepContext
-from wfops.sources.contract import model_output
+from wfops.sources.contract import ContractError, model_output, split_undeclared
 from wfops.sources.modules import (  # re-exported: python sources are loaded through here
     ImportTimedOut,
     ModuleOutsideProject,
@@ -50,10 +51,12 @@ _OUTCOME = re.compile(r"[A-Za-z0-9_-]+")
 
 @dataclass(frozen=True)
 class Result(Generic[T]):
-    """What a node returns to end in an outcome other than `ok` (or with no output)."""
+    """What a node returns to end in an outcome other than `ok` (or with no output), or to
+    return `extra` data beside its output: stored in the step's trace entry, never in state."""
 
     outcome: str = "ok"
     output: T | None = None
+    extra: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -65,6 +68,7 @@ class NodeSpec:
     description: str
     is_async: bool
     context_param: str | None  # name of the optional StepContext parameter
+    defaults: Mapping[str, Any] = field(default_factory=dict)  # `retry`/`timeout` a step gets unless it gives its own
     cache: bool | float | None = None  # the step cache default: True, a ttl in seconds, or None
 
 
@@ -86,13 +90,17 @@ class NodeExit(CapabilityError):
 
 
 def node(fn: Callable[..., Any] | None = None, *, outcomes: list[str] | tuple[str, ...] = ("ok",),
-         name: str | None = None, cache: bool | float | str | None = None) -> Any:
+         name: str | None = None, retry: Mapping[str, Any] | None = None, timeout: float | None = None,
+         cache: bool | float | str | None = None) -> Any:
     """Mark a function as a capability. Input and output models come from its annotations.
+    `retry` (the keys of a step's `retry:`) and `timeout` (seconds per attempt) are what a step
+    calling it gets unless it gives its own; they are part of its contract in wfops.lock.
     `cache`: the step cache default of its steps (True, or a ttl such as `"1h"` or seconds)."""
 
     def mark(func: Callable[..., Any]) -> Callable[..., Any]:
         # Kept as given: `outcomes="ok"` must be reported, not read as the outcomes `o` and `k`.
-        func.__wfops_node__ = {"outcomes": outcomes, "name": name or func.__name__}  # type: ignore[attr-defined]
+        func.__wfops_node__ = {"outcomes": outcomes, "name": name or func.__name__,  # type: ignore[attr-defined]
+                               "retry": retry, "timeout": timeout}
         if cache is not None:
             func.__wfops_node__["cache"] = cache  # type: ignore[attr-defined]
         return func
@@ -145,8 +153,26 @@ def _spec_of(func: Callable[..., Any]) -> NodeSpec:
         description=inspect.cleandoc(func.__doc__ or ""),
         is_async=inspect.iscoroutinefunction(func),
         context_param=next((p for p in ("context", "ctx") if p in signature.parameters), None),
+        defaults=_defaults(where, marker.get("retry"), marker.get("timeout")),
         cache=cache,
     )
+
+
+def _defaults(where: str, retry: Any, timeout: Any) -> dict[str, Any]:
+    """A node's `retry`/`timeout` defaults, checked as a step's own would be, as JSON."""
+    found: dict[str, Any] = {}
+    if retry is not None:
+        try:
+            found["retry"] = Retry.model_validate(retry).model_dump(mode="json", exclude_none=True)
+        except ValidationError as exc:
+            raise NodeDefinitionError(f"{where}: `retry` {_brief(exc).replace('input', 'retry', 1)}",
+                                      hint="give the keys of a step's `retry:`, e.g. "
+                                           '`retry={"attempts": 3, "backoff": 1, "on": ["Timeout"]}`') from None
+    if timeout is not None:
+        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not 0 < timeout < float("inf"):
+            raise NodeDefinitionError(f"{where}: `timeout` must be a positive number of seconds; got {timeout!r}")
+        found["timeout"] = timeout
+    return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,7 +241,9 @@ class PythonSource:
         try:
             model = spec.input_model.model_validate(payload)
         except ValidationError as exc:
-            raise CapabilityError(f"input does not match {spec.input_model.__name__}: {_brief(exc)}") from None
+            # Another attempt would get the same input: a failure retries never mend.
+            raise ContractError("InvalidInput", f"input does not match {spec.input_model.__name__}: "
+                                f"{_brief(exc)}") from None
         return spec, func, model, ({spec.context_param: self._node_context(context)} if spec.context_param else {})
 
     def _node_context(self, context: StepContext) -> NodeContext:
@@ -230,7 +258,7 @@ def _capability(source_id: str, spec: NodeSpec, where: str, code: str | None = N
     input_schema = _json_schema(spec.input_model, "input", where)
     output_schema = _json_schema(spec.output_model, "output", where) if spec.output_model else {"type": "object"}
     return Capability(source_id, spec.name, input_schema, output_schema, spec.outcomes, spec.description,
-                      code=code, cache=spec.cache)
+                      defaults=spec.defaults, code=code, cache=spec.cache)
 
 
 _LIBRARY = re.compile(r"[/\\](site|dist)-packages[/\\]")
@@ -290,20 +318,31 @@ def _json_schema(model: type[BaseModel], role: str, where: str) -> dict[str, Any
 
 
 def _to_result(ref: str, spec: NodeSpec, returned: Any) -> CallResult:
-    outcome, output = ("ok", returned)
+    outcome, output, extra = ("ok", returned, None)
     if isinstance(returned, Result):
-        outcome, output = returned.outcome, returned.output
+        outcome, output, extra = returned.outcome, returned.output, returned.extra
+    if extra is not None and not isinstance(extra, dict):
+        raise CapabilityError(f"returned `extra` of type {type(extra).__name__}; give a mapping")
     if outcome not in spec.outcomes:
         raise CapabilityError(f"returned undeclared outcome {outcome!r}; declared: {', '.join(spec.outcomes)}")
     if output is None:
         if outcome == "ok" and spec.output_model is not None:
             raise CapabilityError("returned no output for outcome `ok`")
-        return CallResult(outcome, None)
+        return CallResult(outcome, None, extra)
+    declared = spec.output_model.model_fields if spec.output_model is not None else None
     if isinstance(output, BaseModel):
-        return CallResult(outcome, model_output(ref, output))
+        return CallResult(outcome, *split_undeclared(model_output(ref, output), _aliases(declared), extra))
     if isinstance(output, dict):
-        return CallResult(outcome, output)
+        return CallResult(outcome, *split_undeclared(output, _aliases(declared), extra))
     raise CapabilityError(f"returned {type(output).__name__}; return a pydantic model or wfops.Result")
+
+
+def _aliases(fields: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The output keys a model declares: its fields by the name the JSON output uses."""
+    if fields is None:
+        return None
+    return {(getattr(info, "serialization_alias", None) or getattr(info, "alias", None) or name): info
+            for name, info in fields.items()}
 
 
 def _brief(exc: ValidationError) -> str:

@@ -454,7 +454,7 @@ def _entry(r: Any) -> TraceEntry:
     output = load(r[6])
     return TraceEntry(seq=r[0], step=r[1], kind=r[2], attempt=r[3], input=load(r[4]), outcome=r[5], output=output,
                       state_changes=resolved_changes(output, load(r[7]) or []), next=r[8], error=load(r[9]),
-                      started_at=r[10], ended_at=r[11])
+                      started_at=r[10], ended_at=r[11], extra=load(r[12]))
 
 
 def _trace_rows(run_id: str, entries: list[TraceEntry], cursor_at: int | None,
@@ -469,7 +469,7 @@ def _trace_rows(run_id: str, entries: list[TraceEntry], cursor_at: int | None,
             changes = shared_changes(e.output, changes)  # one copy of a large output per row
         rows.append((run_id, e.seq, e.step, e.kind, e.attempt, dump(e.input), e.outcome, output,
                      dump(changes) or "[]", e.next, dump(e.error), e.started_at, e.ended_at,
-                     cursor if e.seq == cursor_at else None))
+                     cursor if e.seq == cursor_at else None, dump(e.extra)))
     return rows
 
 

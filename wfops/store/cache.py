@@ -124,11 +124,12 @@ class CacheStore:
         since = cutoff(limit if max_age_s is None else min(max_age_s, limit))
         with self._errors("read the step cache"):
             row = self.conn.execute(self._sql(
-                "SELECT outcome, output, run_id, step, seq, seconds FROM step_cache WHERE key=? AND created_at >= ?"),
+                "SELECT outcome, output, run_id, step, seq, seconds, extra FROM step_cache "
+                "WHERE key=? AND created_at >= ?"),
                 (key, since)).fetchone()
         if row is None:
             return None
-        return CachedResult(row[0], load(row[1]), row[2], row[3], int(row[4]), float(row[5]))
+        return CachedResult(row[0], load(row[1]), row[2], row[3], int(row[4]), float(row[5]), load(row[6]))
 
     def _write_cache(self, tx: _Writes, run: RunSnapshot, entries: list[TraceEntry]) -> None:
         """The cache rows of a commit's entries (inside its transaction)."""
@@ -148,13 +149,15 @@ class CacheStore:
                 continue
             output = dump(entry.output)
             tx.execute(self._sql(
-                f"INSERT INTO step_cache ({_COLUMNS}, output) VALUES (?,?,?,?,?,?,?,?,?,?,0,?,?,?) "
+                f"INSERT INTO step_cache ({_COLUMNS}, output, extra) VALUES (?,?,?,?,?,?,?,?,?,?,0,?,?,?,?) "
                 "ON CONFLICT (key) DO UPDATE SET deployment=excluded.deployment, capability=excluded.capability, "
                 "contract=excluded.contract, outcome=excluded.outcome, output=excluded.output, "
+                "extra=excluded.extra, "
                 "run_id=excluded.run_id, step=excluded.step, seq=excluded.seq, seconds=excluded.seconds, "
                 "size=excluded.size, hits=0, created_at=excluded.created_at, used_at=excluded.used_at"),
                 (note.key, run.deployment, note.capability, note.contract, entry.outcome or "ok", run.run_id,
-                 entry.step, entry.seq, note.seconds, len(output or ""), moment, moment, output))
+                 entry.step, entry.seq, note.seconds, len(output or ""), moment, moment, output,
+                 dump(entry.extra)))
             wrote = True
         if wrote:
             self._evict(tx)

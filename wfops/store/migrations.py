@@ -117,6 +117,7 @@ CREATE TABLE step_cache (
     contract    TEXT NOT NULL,
     outcome     TEXT NOT NULL,
     output      TEXT,
+    extra       TEXT,
     run_id      TEXT NOT NULL,
     step        TEXT NOT NULL,
     seq         INTEGER NOT NULL,
@@ -167,6 +168,13 @@ CREATE INDEX runs_by_status ON runs (status, created_at);
 """
 
 
+# v8: a step's extras: what a node returned beside its output (a python node's `Result.extra`, an
+# MCP tool's `_meta` and undeclared structured keys), kept for the trace only (JSON, or NULL).
+_V8 = """
+ALTER TABLE trace ADD COLUMN extra TEXT;
+"""
+
+
 @dataclass(frozen=True)
 class Migration:
     version: int
@@ -182,7 +190,7 @@ class Migration:
 
 
 MIGRATIONS: list[Migration] = [Migration(1, _V1), Migration(2, _V2), Migration(3, _V3), Migration(4, _V4),
-                               Migration(5, _V5), Migration(6, _V6), Migration(7, _V7)]
+                               Migration(5, _V5), Migration(6, _V6), Migration(7, _V7), Migration(8, _V8)]
 LATEST = MIGRATIONS[-1].version
 
 

@@ -63,7 +63,7 @@ def clamp(value: int) -> int:
 
 
 _TRACE_COLUMNS = ("run_id, seq, step, kind, attempt, input, outcome, output, state_changes, next, error, "
-                  "started_at, ended_at, cursor")
+                  "started_at, ended_at, cursor, extra")
 _RUN_INSERT = ("INTO runs (id, deployment, workflow, artifact, status, outcome, output, error, interrupt, "
                "cursor, steps, cursor_seq, created_at, updated_at) ")
 # After a commit's trace rows: the run row's cursor is the newest one.
@@ -119,12 +119,12 @@ def queries(d: Dialect) -> Queries:
     q = d.sql
     return Queries(
         dialect=d,
-        insert_trace=q(f"INSERT INTO trace ({_TRACE_COLUMNS}) VALUES ({','.join('?' * 14)})"),
+        insert_trace=q(f"INSERT INTO trace ({_TRACE_COLUMNS}) VALUES ({','.join('?' * 15)})"),
         select_runs=q(select_runs),
         get_run=q(f"{select_runs} WHERE r.id=?"),
         list_runs_order=q(f"ORDER BY r.created_at DESC, {d.tiebreak} DESC LIMIT ?"),
         trace=q("SELECT seq, step, kind, attempt, input, outcome, output, state_changes, next, error, "
-                "started_at, ended_at FROM trace WHERE run_id=? AND seq >= ? ORDER BY seq LIMIT ?"),
+                "started_at, ended_at, extra FROM trace WHERE run_id=? AND seq >= ? ORDER BY seq LIMIT ?"),
         run_workflows=q("SELECT ra.workflow, ra.hash, a.normalized FROM run_artifacts ra "
                         "LEFT JOIN artifacts a ON a.hash = ra.hash WHERE ra.run_id=?"),
         update_head=q("UPDATE runs SET status=:status, outcome=:outcome, output=:output, output_refs=:output_refs, "
@@ -153,6 +153,6 @@ def queries(d: Dialect) -> Queries:
         fork_input=q("INSERT INTO run_inputs VALUES (?, ?, ?)"),
         fork_artifacts=q("INSERT INTO run_artifacts SELECT ?, workflow, hash FROM run_artifacts WHERE run_id=?"),
         fork_trace=q(f"INSERT INTO trace ({_TRACE_COLUMNS}) SELECT ?, seq, step, kind, attempt, input, "
-                     "outcome, output, state_changes, next, error, started_at, ended_at, NULL FROM trace "
+                     "outcome, output, state_changes, next, error, started_at, ended_at, NULL, extra FROM trace "
                      "WHERE run_id=? AND seq <= ?"),
     )

@@ -30,6 +30,8 @@ def check_conditions(loaded: Loaded, sink: Sink) -> None:
         condition = fields(step).get("if_")
         if isinstance(condition, dict):
             _walk(loaded, condition, ("steps", index, "if"), sink)
+        for name, branch_condition in (fields(step).get("when") or {}).items():
+            _walk(loaded, branch_condition, ("steps", index, "when", name), sink)
 
 
 def _walk(loaded: Loaded, condition: Any, at: tuple[Any, ...], sink: Sink) -> None:

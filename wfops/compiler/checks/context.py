@@ -10,6 +10,7 @@ from typing import Any
 from wfops.codes import KNOWN
 from wfops.diagnostics import Diagnostic, Severity
 from wfops.loader.project import Loaded, Project
+from wfops.model.paths import item_named
 from wfops.sources.base import Capability
 
 
@@ -127,3 +128,19 @@ def fields(step: Any) -> dict[str, Any]:
     lacks goes through pydantic's slow `__getattr__`; the instance dict does not."""
     found: dict[str, Any] = step.__dict__
     return found
+
+
+def catch_places(step: Any) -> list[tuple[tuple[Any, ...], Any]]:
+    """(document path below the step, entry) of each `catch` entry: `("catch",)` for the one-entry
+    form, `("catch", i)` for a list."""
+    catch = fields(step).get("catch")
+    if catch is None:
+        return []
+    if isinstance(catch, list):
+        return [(("catch", i), entry) for i, entry in enumerate(catch)]
+    return [(("catch",), catch)]
+
+
+def with_of(step: Any) -> Any:
+    """A step's `with`, a foreach's item name (`as:`) read as `$item`, as the engine reads it."""
+    return item_named(step.with_, fields(step).get("as_") or "item")

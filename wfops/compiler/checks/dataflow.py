@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from wfops.compiler.checks.context import Sink, fields
+from wfops.compiler.checks.context import Sink, catch_places, fields, with_of
 from wfops.compiler.checks.jsontypes import (
     NUMERIC,
     Sch,
@@ -27,7 +27,7 @@ from wfops.compiler.checks.paths import target_schema
 from wfops.compiler.checks.scope import Scope, item_schema, safe_parse, schema_of
 from wfops.jsonvalues import json_type
 from wfops.loader.project import Loaded
-from wfops.model.paths import is_path
+from wfops.model.paths import PathSyntaxError, is_path, parse_save_target
 
 ERROR_SCHEMA = {"type": "object", "properties": {"type": {"type": "string"}, "message": {"type": "string"},
                                                  "step": {"type": "string"}}}
@@ -132,9 +132,30 @@ class Flow:
                 continue
             if props is None and types_of(output) is None:
                 continue
+            if not as_list and props is not None and field in props:
+                self.optional(index, key, field, target, props[field], required(output), producer)
             value = child(output, field)
             self.write(_listed(value) if as_list else value, target, ("steps", index, key, field),
                        f"output `{field}` of {producer}", foreach=foreach)
+
+    def optional(self, index: int, key: str, field: str, target: str, schema: Any, needed: list[str],
+                 producer: str) -> None:
+        """A mapped output field the producer may leave out (not required, no default) leaves its
+        state field as it was: worth a warning when that field has no default either."""
+        if field in needed or (isinstance(schema, dict) and "default" in schema):
+            return
+        try:
+            name, _ = parse_save_target(target)
+        except PathSyntaxError:
+            return
+        declared = self.loaded.model.state.get(name)
+        if declared is None or "default" in declared.json_schema():
+            return
+        self.sink.warning("optional-save", f"output `{field}` of {producer} is optional: a call that leaves it "
+                          f"out writes nothing, and state field `{name}` has no default", self.loaded,
+                          ("steps", index, key, field),
+                          hint=f"give state field `{name}` a `default:`, or make `{field}` required in the "
+                               "producer's output schema")
 
     def step_id(self, index: int) -> str:
         return str(getattr(self.loaded.model.steps[index], "id", index))
@@ -206,15 +227,15 @@ class Flow:
         name = fields(step).get("workflow")
         if isinstance(name, str) and name in children:
             child_wf = children[name]
-            self.bindings(index, step.with_, sch(child_wf.model.input), f"workflow `{name}`", scope, "workflow")
+            self.bindings(index, with_of(step), sch(child_wf.model.input), f"workflow `{name}`", scope, "workflow")
             self.saves(index, step.save, output_of(child_wf), f"workflow `{name}`", as_list=foreach is not None)
             if foreach is not None:
                 self.saves(index, step.save_each, output_of(child_wf), f"workflow `{name}`", key="save_each")
         if "resume_schema" in fields(step):
             self.saves(index, step.save, sch(step.resume_schema), f"the `{step.interrupt}` resume payload")
-        catch = fields(step).get("catch")
-        if catch is not None and catch.save:
-            self.write(sch(ERROR_SCHEMA), catch.save, ("steps", index, "catch", "save"), "the caught error")
+        for at, catch in catch_places(step):
+            if catch.save:
+                self.write(sch(ERROR_SCHEMA), catch.save, ("steps", index, *at, "save"), "the caught error")
         if fields(step).get("errors"):
             if fields(step).get("parallel") is not None:
                 self.write(sch(BRANCH_ERRORS_SCHEMA), step.errors, ("steps", index, "errors"),
@@ -227,7 +248,7 @@ class Flow:
         foreach = fields(step).get("foreach")
         scope = Scope(self.loaded, "with", foreach is not None,
                       item_schema(self.loaded, foreach) if foreach is not None else None)
-        self.bindings(index, step.with_, sch(input_schema), f"`{ref}`", scope, "uses")
+        self.bindings(index, with_of(step), sch(input_schema), f"`{ref}`", scope, "uses")
         self.saves(index, step.save, sch(output_schema), f"`{ref}`", as_list=foreach is not None)
         if foreach is not None:
             self.saves(index, step.save_each, sch(output_schema), f"`{ref}`", key="save_each")
@@ -271,5 +292,6 @@ def output_of(loaded: Loaded) -> Sch:
             props[key] = inline(schema_of(path, Scope(loaded, "output"))) if path else {}
         else:
             props[key] = {"type": json_type(value)}
-    node = {"type": "object", "properties": props}
+    # The projection writes every key (a path that finds nothing gives null): none is optional.
+    node = {"type": "object", "properties": props, "required": list(props)}
     return Sch(node, node)

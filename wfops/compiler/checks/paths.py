@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from wfops.compiler.checks.context import Sink, fields
+from wfops.compiler.checks.context import Sink, catch_places, fields
 from wfops.compiler.checks.jsontypes import Sch, child, closed, describe, properties, sch, types_of
 from wfops.compiler.checks.names import suggest
 from wfops.compiler.checks.scope import CONTEXT_FIELDS, Scope, safe_parse, sites
@@ -28,18 +28,22 @@ def save_targets(loaded: Loaded) -> list[tuple[tuple[Any, ...], str]]:
     """(document path, `state.x.y`) for every write a step makes."""
     found: list[tuple[tuple[Any, ...], str]] = []
     for index, step in enumerate(loaded.model.steps):
-        base = ("steps", index)
-        for name in ("save", "save_each"):
-            save = fields(step).get(name)
-            if isinstance(save, str):
-                found.append(((*base, name), save))
-            elif isinstance(save, dict):
-                found += [((*base, name, key), target) for key, target in save.items()]
-        catch = fields(step).get("catch")
-        if catch is not None and catch.save:
-            found.append(((*base, "catch", "save"), catch.save))
-        if fields(step).get("errors"):
-            found.append(((*base, "errors"), step.errors))
+        found += [(("steps", index, *at), target) for at, target in step_writes(step)]
+    return found
+
+
+def step_writes(step: Any) -> list[tuple[tuple[Any, ...], str]]:
+    """(document path below the step, `state.x.y`) for every write one step makes."""
+    found: list[tuple[tuple[Any, ...], str]] = []
+    for name in ("save", "save_each"):
+        save = fields(step).get(name)
+        if isinstance(save, str):
+            found.append(((name,), save))
+        elif isinstance(save, dict):
+            found += [((name, key), target) for key, target in save.items()]
+    found += [((*at, "save"), catch.save) for at, catch in catch_places(step) if catch.save]
+    if fields(step).get("errors"):
+        found.append((("errors",), step.errors))
     return found
 
 

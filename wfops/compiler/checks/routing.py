@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from wfops.compiler.checks.context import Sink, fields
+from wfops.compiler.checks.context import Sink, catch_places, fields
 from wfops.compiler.checks.names import suggest
 from wfops.loader.project import Loaded
 
@@ -19,9 +19,8 @@ def route_entries(step: Any) -> list[tuple[str, str, tuple[Any, ...]]]:
         entries.append((outcome, target, ("on", outcome)))
     if "then" in fields(step):
         entries += [("then", step.then, ("then",)), ("else", step.else_, ("else",))]
-    catch = fields(step).get("catch")
-    if catch is not None:
-        entries.append(("catch", catch.next, ("catch", "next")))
+    for at, catch in catch_places(step):
+        entries.append(("catch", catch.next, (*at, "next")))
     return entries
 
 

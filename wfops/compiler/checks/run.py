@@ -31,6 +31,7 @@ from wfops.compiler.checks.schemas import check_schemas
 from wfops.compiler.checks.secrets import check_secrets
 from wfops.compiler.checks.state import check_reducers
 from wfops.compiler.checks.structure import check_structure
+from wfops.compiler.checks.writes import check_writes
 from wfops.diagnostics import Diagnostic
 from wfops.loader.project import Loaded
 
@@ -61,6 +62,7 @@ def file_checks(loaded: Loaded, sink: Sink, workflows: dict[str, Loaded]) -> Non
     check_reducers(loaded, sink)
     step_checks(loaded, sink, workflows)
     check_interrupt_places(loaded, sink, workflows)  # walks branches itself: once per file
+    check_writes(loaded, sink)  # likewise
     Flow(loaded, sink).output()
 
 

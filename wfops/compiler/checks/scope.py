@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from wfops.compiler.checks.context import fields
+from wfops.compiler.checks.context import fields, with_of
 from wfops.compiler.checks.jsontypes import Sch, child, sch
 from wfops.loader.project import Loaded
 from wfops.model.paths import PathSyntaxError, ValuePath, is_path, parse_path
@@ -90,12 +90,14 @@ def sites(loaded: Loaded) -> Iterator[Site]:
         foreach = fields(step).get("foreach")
         if foreach is not None:
             yield Site((*base, "foreach"), foreach, Scope(loaded, "foreach"))
-            yield Site((*base, "with"), step.with_, Scope(loaded, "with", True, item_schema(loaded, foreach)))
+            yield Site((*base, "with"), with_of(step), Scope(loaded, "with", True, item_schema(loaded, foreach)))
         elif "with_" in fields(step):
             yield Site((*base, "with"), step.with_, Scope(loaded, "with"))
         if "request" in fields(step):
             yield Site((*base, "request"), step.request, Scope(loaded, "request"))
         if "if_" in fields(step):
             yield Site((*base, "if"), step.if_, Scope(loaded, "if"))
+        for name, condition in (fields(step).get("when") or {}).items():  # a conditional branch's
+            yield Site((*base, "when", name), condition, Scope(loaded, "if"))
     if loaded.model.output is not None:
         yield Site(("output",), loaded.model.output, Scope(loaded, "output"))
