@@ -36,15 +36,15 @@ class TraceEntry:
     error: dict[str, Any] | None
     started_at: str
     ended_at: str
+    # What the capability returned beside its output (`CallResult.extra`): stored and shown
+    # with the entry, never saved to state nor readable by later steps.
+    extra: dict[str, Any] | None = None
     # A step served from the step cache: where its result came from (`run_id`, `step`, `seq`)
     # and the seconds the original call took (`saved`). Shown as `cached: true` + `cached_from`.
     cached: dict[str, Any] | None = None
     # For the store alone, never shown: the cache entry this step's success is saved as (or
     # the key its hit came from), written in the same transaction as the entry.
     cache_note: CacheNote | None = None
-    # What the capability returned beside its output (`CallResult.extra`): stored and shown
-    # with the entry, never saved to state nor readable by later steps.
-    extra: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         shown = asdict(self)
