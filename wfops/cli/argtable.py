@@ -97,11 +97,12 @@ TABLE: dict[str, Any] = {
             {'kind': 'option', 'name': 'input', 'opts': ['--input', '-i'], 'secondary': [], 'flag': False, 'multiple': True, 'required': False, 'type': 'str', 'min': None, 'max': None},
             {'kind': 'option', 'name': 'input_file', 'opts': ['--input-file'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'str', 'min': None, 'max': None},
             {'kind': 'option', 'name': 'executor', 'opts': ['--executor'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'str', 'min': None, 'max': None},
+            {'kind': 'option', 'name': 'unlocked', 'opts': ['--unlocked'], 'secondary': [], 'flag': True, 'multiple': False, 'required': False, 'type': 'bool', 'min': None, 'max': None},
             {'kind': 'option', 'name': 'json', 'opts': ['--json'], 'secondary': [], 'flag': True, 'multiple': False, 'required': False, 'type': 'bool', 'min': None, 'max': None},
             {'kind': 'option', 'name': 'project', 'opts': ['--project'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'str', 'min': None, 'max': None},
             {'kind': 'option', 'name': 'db', 'opts': ['--db'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'str', 'min': None, 'max': None},
         ],
-        'verb': {'module': 'run_cmd', 'function': 'run', 'args': [{'kwarg': 'deployment', 'param': 'deployment', 'absent': None}, {'kwarg': 'inputs', 'param': 'input', 'absent': []}, {'kwarg': 'input_file', 'param': 'input_file', 'absent': None}, {'kwarg': 'json_out', 'param': 'json', 'absent': False}, {'kwarg': 'project', 'param': 'project', 'absent': None}, {'kwarg': 'db', 'param': 'db', 'absent': None}, {'kwarg': 'executor', 'param': 'executor', 'absent': None}]},
+        'verb': {'module': 'run_cmd', 'function': 'run', 'args': [{'kwarg': 'deployment', 'param': 'deployment', 'absent': None}, {'kwarg': 'inputs', 'param': 'input', 'absent': []}, {'kwarg': 'input_file', 'param': 'input_file', 'absent': None}, {'kwarg': 'json_out', 'param': 'json', 'absent': False}, {'kwarg': 'project', 'param': 'project', 'absent': None}, {'kwarg': 'db', 'param': 'db', 'absent': None}, {'kwarg': 'executor', 'param': 'executor', 'absent': None}, {'kwarg': 'unlocked', 'param': 'unlocked', 'absent': False}]},
     },
     'runs copy': {
         'params': [
@@ -129,11 +130,12 @@ TABLE: dict[str, Any] = {
             {'kind': 'option', 'name': 'deployment', 'opts': ['--deployment'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'str', 'min': None, 'max': None},
             {'kind': 'option', 'name': 'status', 'opts': ['--status'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'str', 'min': None, 'max': None},
             {'kind': 'option', 'name': 'limit', 'opts': ['--limit'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'int', 'min': 1, 'max': None},
+            {'kind': 'option', 'name': 'since', 'opts': ['--since'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'str', 'min': None, 'max': None},
             {'kind': 'option', 'name': 'json', 'opts': ['--json'], 'secondary': [], 'flag': True, 'multiple': False, 'required': False, 'type': 'bool', 'min': None, 'max': None},
             {'kind': 'option', 'name': 'project', 'opts': ['--project'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'str', 'min': None, 'max': None},
             {'kind': 'option', 'name': 'db', 'opts': ['--db'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'str', 'min': None, 'max': None},
         ],
-        'verb': {'module': 'runs_cmd', 'function': 'run', 'args': [{'kwarg': 'action', 'const': 'list'}, {'kwarg': 'deployment', 'param': 'deployment', 'absent': None}, {'kwarg': 'status', 'param': 'status', 'absent': None}, {'kwarg': 'limit', 'param': 'limit', 'absent': 20}, {'kwarg': 'json_out', 'param': 'json', 'absent': False}, {'kwarg': 'project', 'param': 'project', 'absent': None}, {'kwarg': 'db', 'param': 'db', 'absent': None}]},
+        'verb': {'module': 'runs_cmd', 'function': 'run', 'args': [{'kwarg': 'action', 'const': 'list'}, {'kwarg': 'deployment', 'param': 'deployment', 'absent': None}, {'kwarg': 'status', 'param': 'status', 'absent': None}, {'kwarg': 'limit', 'param': 'limit', 'absent': 20}, {'kwarg': 'since', 'param': 'since', 'absent': None}, {'kwarg': 'json_out', 'param': 'json', 'absent': False}, {'kwarg': 'project', 'param': 'project', 'absent': None}, {'kwarg': 'db', 'param': 'db', 'absent': None}]},
     },
     'runs prune': {
         'params': [
@@ -214,9 +216,10 @@ TABLE: dict[str, Any] = {
     'watch': {
         'params': [
             {'kind': 'option', 'name': 'run', 'opts': ['--run'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'str', 'min': None, 'max': None},
+            {'kind': 'option', 'name': 'unlocked', 'opts': ['--unlocked'], 'secondary': [], 'flag': True, 'multiple': False, 'required': False, 'type': 'bool', 'min': None, 'max': None},
             {'kind': 'option', 'name': 'project', 'opts': ['--project'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'str', 'min': None, 'max': None},
             {'kind': 'option', 'name': 'db', 'opts': ['--db'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'str', 'min': None, 'max': None},
         ],
-        'verb': {'module': 'watch_cmd', 'function': 'run', 'args': [{'kwarg': 'deployment', 'param': 'run', 'absent': None}, {'kwarg': 'project', 'param': 'project', 'absent': None}, {'kwarg': 'db', 'param': 'db', 'absent': None}]},
+        'verb': {'module': 'watch_cmd', 'function': 'run', 'args': [{'kwarg': 'deployment', 'param': 'run', 'absent': None}, {'kwarg': 'unlocked', 'param': 'unlocked', 'absent': False}, {'kwarg': 'project', 'param': 'project', 'absent': None}, {'kwarg': 'db', 'param': 'db', 'absent': None}]},
     },
 }

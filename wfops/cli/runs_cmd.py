@@ -14,13 +14,13 @@ if TYPE_CHECKING:
 
 def run(*, action: str, project: str | None, db: str | None, json_out: bool = False,
         run_id: str | None = None, deployment: str | None = None, status: str | None = None,
-        limit: int | None = None, from_seq: int | None = None, older_than: float | None = None,
+        since: str | None = None, limit: int | None = None, from_seq: int | None = None, older_than: float | None = None,
         to: str | None = None, force: bool = False) -> int:
 
     found = Project(project, db=db)
     if action == "list":
-        return _list(found.runs(deployment=deployment, status=status, limit=limit or 20), json_out,
-                     _filters(deployment, status))
+        return _list(found.runs(deployment=deployment, status=status, limit=limit or 20, since=since), json_out,
+                     _filters(deployment, status, since))
     if action == "show":
         return _show(found.get_run(str(run_id)), json_out)
     if action == "trace":
@@ -30,7 +30,8 @@ def run(*, action: str, project: str | None, db: str | None, json_out: bool = Fa
         say(f"pruned {count} finished run{'s' if count != 1 else ''} older than {older_than or 0:g} days")
         return 0
     if action == "rm":
-        found.remove_run(str(run_id), force=force)
+        run_id = found.resolve_run(str(run_id))
+        found.remove_run(run_id, force=force)
         say(f"removed run {run_id}")
         return 0
     if action == "copy":
@@ -51,10 +52,12 @@ def _copy(report: CopyReport, json_out: bool) -> int:
     return 0
 
 
-def _filters(deployment: str | None, status: str | None) -> str:
-    """`` `failed` runs of deployment `d` ``, or "" without filters."""
+def _filters(deployment: str | None, status: str | None, since: str | None = None) -> str:
+    """`` `failed` runs of deployment `d` since 2h ``, or "" without filters."""
+    if not (status or deployment or since):
+        return ""
     runs = f"`{status}` runs" if status else "runs"
-    return runs + (f" of deployment `{deployment}`" if deployment else "") if status or deployment else ""
+    return runs + (f" of deployment `{deployment}`" if deployment else "") + (f" since {since}" if since else "")
 
 
 def _list(runs: list[Run], json_out: bool, filters: str) -> int:
@@ -66,7 +69,8 @@ def _list(runs: list[Run], json_out: bool, filters: str) -> int:
         return 0
     rows = [("RUN", "DEPLOYMENT", "STATUS", "OUTCOME", "STEPS", "STARTED (UTC)")]
     for r in runs:
-        rows.append((r.run_id, r.deployment or "-", r.status, r.outcome or "-", str(r.steps),
+        rows.append((r.run_id, r.deployment or "-", r.status + (" (unlocked)" if r.unlocked else "")
+                     + (" (orphaned)" if r.orphaned else ""), r.outcome or "-", str(r.steps),
                      (r.created_at or "")[:19].replace("T", " ")))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     for row in rows:
@@ -82,6 +86,8 @@ def _show(r: Run, json_out: bool) -> int:
     say(f"deployment {r.deployment or '-'}")
     say(f"workflow   {r.workflow} (artifact {r.artifact[:19]})")
     say(f"status     {r.status}" + (f" (outcome {r.outcome})" if r.outcome else ""))
+    if r.unlocked:
+        say("unlocked   it ran the working tree (--unlocked), not what wfops.lock records")
     if r.forked_from:
         say(f"forked     from run {r.forked_from.get('run_id')} before step {r.forked_from.get('step')}")
     if r.orphaned:
@@ -89,6 +95,8 @@ def _show(r: Run, json_out: bool) -> int:
     say(f"steps      {r.steps}")
     say(f"started    {r.created_at}")
     say(f"updated    {r.updated_at}")
+    if r.duration_ms is not None:
+        say(f"took       {r.duration_ms / 1000:.3f} s")
     if r.details is not None:
         say("input      " + compact(r.details.input))
         say("state      " + compact(r.details.state))

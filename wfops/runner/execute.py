@@ -46,6 +46,7 @@ class RunOptions:
     on_step: OnStep | None = None
     executor: str | None = None   # `local` or `dask://HOST:PORT`; overrides the deployment's
     on_start: Callable[[str], None] | None = None  # told the run id once the run is in the store
+    unlocked: bool = False        # run the working tree (validated, not compared with the lock)
 
 
 @dataclass(frozen=True)
@@ -88,13 +89,15 @@ async def run_deployment(options: RunOptions) -> RunResult:
     stored when the run may not start.
     """
     root = find_root(explicit=options.project)
+    if options.unlocked:
+        refuse_unlocked_in_ci()
     refuse_linked_state(root)  # before the gate record or the store is read or written
     max_output_bytes()  # a bad WFOPS_MAX_OUTPUT_BYTES is a usage error before anything runs
     given_executor = ExecutorChoice.parse(options.executor) if options.executor else None
     store: Any = None
     stored: str | None = None  # the run's id once it is in the store: every error after names it
     try:
-        async with _gated(root, options.deployment) as (ready, opened):
+        async with _gated(root, options.deployment, unlocked=options.unlocked) as (ready, opened):
             secret_values = read_secrets(ready.secrets)
             refuse_secret_values(options.input, secret_values, "input")
             run_input = merge(ready.input, options.input)
@@ -106,7 +109,8 @@ async def run_deployment(options: RunOptions) -> RunResult:
                 with store.run_lock(run_id):
                     store.begin_run(run_id, artifacts=ready.artifacts, normalized=ready.normalized,
                                     meta={"bindings": dict(ready.bindings), "secrets": list(ready.secrets),
-                                          "project": str(root), "executor": choice.name},
+                                          "project": str(root), "executor": choice.name,
+                                          **({"unlocked": True} if options.unlocked else {})},
                                     texts=ready.texts)
                     stored = run_id
                     stop = StopSignal(store)
@@ -127,10 +131,11 @@ async def run_deployment(options: RunOptions) -> RunResult:
 
 
 @asynccontextmanager
-async def _gated(root: Path, name: str) -> AsyncIterator[tuple[Ready, dict[str, Any]]]:
+async def _gated(root: Path, name: str, *, unlocked: bool = False) -> AsyncIterator[tuple[Ready, dict[str, Any]]]:
     """The run's decision and its opened sources: from the gate record when every input is
-    unchanged and the sources report the recorded contracts, else from the full checks."""
-    ready = recorded(root, name)
+    unchanged and the sources report the recorded contracts, else from the full checks.
+    `unlocked` always runs the full checks, without the lock, and records nothing."""
+    ready = None if unlocked else recorded(root, name)
     if ready is not None:
         async with opened_sources(ready.sources, ready.source_ids) as opened:
             if contracts_match(ready, live_catalog(opened)):
@@ -141,20 +146,29 @@ async def _gated(root: Path, name: str) -> AsyncIterator[tuple[Ready, dict[str, 
     from wfops.lock.gate import check_deployment
 
     validation = validate_project(root)
-    gate = check_deployment(validation, name)
+    gate = check_deployment(validation, name, unlocked=unlocked)
     _refuse_unless_ok(gate, name)
     deployment = validation.project.deployments[name].model
     ids = used_sources(gate.workflows.values(), gate.bindings)
     remote = [i for i in ids if i in validation.sources and validation.sources[i].kind == "mcp"]
     async with opened_sources(validation.sources, ids) as opened:
         if remote:  # python and std contracts were read at validation; MCP ones only now
-            gate = check_deployment(validation, name, live_catalog=live_catalog({i: opened[i] for i in remote}))
+            gate = check_deployment(validation, name, live_catalog=live_catalog({i: opened[i] for i in remote}),
+                                    unlocked=unlocked)
             _refuse_unless_ok(gate, name, live=True)
         ready = from_gate(gate, input=dict(deployment.input), secrets=list(deployment.secrets),
                           sources=dict(validation.sources), source_ids=ids,
                           executor=ExecutorChoice.of_deployment(deployment.executor).name)
-        save_record(root, name, validation, ready, live_catalog(opened))
+        if not unlocked:  # the record stands for the locked decision only
+            save_record(root, name, validation, ready, live_catalog(opened))
         yield ready, opened
+
+
+def refuse_unlocked_in_ci() -> None:
+    """CI runs what the lock says: a run of the working tree there would hide a stale lock."""
+    if os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no"):
+        raise RefusedError("--unlocked is refused when CI is set: CI runs what wfops.lock records",
+                           hint="run `wfops compile` and commit wfops.lock, then run without --unlocked")
 
 
 async def resume_run(options: ResumeOptions) -> RunResult:

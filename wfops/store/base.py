@@ -285,7 +285,7 @@ class SqlStore(ABC):
         return self._record(row)
 
     def list_runs(self, *, deployment: str | None = None, status: str | None = None,
-                  limit: int = 20) -> list[RunRecord]:
+                  limit: int = 20, since: str | None = None) -> list[RunRecord]:
         param = self._q.dialect.param
         where, args = [], []
         if deployment is not None:
@@ -294,6 +294,9 @@ class SqlStore(ABC):
         if status is not None:
             where.append(f"r.status = {param}")
             args.append(status)
+        if since is not None:
+            where.append(f"r.created_at >= {param}")
+            args.append(since)
         clause = f"WHERE {' AND '.join(where)}" if where else ""
         with self._errors("list runs"):
             rows = self.conn.execute(f"{self._q.select_runs} {clause} {self._q.list_runs_order}",

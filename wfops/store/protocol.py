@@ -51,8 +51,8 @@ class Store(Protocol):
         """Raise `UnknownRunError` for an id the store does not hold."""
 
     def list_runs(self, *, deployment: str | None = None, status: str | None = None,
-                  limit: int = 20) -> list[RunRecord]:
-        """Newest first."""
+                  limit: int = 20, since: str | None = None) -> list[RunRecord]:
+        """Newest first; `since`: created at or after that stamp."""
 
     def trace(self, run_id: str, *, from_seq: int | None = None,
               limit: int | None = None) -> list[TraceEntry]:
