@@ -10,6 +10,7 @@ from typing import Any
 
 from typer._click import Context, HelpFormatter
 from typer.core import TyperCommand, TyperGroup
+from typer.models import DefaultPlaceholder
 
 
 def _record(param: Any, ctx: Context) -> tuple[str, str] | None:
@@ -53,15 +54,19 @@ class PlainHelpGroup(TyperGroup):
                 formatter.write_dl(listed)
 
 
+def _default(cls: Any, default: type) -> bool:
+    return cls is None or cls is default or isinstance(cls, DefaultPlaceholder)
+
+
 def plain_help(app: Any) -> None:
     """Give every command and group of `app` (a `typer.Typer`) the plain help classes."""
-    if app.info.cls in (None, TyperGroup):  # a command's own class is left alone
+    if _default(app.info.cls, TyperGroup):  # a class of a command's own is left alone
         app.info.cls = PlainHelpGroup
     for command in app.registered_commands:
-        if command.cls in (None, TyperCommand):
+        if _default(command.cls, TyperCommand):
             command.cls = PlainHelpCommand
     for group in app.registered_groups:
-        if group.cls in (None, TyperGroup):
+        if _default(group.cls, TyperGroup):
             group.cls = PlainHelpGroup
         if group.typer_instance is not None:
             plain_help(group.typer_instance)
