@@ -30,6 +30,11 @@ class ItemOut(BaseModel):
 def work(payload: ItemIn) -> ItemOut:
     """Print, log, and fail on a negative item."""
     print(f"working on {payload.n}")
+    if payload.n == 7:
+        import os
+        print("the token is " + os.environ.get("LOOP_TOKEN", "unset"))
+    if payload.n == 8:
+        print("x" * 200_000)
     print(f"stderr note {payload.n}", file=sys.stderr)
     logging.getLogger("loop").warning("logged %s", payload.n)
     if payload.n < 0:

@@ -42,6 +42,8 @@ PLAIN = [
     ["run", "hello.local", "--unlocked"],
     ["runs", "show", "r1", "--db", "x.db"],
     ["runs", "trace", "r1", "--from", "2"],
+    ["runs", "logs", "last", "each", "--json"],
+    ["runs", "logs", "r1"],
     ["runs", "trace", "r1", "--from", "0", "--limit", "1"],
     ["runs", "fork", "r1", "--from", "s2", "-i", "a=1"],
     ["runs", "prune", "--older-than", "1.5"],

@@ -17,12 +17,13 @@ _LAZY = {
     "CopyReport": "wfops.api.results",
     "Report": "wfops.api.results", "Run": "wfops.api.runs", "RunDetails": "wfops.api.runs",
     "CaseResult": "wfops.testing.results", "TestReport": "wfops.testing.results",
-    "Interrupt": "wfops.engine.types", "TraceEntry": "wfops.engine.types",
+    "Interrupt": "wfops.engine.types", "TraceEntry": "wfops.engine.types", "StepLog": "wfops.store.protocol",
     "Scaffold": "wfops.api.scaffold", "init": "wfops.api.scaffold", "schema": "wfops.api.scaffold",
 }
 
 __all__ = ["CallOutcome", "Capabilities", "CapabilityInfo", "CaseResult", "CompileReport", "CopyReport", "Interrupt", "Project",
-           "Report", "Run", "RunDetails", "Scaffold", "TestReport", "TraceEntry", "init", "schema", "validate_files"]
+           "Report", "Run", "RunDetails", "Scaffold", "StepLog", "TestReport", "TraceEntry", "init", "schema",
+           "validate_files"]
 
 if TYPE_CHECKING:
     from wfops.api.project import Project, validate_files
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
     )
     from wfops.api.scaffold import Scaffold, init, schema
     from wfops.engine.types import Interrupt, TraceEntry
+    from wfops.store.protocol import StepLog
     from wfops.testing.results import CaseResult, TestReport
 
 

@@ -52,7 +52,7 @@ if TYPE_CHECKING:  # types only: `validate` must not load the engine or the stor
         Run,
     )
     from wfops.engine.types import RunSnapshot, TraceEntry
-    from wfops.store.protocol import RunRecord, Store
+    from wfops.store.protocol import RunRecord, StepLog, Store
     from wfops.testing.results import TestReport
 
 STATUSES = ("running", "completed", "failed", "interrupted", "cancelled")
@@ -413,6 +413,14 @@ class Project:
         with self._store(run_id) as store:
             store.get_run(run_id)  # an unknown id is an error, not an empty trace
             return store.trace(run_id, from_seq=from_seq, limit=limit)
+
+    def step_logs(self, run_id: str, step: str | None = None) -> list[StepLog]:
+        """What the run's python nodes printed and logged, per attempt of a step, in seq order
+        (a failed attempt ends with its traceback); `step`: only that step's (its attempts and,
+        for a foreach, its items'). Each is bounded and masked as the trace is."""
+        run_id = self.resolve_run(run_id)
+        with self._store(run_id) as store:
+            return store.step_logs(run_id, step)
 
     def prune(self, older_than_days: float) -> int:
         """Delete finished runs last updated more than `older_than_days` ago; how many."""

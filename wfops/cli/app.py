@@ -31,7 +31,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-runs_app = typer.Typer(help="Run history: list, show, trace, fork, prune, rm, copy.", no_args_is_help=True)
+runs_app = typer.Typer(help="Run history: list, show, trace, logs, fork, prune, rm, copy.", no_args_is_help=True)
 caps_app = typer.Typer(help="The capability catalog: list, show, call.", no_args_is_help=True)
 app.add_typer(runs_app, name="runs")
 sources_app = typer.Typer(help="Sources an MCP client wrote: list, approve.", no_args_is_help=True)
@@ -163,6 +163,15 @@ def runs_trace(run_id: RunId,
     """A run's step trace in order."""
     return _verb("runs_cmd", action="trace", run_id=run_id, from_seq=from_seq, limit=limit, json_out=json,
           project=project, db=db)
+
+
+@runs_app.command("logs")
+def runs_logs(run_id: RunId,
+              step: Annotated[str | None, typer.Argument(help="Only this step's logs (its attempts, and a "
+                                                         "foreach's items).")] = None,
+              json: JsonList = False, project: Project = None, db: Db = None) -> VerbCall:
+    """What a run's python nodes printed and logged, per step attempt (a failure's traceback too)."""
+    return _verb("runs_cmd", action="logs", run_id=run_id, step=step, json_out=json, project=project, db=db)
 
 
 @runs_app.command("fork")

@@ -137,6 +137,16 @@ TABLE: dict[str, Any] = {
         ],
         'verb': {'module': 'runs_cmd', 'function': 'run', 'args': [{'kwarg': 'action', 'const': 'list'}, {'kwarg': 'deployment', 'param': 'deployment', 'absent': None}, {'kwarg': 'status', 'param': 'status', 'absent': None}, {'kwarg': 'limit', 'param': 'limit', 'absent': 20}, {'kwarg': 'since', 'param': 'since', 'absent': None}, {'kwarg': 'json_out', 'param': 'json', 'absent': False}, {'kwarg': 'project', 'param': 'project', 'absent': None}, {'kwarg': 'db', 'param': 'db', 'absent': None}]},
     },
+    'runs logs': {
+        'params': [
+            {'kind': 'argument', 'name': 'run_id', 'nargs': 1, 'required': True, 'type': 'str', 'min': None, 'max': None},
+            {'kind': 'argument', 'name': 'step', 'nargs': 1, 'required': False, 'type': 'str', 'min': None, 'max': None},
+            {'kind': 'option', 'name': 'json', 'opts': ['--json'], 'secondary': [], 'flag': True, 'multiple': False, 'required': False, 'type': 'bool', 'min': None, 'max': None},
+            {'kind': 'option', 'name': 'project', 'opts': ['--project'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'str', 'min': None, 'max': None},
+            {'kind': 'option', 'name': 'db', 'opts': ['--db'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'str', 'min': None, 'max': None},
+        ],
+        'verb': {'module': 'runs_cmd', 'function': 'run', 'args': [{'kwarg': 'action', 'const': 'logs'}, {'kwarg': 'run_id', 'param': 'run_id', 'absent': None}, {'kwarg': 'step', 'param': 'step', 'absent': None}, {'kwarg': 'json_out', 'param': 'json', 'absent': False}, {'kwarg': 'project', 'param': 'project', 'absent': None}, {'kwarg': 'db', 'param': 'db', 'absent': None}]},
+    },
     'runs prune': {
         'params': [
             {'kind': 'option', 'name': 'older_than', 'opts': ['--older-than'], 'secondary': [], 'flag': False, 'multiple': False, 'required': True, 'type': 'float', 'min': 0, 'max': None},

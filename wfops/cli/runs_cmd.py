@@ -1,4 +1,4 @@
-"""`wfops runs list|show|trace|prune|rm|copy`: the run history in the store."""
+"""`wfops runs list|show|trace|logs|prune|rm|copy`: the run history in the store."""
 
 from __future__ import annotations
 
@@ -9,13 +9,13 @@ from wfops.cli.output import compact, print_json, say
 from wfops.report.trace import describe
 
 if TYPE_CHECKING:
-    from wfops.api import CopyReport, Run, TraceEntry
+    from wfops.api import CopyReport, Run, StepLog, TraceEntry
 
 
 def run(*, action: str, project: str | None, db: str | None, json_out: bool = False,
         run_id: str | None = None, deployment: str | None = None, status: str | None = None,
         since: str | None = None, limit: int | None = None, from_seq: int | None = None, older_than: float | None = None,
-        to: str | None = None, force: bool = False) -> int:
+        to: str | None = None, force: bool = False, step: str | None = None) -> int:
 
     found = Project(project, db=db)
     if action == "list":
@@ -25,6 +25,8 @@ def run(*, action: str, project: str | None, db: str | None, json_out: bool = Fa
         return _show(found.get_run(str(run_id)), json_out)
     if action == "trace":
         return _trace(found.trace(str(run_id), from_seq=from_seq, limit=limit), json_out)
+    if action == "logs":
+        return _logs(found.step_logs(str(run_id), step), json_out, step)
     if action == "prune":
         count = found.prune(older_than or 0.0)
         say(f"pruned {count} finished run{'s' if count != 1 else ''} older than {older_than or 0:g} days")
@@ -111,6 +113,19 @@ def _show(r: Run, json_out: bool) -> int:
         say(f"           resume: wfops resume {r.run_id} --outcome OUTCOME --payload '<json>'")
         if r.interrupt.outcomes:
             say("           where OUTCOME is one of: " + ", ".join(r.interrupt.outcomes))
+    return 0
+
+
+def _logs(logs: list[StepLog], json_out: bool, step: str | None) -> int:
+    if json_out:
+        print_json([log.to_dict() for log in logs])
+        return 0
+    if not logs:
+        say("no step logs" + (f" for step {step}" if step else "") + ": its python nodes printed and logged nothing")
+        return 0
+    for log in logs:
+        say(f"== #{log.seq} {log.step}" + (f" attempt {log.attempt}" if log.attempt > 1 else "") + " ==")
+        say(log.text.rstrip("\n"))
     return 0
 
 

@@ -20,7 +20,7 @@ from typing import Any, ClassVar, NamedTuple, Protocol, Self
 from wfops.canonical import canonical_json
 from wfops.engine.types import RunSnapshot, TraceEntry
 from wfops.errors import InvalidArgument, StoreError, UnknownRunError
-from wfops.store.protocol import FINISHED, RunRecord
+from wfops.store.protocol import FINISHED, RunRecord, StepLog
 from wfops.store.queries import Queries, clamp
 from wfops.store.rows import (
     LARGE_OUTPUT,
@@ -302,6 +302,23 @@ class SqlStore(ABC):
             rows = self.conn.execute(f"{self._q.select_runs} {clause} {self._q.list_runs_order}",
                                      (*args, clamp(limit))).fetchall()
         return [self._record(row) for row in rows]
+
+    def add_step_logs(self, run_id: str, logs: list[StepLog]) -> None:
+        if not logs:
+            return
+        insert = self._q.dialect.insert_ignore("INTO step_logs (run_id, seq, step, attempt, text) VALUES (?,?,?,?,?)")
+        with self._transaction("store step logs") as tx:
+            tx.executemany(insert, [(run_id, log.seq, log.step, log.attempt, log.text) for log in logs])
+
+    def step_logs(self, run_id: str, step: str | None = None) -> list[StepLog]:
+        self.get_run(run_id)
+        sql = self._q.dialect.sql("SELECT seq, step, attempt, text FROM step_logs WHERE run_id=? ORDER BY seq")
+        with self._errors("read step logs"):
+            rows = self.conn.execute(sql, (run_id,)).fetchall()
+        found = [StepLog(int(r[0]), r[1], int(r[2]), r[3]) for r in rows]
+        if step is None:
+            return found
+        return [log for log in found if log.step == step or log.step.startswith((f"{step}[", f"{step}/"))]
 
     def _record(self, row: Any) -> RunRecord:
         """The run record, its output whole again (see `shared_output`)."""

@@ -106,6 +106,19 @@ _V4 = """
 ALTER TABLE runs ADD COLUMN output_refs TEXT;
 """
 
+# v5: step logs: what a python node printed and logged in one attempt of a step (its
+# traceback too when it failed), bounded and masked, kept beside that attempt's trace entry.
+_V5_STEP_LOGS = """
+CREATE TABLE step_logs (
+    run_id   TEXT NOT NULL,
+    seq      INTEGER NOT NULL,
+    step     TEXT NOT NULL,
+    attempt  INTEGER NOT NULL,
+    text     TEXT NOT NULL,
+    PRIMARY KEY (run_id, seq)
+) @WITHOUT_ROWID@;
+"""
+
 
 @dataclass(frozen=True)
 class Migration:
@@ -121,7 +134,8 @@ class Migration:
         return _statements(text)
 
 
-MIGRATIONS: list[Migration] = [Migration(1, _V1), Migration(2, _V2), Migration(3, _V3), Migration(4, _V4)]
+MIGRATIONS: list[Migration] = [Migration(1, _V1), Migration(2, _V2), Migration(3, _V3), Migration(4, _V4),
+                               Migration(5, _V5_STEP_LOGS)]
 LATEST = MIGRATIONS[-1].version
 
 

@@ -28,6 +28,19 @@ class RunRecord:
     meta: Mapping[str, Any]       # runner data kept for resume: bindings, secret names
 
 
+@dataclass(frozen=True, slots=True)
+class StepLog:
+    """What one attempt of a step printed and logged (bounded, masked)."""
+
+    seq: int          # its trace entry
+    step: str
+    attempt: int
+    text: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"seq": self.seq, "step": self.step, "attempt": self.attempt, "text": self.text}
+
+
 class Store(Protocol):
     """A durable home for artifacts, runs and their traces.
 
@@ -57,6 +70,13 @@ class Store(Protocol):
     def trace(self, run_id: str, *, from_seq: int | None = None,
               limit: int | None = None) -> list[TraceEntry]:
         """Entries in seq order; raise `UnknownRunError` for an unknown id."""
+
+    def add_step_logs(self, run_id: str, logs: list[StepLog]) -> None:
+        """Keep the logs of some of a run's trace entries (one per seq; a seq kept already stays)."""
+
+    def step_logs(self, run_id: str, step: str | None = None) -> list[StepLog]:
+        """The run's step logs in seq order (only `step`'s, its attempts and foreach items,
+        when given); raise `UnknownRunError` for an unknown id."""
 
     def run_workflows(self, run_id: str) -> dict[str, tuple[str, dict[str, Any]]]:
         """Workflow name -> (artifact hash, normalized artifact) for everything the run uses."""
