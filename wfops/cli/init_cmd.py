@@ -10,8 +10,8 @@ from wfops.api.scaffold import SCHEMA_DIR
 from wfops.cli.output import say
 
 
-def run(*, directory: str = ".", force: bool = False) -> int:
-    made = init(directory, force=force)
+def run(*, directory: str = ".", force: bool = False, wfops_spec: str | None = None) -> int:
+    made = init(directory, force=force, wfops_spec=wfops_spec)
     target = made.directory
     say(f"Created a wfops project in {target}:")
     for rel in made.written:
@@ -35,5 +35,9 @@ def run(*, directory: str = ".", force: bool = False) -> int:
     say("  wfops graph hello                   # the workflow as a Mermaid diagram")
     if not made.in_git:
         say("  git init                            # pre-commit and CI need a git repository")
+    say("  pip install pre-commit              # the hooks' runner (it does not come with wfops)")
     say("  pre-commit install                  # validate, check and test on every commit")
+    say(f"CI installs wfops with: pip install {shlex.quote(made.wfops_spec)}")
+    if made.wfops_spec.startswith("wfops @ file:"):
+        say("  (a path on this machine: a CI runner cannot reach it; set another with --wfops-spec)")
     return 0
