@@ -11,12 +11,15 @@ NODE = '''
 from __future__ import annotations
 
 import logging
+import os
 import sys
+import time
 
 from pydantic import BaseModel, Field
 
 import wfops
 
+time.sleep(float(os.environ.get("LOOP_IMPORT_SLEEP", "0")))  # a slow start-up, when a test wants one
 
 class ItemIn(BaseModel):
     n: int = Field(description="The item.")
@@ -30,8 +33,8 @@ class ItemOut(BaseModel):
 def work(payload: ItemIn) -> ItemOut:
     """Print, log, and fail on a negative item."""
     print(f"working on {payload.n}")
+    time.sleep(float(os.environ.get("LOOP_ITEM_SLEEP", "0")))
     if payload.n == 7:
-        import os
         print("the token is " + os.environ.get("LOOP_TOKEN", "unset"))
     if payload.n == 8:
         print("x" * 200_000)

@@ -23,6 +23,12 @@ class ProgressSink:
         self.on_step = on_step
         self.on_start = on_start  # told the run id once, when the run is first in the store
 
+    def step_started(self, path: str, kind: str, total: int | None, done: int) -> None:
+        """The engine's progress notice, passed on to an `on_step` that takes it."""
+        notice = getattr(self.on_step, "step_started", None)
+        if notice is not None:
+            notice(path, kind, total, done)
+
     def commit(self, run: RunSnapshot, entries: list[TraceEntry]) -> None:
         self.store.commit(run, entries)
         logs = [StepLog(e.seq, e.step, e.attempt, text) for e in entries
