@@ -17,6 +17,7 @@ from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
 
+from wfops.api.examples import example_files
 from wfops.api.file_plan import write_all
 from wfops.api.install_spec import install_spec
 from wfops.api.scaffold_repo import (
@@ -32,6 +33,9 @@ from wfops.model.json_schema import KINDS, committed_path, schema_text
 
 SCHEMA_DIR = ".wfops-schemas"
 VSCODE_SETTINGS = ".vscode/settings.json"
+# The hello project's own files, which an example replaces.
+HELLO_FILES = frozenset({"sources.yaml", "workflows/hello.yaml", "deployments/hello.local.yaml", "nodes/__init__.py",
+                         "nodes/hello.py", "tests/hello.wftest.yaml"})
 SCHEMA_KINDS = ("workflow", "deployment", "sources", "wftest")
 
 
@@ -46,6 +50,8 @@ class Scaffold:
     at_root: list[str] = field(default_factory=list)
     merged: list[str] = field(default_factory=list)   # existing files wfops's lines were added to
     wfops_spec: str = ""    # what the CI workflow passes to `pip install` to get wfops
+    deployment: str = "hello.local"  # what the project runs first (the example's, with `example`)
+    workflow: str = "hello"
 
 
 def schema(kind: str = "workflow") -> str:
@@ -56,11 +62,13 @@ def schema(kind: str = "workflow") -> str:
     return schema_text(kind)
 
 
-def init(directory: str | Path = ".", *, force: bool = False, wfops_spec: str | None = None) -> Scaffold:
+def init(directory: str | Path = ".", *, force: bool = False, wfops_spec: str | None = None,
+         example: str | None = None) -> Scaffold:
     """Write a working project into `directory`, all or nothing; UsageError where it would
     overwrite (unless `force`) or where something is in the way. `wfops_spec`: what the CI
     workflow passes to `pip install` to get wfops (default: how this wfops was installed,
-    `wfops.api.install_spec`).
+    `wfops.api.install_spec`). `example`: a worked example (`wfops.api.examples.names()`)
+    instead of the hello workflow.
 
     Inside a git repository the pre-commit config and the CI workflow go to the repository
     root, pointing at the project; an existing pre-commit config and .gitignore get wfops's
@@ -75,7 +83,7 @@ def init(directory: str | Path = ".", *, force: bool = False, wfops_spec: str | 
     base = root or target.resolve()
     project = target.resolve().relative_to(base).as_posix()
     spec = _spec(wfops_spec)
-    files = scaffold_files(project, wfops_spec=spec)
+    files = scaffold_files(project, wfops_spec=spec, example=example)
     gitignore = files.pop(".gitignore")
     hooks = files.pop(PRECOMMIT)
     ci_rel = ci_path(".")
@@ -113,23 +121,37 @@ def init(directory: str | Path = ".", *, force: bool = False, wfops_spec: str | 
     written = sorted(p.resolve().relative_to(here).as_posix() for p in plan if p.resolve().is_relative_to(here))
     at_root = sorted(p.resolve().relative_to(base).as_posix() for p in plan
                      if not p.resolve().is_relative_to(here))
+    first = _first_run(files)
     return Scaffold(target, written, root is not None, root if project != "." else None, at_root, merged,
-                    spec)
+                    spec, *first)
 
 
-def scaffold_files(project: str = ".", *, wfops_spec: str | None = None) -> dict[str, str]:
+def scaffold_files(project: str = ".", *, wfops_spec: str | None = None,
+                   example: str | None = None) -> dict[str, str]:
     """Path -> text of every file `init` writes: project-relative, except the pre-commit
     config and the CI workflow, which belong at the repository root (the project is at
-    `project` below it)."""
+    `project` below it). With `example`, its files take the place of the hello project's."""
 
     root = resources.files("wfops") / "scaffold" / "project"
     found = dict(_walk(root, ()))
+    if example is not None:
+        found = {rel: text for rel, text in found.items() if rel not in HELLO_FILES}
+        found.update(example_files(example, SCHEMA_DIR))
     for kind in SCHEMA_KINDS:
         # The committed copies: generated from the models and guarded by a test to match.
         found[f"{SCHEMA_DIR}/{kind}.schema.json"] = committed_path(kind).read_text(encoding="utf-8")
     found[PRECOMMIT] = hooks_config(found[PRECOMMIT], project)
     found[ci_path(".")] = ci_workflow(found[ci_path(".")], project, _spec(wfops_spec))
     return found
+
+
+def _first_run(files: dict[str, str]) -> tuple[str, str]:
+    """The deployment and workflow the next steps name: the project's first deployment."""
+    for rel in sorted(files):
+        if rel.startswith("deployments/") and rel.endswith(".local.yaml"):
+            name = rel.removeprefix("deployments/").removesuffix(".yaml")
+            return name, name.removesuffix(".local")
+    return "hello.local", "hello"
 
 
 def _spec(given: str | None) -> str:

@@ -73,9 +73,12 @@ def _verb(module: str, function: str = "run", /, **kwargs: Any) -> VerbCall:
 def init(directory: Annotated[str, typer.Argument(help="Where to create the project.")] = ".",
          force: Annotated[bool, typer.Option(help="Overwrite the files the scaffold writes (an existing .gitignore is appended to).")] = False,
          wfops_spec: Annotated[str | None, typer.Option("--wfops-spec", help="What CI passes to `pip install` to get wfops "
-                                                        "(default: how this wfops was installed).")] = None) -> VerbCall:
+                                                        "(default: how this wfops was installed).")] = None,
+         example: Annotated[str | None, typer.Option("--example", help="Write this worked example instead of "
+                                                     "the hello workflow: approval, fanout, meeting-report or "
+                                                     "world-clock.")] = None) -> VerbCall:
     """Scaffold a working project: sources, a workflow, a deployment, pre-commit and CI config."""
-    return _verb("init_cmd", directory=directory, force=force, wfops_spec=wfops_spec)
+    return _verb("init_cmd", directory=directory, force=force, wfops_spec=wfops_spec, example=example)
 
 
 @app.command()

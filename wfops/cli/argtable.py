@@ -69,8 +69,9 @@ TABLE: dict[str, Any] = {
             {'kind': 'argument', 'name': 'directory', 'nargs': 1, 'required': False, 'type': 'str', 'min': None, 'max': None},
             {'kind': 'option', 'name': 'force', 'opts': ['--force'], 'secondary': ['--no-force'], 'flag': True, 'multiple': False, 'required': False, 'type': 'bool', 'min': None, 'max': None},
             {'kind': 'option', 'name': 'wfops_spec', 'opts': ['--wfops-spec'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'str', 'min': None, 'max': None},
+            {'kind': 'option', 'name': 'example', 'opts': ['--example'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'str', 'min': None, 'max': None},
         ],
-        'verb': {'module': 'init_cmd', 'function': 'run', 'args': [{'kwarg': 'directory', 'param': 'directory', 'absent': '.'}, {'kwarg': 'force', 'param': 'force', 'absent': False}, {'kwarg': 'wfops_spec', 'param': 'wfops_spec', 'absent': None}]},
+        'verb': {'module': 'init_cmd', 'function': 'run', 'args': [{'kwarg': 'directory', 'param': 'directory', 'absent': '.'}, {'kwarg': 'force', 'param': 'force', 'absent': False}, {'kwarg': 'wfops_spec', 'param': 'wfops_spec', 'absent': None}, {'kwarg': 'example', 'param': 'example', 'absent': None}]},
     },
     'mcp': {
         'params': [
