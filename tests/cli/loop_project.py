@@ -40,7 +40,7 @@ def work(payload: ItemIn) -> ItemOut:
         print("x" * 200_000)
     print(f"stderr note {payload.n}", file=sys.stderr)
     logging.getLogger("loop").warning("logged %s", payload.n)
-    if payload.n < 0:
+    if payload.n < 0 or os.environ.get("LOOP_FAIL"):
         raise ValueError(f"negative item {payload.n}")
     return ItemOut(n=payload.n * 2)
 '''

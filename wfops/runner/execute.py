@@ -21,6 +21,7 @@ from wfops.engine.engine import Engine
 from wfops.engine.fork import fork_point
 from wfops.engine.types import RunSnapshot
 from wfops.errors import ProjectNotFound, RefusedError, UsageError, WfopsError
+from wfops.fastpath.output_order import declared_outputs, with_declared_output
 from wfops.loader.project import find_root, load_project, project_db_path
 from wfops.runner.gate_record import Ready, contracts_match, from_gate, recorded
 from wfops.runner.gate_record import save as save_record
@@ -110,6 +111,7 @@ async def run_deployment(options: RunOptions) -> RunResult:
                     store.begin_run(run_id, artifacts=ready.artifacts, normalized=ready.normalized,
                                     meta={"bindings": dict(ready.bindings), "secrets": list(ready.secrets),
                                           "project": str(root), "executor": choice.name,
+                                          "outputs": declared_outputs(ready.workflows, ready.artifacts),
                                           **({"unlocked": True} if options.unlocked else {})},
                                     texts=ready.texts)
                     stored = run_id
@@ -200,7 +202,7 @@ async def fork_run(options: ForkOptions) -> RunResult:
         source = record.snapshot
         if root is None:
             root = _stored_root(record.meta, options.run_id)
-        workflows, _artifacts = _stored_workflows(store, source.run_id)
+        workflows, _artifacts = _stored_workflows(store, source.run_id, record.meta)
         top = workflows[source.workflow]
         if options.from_step not in {step.id for step in top.steps}:
             raise RefusedError(f"workflow {source.workflow} of run {source.run_id} has no step {options.from_step!r}",
@@ -252,7 +254,7 @@ async def _drive_stored(store: Any, root: Path, run_id: str, outcome: str | None
             raise UsageError(f"run {snapshot.run_id} is {snapshot.status} and not waiting at an interrupt; "
                              "resume it without --outcome/--payload")
         store.clear_cancel(run_id)  # a request that came after the last stop is for that drive only
-        workflows, artifacts = _stored_workflows(store, snapshot.run_id)
+        workflows, artifacts = _stored_workflows(store, snapshot.run_id, record.meta)
         bindings = dict(record.meta.get("bindings") or {})
         secret_values = read_secrets(record.meta.get("secrets") or [])
         refuse_secret_values(payload, secret_values, "payload")
@@ -278,10 +280,13 @@ async def _drive_stored(store: Any, root: Path, run_id: str, outcome: str | None
     return RunResult(final, warnings)
 
 
-def _stored_workflows(store: Any, run_id: str) -> tuple[dict[str, Any], dict[str, str]]:
-    """The run's workflow models, rebuilt from its stored artifacts, and their hashes."""
+def _stored_workflows(store: Any, run_id: str, meta: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+    """The run's workflow models, rebuilt from its stored artifacts (outputs in their declared
+    key order), and their hashes."""
     stored = store.run_workflows(run_id)
-    workflows = {name: load_artifact(normalized) for name, (_h, normalized) in stored.items()}
+    outputs = meta.get("outputs") or {}
+    workflows = {name: load_artifact(with_declared_output(normalized, outputs.get(digest)))
+                 for name, (digest, normalized) in stored.items()}
     return workflows, {name: digest for name, (digest, _n) in stored.items()}
 
 
