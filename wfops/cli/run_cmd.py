@@ -127,7 +127,7 @@ def print_result(result: Run, *, json_out: bool) -> None:
     elif result.status == "failed":
         error = result.error or {}
         say(f"{head} at step {error.get('step')}: {error.get('type')}: {error.get('message')}")
-        say(f"redrive from the failed step with: wfops resume {result.run_id}")
+        say(f"once its cause is fixed, redrive the failed step (same input) with: wfops resume {result.run_id}")
     elif result.status == "interrupted" and result.interrupt is not None:
         interrupt = result.interrupt
         say(f"{head} at step {interrupt.step} ({interrupt.kind})")
