@@ -107,3 +107,13 @@ def test_a_slow_start_says_what_it_waits_for_and_no_color_means_none(tmp_path: P
     assert code == 0, raw
     assert "waiting for the run to start (its checks, then its sources)... 1s" in raw
     assert not SGR.search(raw), repr(raw[:400])
+
+
+@pytest.mark.slow
+def test_a_slow_compile_says_what_it_waits_for_on_a_terminal(tmp_path: Path) -> None:
+    root = write_loop_project(tmp_path / "p", items=1, compile_it=False)
+    code, _out, raw = _on_a_terminal(root, "compile", env={"LOOP_IMPORT_SLEEP": "1.6"})
+    assert code == 0, raw
+    assert "waiting for the checks and the MCP servers the workflows call" in raw
+    piped = run_cli("compile", cwd=root, env={"LOOP_IMPORT_SLEEP": "1.2"})
+    assert piped.code == 0 and "waiting for" not in piped.stderr

@@ -9,9 +9,11 @@ the run waits for. `NO_COLOR` turns colour off (rich reads it).
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, TextIO
 
@@ -137,3 +139,15 @@ class _Region:
 
         no_color = self.printer.display is not None and self.printer.display.console.no_color
         return Text(self.printer.region(), style="" if no_color else "dim")
+
+
+@contextlib.contextmanager
+def waiting(what: str) -> Iterator[None]:
+    """On a terminal, `waiting for WHAT... Ns` on stderr once a command has taken a second
+    (MCP servers starting); nothing when stderr is not a terminal or the work is quick."""
+    printer = ProgressPrinter(waiting_for=what) if sys.stderr.isatty() else None
+    try:
+        yield
+    finally:
+        if printer is not None:
+            printer.done()
