@@ -64,3 +64,10 @@ def test_the_bound_keeps_the_start_and_the_end() -> None:
     small = Capture()
     small.write("a\n")
     assert small.text() == "a\n"
+
+
+def test_a_log_any_store_can_hold() -> None:
+    from wfops.sources.steplogs import storable
+
+    assert storable("ok \udc80 and \x00 end") == "ok \\udc80 and \\x00 end"
+    assert storable("plain ✓\n") == "plain ✓\n"

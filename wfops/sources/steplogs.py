@@ -162,5 +162,11 @@ def take(run_id: str, step: str, attempt: int) -> str | None:
     """The masked log of that attempt (once: it is then forgotten), or None when it wrote nothing."""
     with _lock:
         text = _finished.pop((run_id, step, attempt), None)
-    return mask(text) if text is not None else None
+    return storable(mask(text)) if text is not None else None
+
+
+def storable(text: str) -> str:
+    """Text every store backend takes: a lone surrogate (bytes a node decoded with
+    `surrogateescape`) becomes its escape, and NUL, which PostgreSQL text refuses, `\\x00`."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8").replace("\x00", "\\x00")
 
