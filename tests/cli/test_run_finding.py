@@ -118,3 +118,17 @@ def test_the_run_object_is_complete_and_in_its_declared_order(root: Path) -> Non
     shown = run_cli("runs", "show", ran["run_id"], "--json", cwd=root).json()
     assert list(shown) == [*RUN_KEYS, "input", "state"]
     assert {k: shown[k] for k in RUN_KEYS} == ran
+
+
+def test_watch_reruns_the_working_tree_with_unlocked(root: Path, tmp_path: Path) -> None:
+    import io
+
+    from wfops.cli.watch_cmd import one_pass
+
+    _edit_description(root)  # the lock is stale now
+    out = io.StringIO()
+    assert one_pass(root, {"workflows/loop.yaml"}, deployment="loop.local", stream=out) is True
+    assert "refused" in out.getvalue()
+    out = io.StringIO()
+    assert one_pass(root, {"workflows/loop.yaml"}, deployment="loop.local", stream=out, unlocked=True) is True
+    assert "run of loop.local exited 0" in out.getvalue()
