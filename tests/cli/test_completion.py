@@ -21,5 +21,5 @@ def test_completion_script_and_answers() -> None:
     assert "--install-completion" in helped.stdout
     verbs = run_cli(env={"_WFOPS_COMPLETE": "complete_bash", "COMP_WORDS": "wfops ru", "COMP_CWORD": "1"})
     assert verbs.code == 0 and verbs.stdout.split() == ["run", "runs"]
-    nested = run_cli(env={"_WFOPS_COMPLETE": "complete_bash", "COMP_WORDS": "wfops runs l", "COMP_CWORD": "2"})
+    nested = run_cli(env={"_WFOPS_COMPLETE": "complete_bash", "COMP_WORDS": "wfops runs li", "COMP_CWORD": "2"})
     assert nested.stdout.split() == ["list"]

@@ -38,8 +38,12 @@ PLAIN = [
     ["runs", "list"],
     ["runs", "list", "--limit", "3", "--status", "failed", "--json"],
     ["runs", "list", "--limit=7", "--deployment", "d"],
+    ["runs", "list", "--since", "2h", "--status", "failed"],
+    ["run", "hello.local", "--unlocked"],
     ["runs", "show", "r1", "--db", "x.db"],
     ["runs", "trace", "r1", "--from", "2"],
+    ["runs", "logs", "last", "each", "--json"],
+    ["runs", "logs", "r1"],
     ["runs", "trace", "r1", "--from", "0", "--limit", "1"],
     ["runs", "fork", "r1", "--from", "s2", "-i", "a=1"],
     ["runs", "prune", "--older-than", "1.5"],
@@ -174,8 +178,8 @@ RUNS_LIST = '''              status: Annotated[str | None, typer.Option("--statu
 RUNS_LIST_CALL = "status=status, limit=limit,"
 
 CHANGES = {
-    "an option added": (RUNS_LIST, RUNS_LIST + '\n              since: Annotated[str | None, typer.Option("--since")] = None,',
-                        lambda t: "since" in {p["name"] for p in t["runs list"]["params"]}),
+    "an option added": (RUNS_LIST, RUNS_LIST + '\n              until: Annotated[str | None, typer.Option("--until")] = None,',
+                        lambda t: "until" in {p["name"] for p in t["runs list"]["params"]}),
     "an option's type": (RUNS_LIST, RUNS_LIST.replace("limit: Annotated[int,", "limit: Annotated[float,"),
                          lambda t: t["runs list"]["params"][2]["type"] == "float"),
     "an option's bound": (RUNS_LIST, RUNS_LIST.replace("min=1", "min=2"),

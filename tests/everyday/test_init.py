@@ -45,7 +45,7 @@ def test_init_writes_and_refuses_to_overwrite(tmp_path: Path, capsys) -> None:
     assert out.startswith(f"Created a wfops project in {target}:")
     assert "Next steps:" in out and "wfops run hello.local" in out and "wfops compile" in out
     written = {p.relative_to(target).as_posix() for p in target.rglob("*") if p.is_file()}
-    assert written == EXPECTED | {".github/workflows/wfops.schedule.yml"}  # the scheduled workflow too
+    assert written == EXPECTED | {".github/workflows/wfops.schedule.yml", ".vscode/settings.json"}
     (target / "workflows" / "hello.yaml").write_text("# mine\n")
     assert cli("init", str(target)) == 2
     err = capsys.readouterr().err
@@ -114,16 +114,14 @@ def test_scaffold_schemas_are_what_wfops_schema_prints(capsys) -> None:
         assert json.loads(capsys.readouterr().out) == json.loads(files[f"{SCHEMA_DIR}/{kind}.schema.json"])
 
 
-def test_scaffolded_ci_installs_wfops_from_git_not_the_package_index() -> None:
+def test_scaffolded_ci_installs_wfops_with_the_spec_init_was_given() -> None:
     from ruamel.yaml import YAML
 
-    from wfops import REPOSITORY, __version__
-
-    job = YAML(typ="safe").load(scaffold_files()[".github/workflows/wfops.yml"])["jobs"]["check"]
-    spec = job["env"]["WFOPS_PIP"]
-    assert spec == f"wfops @ git+{REPOSITORY}@v{__version__}"  # pinned: a release tag of wfops's repository
+    job = YAML(typ="safe").load(scaffold_files(wfops_spec="wfops==9.9")[".github/workflows/wfops.yml"])["jobs"]["check"]
+    assert job["env"]["WFOPS_PIP"] == "wfops==9.9"
     assert 'python -m pip install "$WFOPS_PIP"' in [step.get("run") for step in job["steps"]]
     assert job["defaults"]["run"]["working-directory"] == "."
+    assert job["timeout-minutes"] == 15
     sub = YAML(typ="safe").load(scaffold_files("flows/ops")[".github/workflows/wfops.yml"])
     assert sub["jobs"]["check"]["defaults"]["run"]["working-directory"] == "flows/ops"
 

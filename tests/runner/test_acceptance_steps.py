@@ -11,9 +11,9 @@ import pytest
 
 from tests.runner.acceptance_project import make_acceptance_project
 from tests.runner.helpers import as_json, env_for, read_log, spawn, wfops
+from wfops.api.runs import RUN_KEYS
 
-PUBLIC_KEYS = {"run_id", "deployment", "workflow", "artifact", "status", "outcome", "output", "error",
-               "interrupt", "forked_from"}
+PUBLIC_KEYS = set(RUN_KEYS)
 TRACE_KEYS = {"seq", "step", "kind", "attempt", "input", "outcome", "output", "state_changes", "next",
               "error", "started_at", "ended_at", "extra"}
 

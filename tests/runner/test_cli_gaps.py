@@ -13,6 +13,7 @@ import pytest
 
 from tests.conftest import write
 from tests.harness import WFOPS, process_env, run_cli
+from wfops.api.runs import RUN_KEYS
 
 OPS = '''
 import os
@@ -107,9 +108,11 @@ def test_run_json_prints_one_object_when_refused(proj: Path, tmp_path: Path) -> 
     assert unparsed.returncode == 2 and json.loads(unparsed.stdout)["status"] == "refused"
     unknown = run_cli("resume", "no-such-run", "--json", cwd=proj)
     assert unknown.returncode == 1
-    assert json.loads(unknown.stdout) | {"error": None} == {
-        "run_id": "no-such-run", "deployment": None, "workflow": None, "artifact": None, "status": "error",
-        "outcome": None, "output": None, "error": None, "interrupt": None, "diagnostics": []}
+    shown = json.loads(unknown.stdout)
+    assert list(shown) == [*RUN_KEYS, "diagnostics"]  # the run object's keys, in its order
+    assert shown | {"error": None} == {
+        **dict.fromkeys(RUN_KEYS), "run_id": "no-such-run", "status": "error", "unlocked": False,
+        "orphaned": False, "diagnostics": []}
 
 
 def test_nodes_run_in_the_project_root_wherever_wfops_starts(proj: Path) -> None:

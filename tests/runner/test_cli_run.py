@@ -8,9 +8,9 @@ from pathlib import Path
 
 from tests.harness import run_cli
 from tests.runner.helpers import as_json, env_for, wfops
+from wfops.api.runs import RUN_KEYS
 
-PUBLIC_KEYS = {"run_id", "deployment", "workflow", "artifact", "status", "outcome", "output", "error",
-               "interrupt", "forked_from"}
+PUBLIC_KEYS = set(RUN_KEYS)
 
 
 def test_run_completes_and_is_stored(project: Path) -> None:

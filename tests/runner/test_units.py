@@ -76,11 +76,13 @@ def test_progress_lines() -> None:
     assert "waiting" in waiting
 
 
-def test_progress_rewrites_one_line_on_a_terminal() -> None:
+def test_progress_keeps_finished_lines_on_a_terminal() -> None:
     live, plain = io.StringIO(), io.StringIO()
     for printer in (ProgressPrinter(live, live=True), ProgressPrinter(plain, live=False)):
         printer(entry(seq=1))
         printer(entry(seq=2))
         printer.done()
-    assert "\n" not in live.getvalue() and live.getvalue().count("\r\x1b[K") == 3
+    # Finished steps stay on screen as whole lines on a terminal too (a live region, if any, is erased).
+    assert [line for line in live.getvalue().splitlines() if "#" in line] == [
+        "  #1 extract [call] ok -> render (12 ms)", "  #2 extract [call] ok -> render (12 ms)"]
     assert plain.getvalue().count("\n") == 2 and "\x1b" not in plain.getvalue()

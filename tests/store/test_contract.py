@@ -257,3 +257,30 @@ def test_a_given_canonical_text_is_stored_as_the_artifact(store) -> None:
                     meta={}, texts={"h1": canonical_json(ART)})
     store.commit(snap("r1"), [])
     assert store.run_workflows("r1") == {"wf": ("h1", ART), "child": ("h2", {"name": "child", "steps": []})}
+
+
+def test_list_since_a_stamp(store) -> None:
+    start(store, "old")
+    start(store, "new")
+    newest = store.get_run("new").created_at
+    assert [r.snapshot.run_id for r in store.list_runs(since=newest)] == ["new"]
+    assert [r.snapshot.run_id for r in store.list_runs(since="2000-01-01T00:00:00.000000Z")] == ["new", "old"]
+    assert store.list_runs(since="2999-01-01T00:00:00.000000Z") == []
+
+
+def test_step_logs_round_trip_and_go_with_their_run(store) -> None:
+    from wfops.store.protocol import StepLog
+
+    start(store, "a")
+    store.commit(snap("a"), [entry(1, step="each[0]"), entry(2, step="each[1]"), entry(3, step="other")])
+    logs = [StepLog(2, "each[1]", 1, "two\n"), StepLog(1, "each[0]", 1, "one ✓\n"), StepLog(3, "other", 2, "x")]
+    store.add_step_logs("a", logs)
+    store.add_step_logs("a", [StepLog(1, "each[0]", 1, "again")])  # a seq kept already stays
+    assert store.step_logs("a") == sorted(logs, key=lambda log: log.seq)
+    assert [log.seq for log in store.step_logs("a", "each")] == [1, 2]
+    assert [log.seq for log in store.step_logs("a", "other")] == [3]
+    with pytest.raises(UnknownRunError):
+        store.step_logs("nope")
+    store.delete_run("a")
+    start(store, "a")
+    assert store.step_logs("a") == []

@@ -223,6 +223,23 @@ def test_cli_text_exit_codes_and_filter(project: Path, capsys: pytest.CaptureFix
     assert "FAIL  tests/t.wftest.yaml:6 wrong" in out and '-  "status": "completed"' in out
     assert "1 passed, 1 failed, 0 errors" in out
     assert cli("test", "--project", str(project), "--format", "nope") == 2
+    assert cli("test", "--project", str(project), "-k", "nomatch") == 5  # as pytest: nothing selected
+    assert "no case selected: -k matched none of the cases" in capsys.readouterr().out
+
+
+def test_junit_totals_count_an_invalid_test_file(project: Path) -> None:
+    add_test(project, """
+        workflow: ask
+        cases:
+          - name: typo
+            expcet: {outcome: ok}
+        """)
+    out = project / "report.xml"
+    assert cli("test", "--project", str(project), "--format", "junit", "--output", str(out)) == 2
+    suites = ET.parse(out).getroot()
+    [suite] = suites.findall("testsuite")
+    assert (suite.get("tests"), suite.get("errors")) == ("1", "1")
+    assert (suites.get("tests"), suites.get("failures"), suites.get("errors")) == ("1", "0", "1")
 
 
 def test_github_annotations_at_the_case_line(project: Path, capsys: pytest.CaptureFixture[str],

@@ -17,7 +17,7 @@ _LAZY = {
     "CopyReport": "wfops.api.results", "CacheEntry": "wfops.api.cache",
     "Report": "wfops.api.results", "Run": "wfops.api.runs", "RunDetails": "wfops.api.runs",
     "CaseResult": "wfops.testing.results", "TestReport": "wfops.testing.results",
-    "Interrupt": "wfops.engine.types", "TraceEntry": "wfops.engine.types",
+    "Interrupt": "wfops.engine.types", "TraceEntry": "wfops.engine.types", "StepLog": "wfops.store.protocol",
     "Scaffold": "wfops.api.scaffold", "init": "wfops.api.scaffold", "schema": "wfops.api.scaffold",
     "ScheduleInfo": "wfops.api.schedules", "TickReport": "wfops.api.schedules", "TickItem": "wfops.api.schedules",
     "ScheduleWorkflow": "wfops.api.ci_schedule",
@@ -25,7 +25,7 @@ _LAZY = {
 
 __all__ = ["CacheEntry", "CallOutcome", "Capabilities", "CapabilityInfo", "CaseResult", "CompileReport", "CopyReport",
            "Interrupt", "Project", "Report", "Run", "RunDetails", "Scaffold", "ScheduleInfo", "ScheduleWorkflow",
-           "TestReport", "TickItem", "TickReport", "TraceEntry", "init", "schema", "validate_files"]
+           "StepLog", "TestReport", "TickItem", "TickReport", "TraceEntry", "init", "schema", "validate_files"]
 
 if TYPE_CHECKING:
     from wfops.api.cache import CacheEntry
@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from wfops.api.scaffold import Scaffold, init, schema
     from wfops.api.schedules import ScheduleInfo, TickItem, TickReport
     from wfops.engine.types import Interrupt, TraceEntry
+    from wfops.store.protocol import StepLog
     from wfops.testing.results import CaseResult, TestReport
 
 

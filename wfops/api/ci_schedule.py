@@ -16,7 +16,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from wfops.api.scaffold_repo import ci_path, git_root, install_spec
+from wfops.api.install_spec import install_spec
+from wfops.api.scaffold_repo import ci_path, git_root
 from wfops.atomic import write_atomic
 from wfops.canonical import sha256_of
 from wfops.diagnostics import Diagnostic, error
@@ -25,6 +26,7 @@ from wfops.loader.project import load_project
 #: How often the generated workflow ticks (GitHub runs a schedule at most every 5 minutes).
 TICK_CRON = "*/5 * * * *"
 _DIGEST = re.compile(r"^# schedule-digest: ([0-9a-f]+)\s*$", re.MULTILINE)
+_SPEC = re.compile(r"^      WFOPS_PIP: (\".*\")\s*$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -41,12 +43,16 @@ class ScheduleWorkflow:
 
 def schedule_workflow(root: Path, *, project: str | None = None) -> ScheduleWorkflow:
     """The workflow for the project at `root` (`project`: its path below the repository root,
-    default found from `.git`), from its deployments' schedules."""
+    default found from `.git`), from its deployments' schedules. It installs wfops as the
+    workflow already there does (what `wfops init --wfops-spec` chose), else as this wfops
+    was installed."""
     base = git_root(root) or root.resolve()
     where = project if project is not None else root.resolve().relative_to(base).as_posix()
     lines, digest = _schedules(root)
     shown = workflow_path(where)
-    return ScheduleWorkflow(base / shown, shown, _text(lines, digest, where), digest)
+    current = base / shown
+    spec = _spec_of(current.read_text(encoding="utf-8", errors="replace")) if current.is_file() else None
+    return ScheduleWorkflow(current, shown, _text(lines, digest, where, spec or install_spec()), digest)
 
 
 def workflow_path(project: str) -> str:
@@ -54,9 +60,10 @@ def workflow_path(project: str) -> str:
     return ci_path(project).removesuffix(".yml") + ".schedule.yml"
 
 
-def unscheduled(project: str) -> tuple[str, str]:
-    """(path, text) of the workflow of a project whose deployments have no schedule yet (`init`)."""
-    return workflow_path(project), _text([], sha256_of([])[:16], project)
+def unscheduled(project: str, spec: str) -> tuple[str, str]:
+    """(path, text) of the workflow of a project whose deployments have no schedule yet (`init`;
+    `spec`: the pip requirement its CI installs wfops with)."""
+    return workflow_path(project), _text([], sha256_of([])[:16], project, spec)
 
 
 def refresh(root: Path) -> ScheduleWorkflow:
@@ -104,7 +111,19 @@ def _schedules(root: Path) -> tuple[list[str], str]:
     return lines, sha256_of(data)[:16]
 
 
-def _text(lines: list[str], digest: str, project: str) -> str:
+def _spec_of(text: str) -> str | None:
+    """The pip requirement a written workflow installs wfops with (its `WFOPS_PIP`)."""
+    found = _SPEC.search(text)
+    if found is None:
+        return None
+    try:
+        spec = json.loads(found.group(1))
+    except ValueError:
+        return None
+    return spec if isinstance(spec, str) and spec.strip() else None
+
+
+def _text(lines: list[str], digest: str, project: str, spec: str) -> str:
     trigger = (f'  schedule:\n    - cron: "{TICK_CRON}"   # UTC, best-effort: `wfops schedule tick` decides\n'
                if lines else "")
     listed = "\n".join(lines) if lines else "#   (none yet: add `schedule:` to a deployment, then run `wfops ci schedule`)"
@@ -129,7 +148,7 @@ jobs:
     runs-on: ubuntu-latest
     timeout-minutes: 60
     env:
-      WFOPS_PIP: {json.dumps(install_spec())}
+      WFOPS_PIP: {json.dumps(spec)}
       WFOPS_DB: ${{{{ secrets.WFOPS_DB }}}}
     defaults:
       run:

@@ -56,8 +56,8 @@ if TYPE_CHECKING:  # types only: `validate` must not load the engine or the stor
     )
     from wfops.api.scaffold_test import TestSkeleton
     from wfops.api.schedules import ScheduleInfo, TickReport
-    from wfops.engine.types import TraceEntry
-    from wfops.store.protocol import Store
+    from wfops.engine.types import RunSnapshot, TraceEntry
+    from wfops.store.protocol import RunRecord, StepLog, Store
     from wfops.testing.results import TestReport
 
 STATUSES = ("running", "completed", "failed", "interrupted", "cancelled")
@@ -275,7 +275,7 @@ class Project:
     # -- runs ----------------------------------------------------------------------------
     def run(self, deployment: str, input: Mapping[str, Any] | None = None, *,  # noqa: A002 - the contract's word
             on_step: OnStep | None = None, on_start: Callable[[str], None] | None = None,
-            executor: str | None = None, no_cache: bool = False) -> Run:
+            executor: str | None = None, unlocked: bool = False, no_cache: bool = False) -> Run:
         """Execute a deployment to its end, a failure or its first interrupt.
 
         `input` is merged over the deployment's defaults. Raises `RefusedError` (with
@@ -284,11 +284,12 @@ class Project:
         the run id once the run is stored (it has passed every check and will be driven).
         `executor` (`local`, or `dask://HOST:PORT` for a Dask cluster) overrides the
         deployment's `executor:` for this run; a bad one raises `UsageError`, a cluster
-        that cannot be reached `RefusedError`. `no_cache`: every step runs, the step cache
-        neither read nor written (docs/caching.md).
+        that cannot be reached `RefusedError`. `unlocked`: run the working tree after a full
+        validate, without reading or writing wfops.lock (the dev loop; refused when `CI` is set);
+        the run is marked `unlocked`.
+        `no_cache`: every step runs, the step cache neither read nor written (docs/caching.md).
         """
         # deferred: wfops.runner is not needed on the validate cache-hit path (pre-commit)
-        from wfops.api.runs import Run
         from wfops.runner import RunOptions, run_deployment
 
         given = dict(input or {})
@@ -297,8 +298,8 @@ class Project:
         with self._for_client("this run"):
             result = _drive(run_deployment(RunOptions(deployment, input=given, project=self.root, db=self._db,
                                                       on_step=on_step, on_start=on_start, executor=executor,
-                                                      no_cache=no_cache)))
-        return Run.of(result.snapshot, warnings=list(result.warnings))
+                                                      unlocked=unlocked, no_cache=no_cache)))
+        return self._as_stored(result.snapshot, warnings=list(result.warnings))
 
     def resume(self, run_id: str, outcome: str | None = None, payload: Any = None, *,
                on_step: OnStep | None = None, executor: str | None = None,
@@ -308,8 +309,8 @@ class Project:
         `executor`: as for `run`; by default the one the run was started with. `on_start`: as
         for `run`, told the run id once the resume passed its checks and the run is driven.
         `no_cache`: as for `run`."""
+        run_id = self.resolve_run(run_id)
         # deferred: wfops.runner is not needed on the validate cache-hit path (pre-commit)
-        from wfops.api.runs import Run
         from wfops.runner import ResumeOptions, resume_run
 
         check_json_value(payload, "payload")
@@ -319,7 +320,7 @@ class Project:
                                                      project=self._root, db=self.db_path, on_step=on_step,
                                                      executor=executor, on_start=on_start,
                                                      no_cache=no_cache)))
-        return Run.of(result.snapshot, warnings=list(result.warnings))
+        return self._as_stored(result.snapshot, warnings=list(result.warnings))
 
     def fork(self, run_id: str, from_step: str, input: Mapping[str, Any] | None = None, *,  # noqa: A002 - the contract's word
              on_step: OnStep | None = None, on_start: Callable[[str], None] | None = None) -> Run:
@@ -327,8 +328,8 @@ class Project:
         ran top-level step `from_step`, its input overlaid with `input`, and drive it like
         `run` (`on_start` is told the new run's id). The original run is not changed; the new
         one records `forked_from`."""
+        run_id = self.resolve_run(run_id)
         # deferred: wfops.runner is not needed on the validate cache-hit path (pre-commit)
-        from wfops.api.runs import Run
         from wfops.runner import ForkOptions, fork_run
 
         given = dict(input or {})
@@ -337,8 +338,7 @@ class Project:
         with self._for_client("the forked run"):
             result = _drive(fork_run(ForkOptions(run_id, from_step, input=given, project=self._root,
                                                  db=self.db_path, on_step=on_step, on_start=on_start)))
-        return Run.of(result.snapshot, warnings=list(result.warnings),
-                      forked_from={"run_id": run_id, "step": from_step})
+        return self._as_stored(result.snapshot, warnings=list(result.warnings))
 
     def cancel(self, run_id: str) -> Run:
         """Stop a run. One that another process drives gets a cancel request, which its driver
@@ -346,6 +346,7 @@ class Project:
         then records `cancelled`; one nobody drives (interrupted, or crashed while running)
         is `cancelled` at once. A completed or failed run is refused; a cancelled one is
         returned as it is. Returns the run as stored after the request."""
+        run_id = self.resolve_run(run_id)
         with self._store(run_id) as store:
             status = store.get_run(run_id).snapshot.status
             if status in ("completed", "failed"):
@@ -391,35 +392,54 @@ class Project:
         return refresh(self.root)
 
     def runs(self, deployment: str | None = None, status: str | None = None, limit: int = 20, *,
-             scheduled: bool = False) -> list[Run]:
-        """Run history, newest first; `scheduled`: only the runs a schedule started (with their slot)."""
+             since: str | None = None, scheduled: bool = False) -> list[Run]:
+        """Run history, newest first. `since`: only runs started in the last `30s`, `15m`, `2h`,
+        `3d` or `1w`, or at or after an ISO date or time (UTC unless it names its zone).
+        `scheduled`: only the runs a schedule started (with their slot)."""
         if status is not None and status not in STATUSES:
             raise UsageError(f"status {status!r}: use one of {', '.join(STATUSES)}")
+        # deferred: cache-hit path, which returns only a Report
+        from wfops.api.runs import since_stamp
+
+        after = since_stamp(since) if since is not None else None
         records = []
+        orphans: set[str] = set()
+        slots: dict[str, dict[str, str] | None] = {}
+        ever = deployment is None
         if not self._no_store_yet():  # reading never creates a store: an empty history is empty
             with self._store() as store:
-                records = store.list_runs(deployment=deployment, status=status, limit=max(1, limit),
+                records = store.list_runs(deployment=deployment, status=status, limit=max(1, limit), since=after,
                                           scheduled=scheduled)
                 slots = {r.snapshot.run_id: _slot(store, r.snapshot.run_id) for r in records} if scheduled else {}
                 ever = bool(records) or deployment is None or bool(store.list_runs(deployment=deployment, limit=1))
-        else:
-            ever, slots = deployment is None, {}
+                orphans = {r.snapshot.run_id for r in records
+                           if r.snapshot.status == "running" and not store.run_is_driven(r.snapshot.run_id)}
         if not ever and deployment not in self.deployments():
             # A typo would otherwise read as "no runs": name it, and what exists.
             raise UsageError(f"unknown deployment {deployment!r}: the project has no such deployment and the "
                              "store holds no run of it",
                              hint="deployments: " + (", ".join(self.deployments()) or "none"))
-        # deferred: cache-hit path, which returns only a Report
-        from wfops.api.runs import Run
+        return [_run_of(r, orphaned=r.snapshot.run_id in orphans, slot=slots.get(r.snapshot.run_id))
+                for r in records]
 
-        return [Run.of(r.snapshot, steps=r.steps, created_at=r.created_at, updated_at=r.updated_at,
-                       forked_from=_origin(r.meta), slot=slots.get(r.snapshot.run_id)) for r in records]
+    def resolve_run(self, run_id: str) -> str:
+        """The id a run reference stands for: `last` is the newest run, `last:DEPLOYMENT` the
+        newest of that deployment; anything else is taken as an id."""
+        if run_id != "last" and not run_id.startswith("last:"):
+            return run_id
+        deployment = run_id.partition(":")[2] or None
+        newest = self.runs(deployment=deployment, limit=1)
+        if not newest:
+            raise UnknownRunError(f"no run {run_id!r}: the store holds no run"
+                                  + (f" of deployment {deployment!r}" if deployment else ""))
+        return newest[0].run_id
 
     def get_run(self, run_id: str) -> Run:
         """One run, with its input and its state after the last committed step (`details`);
         `orphaned` is set when it is `running` but no process drives it."""
+        run_id = self.resolve_run(run_id)
         # deferred: wfops.runner is not needed on the validate cache-hit path (pre-commit)
-        from wfops.api.runs import Run, RunDetails
+        from wfops.api.runs import RunDetails
         from wfops.runner.state import shown_input_and_state
 
         with self._store(run_id) as store:
@@ -427,13 +447,12 @@ class Project:
             orphaned = record.snapshot.status == "running" and not store.run_is_driven(run_id)
             shown_input, state = shown_input_and_state(store, record)
             slot = _slot(store, run_id)
-        return Run.of(record.snapshot, steps=record.steps, created_at=record.created_at,
-                      updated_at=record.updated_at, orphaned=orphaned, forked_from=_origin(record.meta),
-                      details=RunDetails(shown_input, state), slot=slot)
+        return _run_of(record, orphaned=orphaned, details=RunDetails(shown_input, state), slot=slot)
 
     def run_value(self, run_id: str, pointer: str) -> Any:
         """One value of a run by JSON Pointer: into the run object (`/output`, `/error`,
         `/interrupt/request`, ...) or one trace entry (`/trace/<seq>/output`, `/trace/<seq>/input`)."""
+        run_id = self.resolve_run(run_id)
 
         try:
             parts = parse_pointer(pointer, "value")
@@ -461,9 +480,18 @@ class Project:
 
     def trace(self, run_id: str, from_seq: int | None = None, limit: int | None = None) -> list[TraceEntry]:
         """A run's trace entries in seq order (from `from_seq`, at most `limit`)."""
+        run_id = self.resolve_run(run_id)
         with self._store(run_id) as store:
             store.get_run(run_id)  # an unknown id is an error, not an empty trace
             return store.trace(run_id, from_seq=from_seq, limit=limit)
+
+    def step_logs(self, run_id: str, step: str | None = None) -> list[StepLog]:
+        """What the run's python nodes printed and logged, per attempt of a step, in seq order
+        (a failed attempt ends with its traceback); `step`: only that step's (its attempts and,
+        for a foreach, its items'). Each is bounded and masked as the trace is."""
+        run_id = self.resolve_run(run_id)
+        with self._store(run_id) as store:
+            return store.step_logs(run_id, step)
 
     def prune(self, older_than_days: float) -> int:
         """Delete finished runs last updated more than `older_than_days` ago; how many."""
@@ -538,6 +566,7 @@ class Project:
     def remove_run(self, run_id: str, *, force: bool = False) -> None:
         """Delete a finished run. An unfinished one (interrupted, or running: crashed) is refused
         unless `force`; a run a live process drives is never deleted (RunBusyError)."""
+        run_id = self.resolve_run(run_id)
         # deferred: wfops.store is not needed on the validate cache-hit path (pre-commit)
         from wfops.store.protocol import FINISHED
 
@@ -557,6 +586,7 @@ class Project:
     def step_summary(self, run_id: str) -> str:
         """The run as markdown (status, output, error, the graph with the path taken), as
         `wfops run` appends it to a GitHub Actions job summary."""
+        run_id = self.resolve_run(run_id)
         # deferred: off the validate cache-hit path (findings route) and `runs list`
         from wfops.compiler.artifact import load_artifact
         from wfops.report.summary import step_summary
@@ -723,6 +753,12 @@ class Project:
 
         return dataclasses.replace(report, awaiting_approval=[d.source for d in held(self.root)])
 
+    def _as_stored(self, snapshot: RunSnapshot, **extra: Any) -> Run:
+        """A run just driven, with what the store adds (times, step count, origin)."""
+        with self._store(snapshot.run_id) as store:
+            record = store.get_run(snapshot.run_id)
+        return _run_of(replace_snapshot(record, snapshot), **extra)
+
     def _fresh(self) -> None:
         """Forget this project's python modules, so edits count in a long-lived process."""
         if self._root is not None:
@@ -754,6 +790,20 @@ class Project:
             yield store
         finally:
             store.close()
+
+
+def _run_of(record: RunRecord, **extra: Any) -> Run:
+    # deferred: cache-hit path, which returns only a Report
+    from wfops.api.runs import Run
+
+    return Run.of(record.snapshot, steps=record.steps, created_at=record.created_at,
+                  updated_at=record.updated_at, forked_from=_origin(record.meta),
+                  unlocked=bool(record.meta.get("unlocked")), **extra)
+
+
+def replace_snapshot(record: RunRecord, snapshot: RunSnapshot) -> RunRecord:
+    """The record with the driver's own snapshot (it holds the run's output as returned)."""
+    return dataclasses.replace(record, snapshot=snapshot)
 
 
 def _origin(meta: Mapping[str, Any]) -> dict[str, Any] | None:

@@ -10,6 +10,7 @@ the `# yaml-language-server: $schema=...` line of every file offline.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from importlib import resources
@@ -17,7 +18,9 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 
 from wfops.api.ci_schedule import unscheduled
+from wfops.api.examples import example_files
 from wfops.api.file_plan import write_all
+from wfops.api.install_spec import install_spec
 from wfops.api.scaffold_repo import (
     PRECOMMIT,
     ci_path,
@@ -30,6 +33,10 @@ from wfops.errors import UsageError
 from wfops.model.json_schema import KINDS, committed_path, schema_text
 
 SCHEMA_DIR = ".wfops-schemas"
+VSCODE_SETTINGS = ".vscode/settings.json"
+# The hello project's own files, which an example replaces.
+HELLO_FILES = frozenset({"sources.yaml", "workflows/hello.yaml", "deployments/hello.local.yaml", "nodes/__init__.py",
+                         "nodes/hello.py", "tests/hello.wftest.yaml"})
 SCHEMA_KINDS = ("workflow", "deployment", "sources", "wftest")
 
 
@@ -43,6 +50,9 @@ class Scaffold:
     repository: Path | None = None
     at_root: list[str] = field(default_factory=list)
     merged: list[str] = field(default_factory=list)   # existing files wfops's lines were added to
+    wfops_spec: str = ""    # what the CI workflow passes to `pip install` to get wfops
+    deployment: str = "hello.local"  # what the project runs first (the example's, with `example`)
+    workflow: str = "hello"
 
 
 def schema(kind: str = "workflow") -> str:
@@ -53,9 +63,13 @@ def schema(kind: str = "workflow") -> str:
     return schema_text(kind)
 
 
-def init(directory: str | Path = ".", *, force: bool = False) -> Scaffold:
+def init(directory: str | Path = ".", *, force: bool = False, wfops_spec: str | None = None,
+         example: str | None = None) -> Scaffold:
     """Write a working project into `directory`, all or nothing; UsageError where it would
-    overwrite (unless `force`) or where something is in the way.
+    overwrite (unless `force`) or where something is in the way. `wfops_spec`: what the CI
+    workflow passes to `pip install` to get wfops (default: how this wfops was installed,
+    `wfops.api.install_spec`). `example`: a worked example (`wfops.api.examples.names()`)
+    instead of the hello workflow.
 
     Inside a git repository the pre-commit config and the CI workflow go to the repository
     root, pointing at the project; an existing pre-commit config and .gitignore get wfops's
@@ -69,14 +83,15 @@ def init(directory: str | Path = ".", *, force: bool = False) -> Scaffold:
     root = git_root(target)
     base = root or target.resolve()
     project = target.resolve().relative_to(base).as_posix()
-    files = scaffold_files(project)
+    spec = _spec(wfops_spec)
+    files = scaffold_files(project, wfops_spec=spec, example=example)
     gitignore = files.pop(".gitignore")
     hooks = files.pop(PRECOMMIT)
     ci_rel = ci_path(".")
     ci = files.pop(ci_rel)
     plan = {target / rel: text for rel, text in files.items()}
     plan[base / ci_path(project)] = ci
-    scheduled, scheduled_text = unscheduled(project)
+    scheduled, scheduled_text = unscheduled(project, spec)
     plan[base / scheduled] = scheduled_text
     conflicts = [path for path in plan if path.exists()]
     if conflicts and not force:
@@ -92,6 +107,12 @@ def init(directory: str | Path = ".", *, force: bool = False) -> Scaffold:
             merged.append(_shown(hooks_path, target))
     else:
         plan[hooks_path] = hooks
+    settings_path = base / VSCODE_SETTINGS
+    settings = _merge_settings(_read(settings_path, target) if settings_path.is_file() else None, project)
+    if settings is not None:
+        plan[settings_path] = settings
+        if settings_path.is_file():
+            merged.append(_shown(settings_path, target))
     ignore_path = target / ".gitignore"
     ignored = _merge_gitignore(_read(ignore_path, target) if ignore_path.is_file() else None, gitignore)
     if ignored is not None:
@@ -103,22 +124,46 @@ def init(directory: str | Path = ".", *, force: bool = False) -> Scaffold:
     written = sorted(p.resolve().relative_to(here).as_posix() for p in plan if p.resolve().is_relative_to(here))
     at_root = sorted(p.resolve().relative_to(base).as_posix() for p in plan
                      if not p.resolve().is_relative_to(here))
-    return Scaffold(target, written, root is not None, root if project != "." else None, at_root, merged)
+    first = _first_run(files)
+    return Scaffold(target, written, root is not None, root if project != "." else None, at_root, merged,
+                    spec, *first)
 
 
-def scaffold_files(project: str = ".") -> dict[str, str]:
+def scaffold_files(project: str = ".", *, wfops_spec: str | None = None,
+                   example: str | None = None) -> dict[str, str]:
     """Path -> text of every file `init` writes: project-relative, except the pre-commit
     config and the CI workflow, which belong at the repository root (the project is at
-    `project` below it)."""
+    `project` below it). With `example`, its files take the place of the hello project's."""
 
     root = resources.files("wfops") / "scaffold" / "project"
     found = dict(_walk(root, ()))
+    if example is not None:
+        found = {rel: text for rel, text in found.items() if rel not in HELLO_FILES}
+        found.update(example_files(example, SCHEMA_DIR))
     for kind in SCHEMA_KINDS:
         # The committed copies: generated from the models and guarded by a test to match.
         found[f"{SCHEMA_DIR}/{kind}.schema.json"] = committed_path(kind).read_text(encoding="utf-8")
     found[PRECOMMIT] = hooks_config(found[PRECOMMIT], project)
-    found[ci_path(".")] = ci_workflow(found[ci_path(".")], project)
+    found[ci_path(".")] = ci_workflow(found[ci_path(".")], project, _spec(wfops_spec))
     return found
+
+
+def _first_run(files: dict[str, str]) -> tuple[str, str]:
+    """The deployment and workflow the next steps name: the project's first deployment."""
+    for rel in sorted(files):
+        if rel.startswith("deployments/") and rel.endswith(".local.yaml"):
+            name = rel.removeprefix("deployments/").removesuffix(".yaml")
+            return name, name.removesuffix(".local")
+    return "hello.local", "hello"
+
+
+def _spec(given: str | None) -> str:
+    """The pip requirement CI installs wfops with: `given`, else how this wfops was installed."""
+    spec = given.strip() if given is not None else install_spec()
+    if not spec:
+        raise UsageError("--wfops-spec is empty", hint="give a pip requirement, e.g. wfops==0.1.0 or "
+                         "'wfops @ git+https://host/wfops@<commit>'")
+    return spec
 
 
 def _read(path: Path, target: Path) -> str:
@@ -146,6 +191,38 @@ def _walk(node: Traversable, parts: tuple[str, ...]) -> Iterator[tuple[str, str]
             yield from _walk(child, (*parts, name))
         else:
             yield "/".join((*parts, name.removesuffix(".tmpl"))), child.read_text(encoding="utf-8")
+
+
+def editor_schemas(project: str) -> dict[str, list[str]]:
+    """VS Code's `yaml.schemas` for a project at `project` (relative to the workspace, which
+    is the repository root): each file kind's schema and the files it applies to, so that
+    files without the `# yaml-language-server` line are checked too."""
+    at = "" if project == "." else project.rstrip("/") + "/"
+    globs = {"workflow": ["workflows/*.yaml", "workflows/*.yml"],
+             "deployment": ["deployments/*.yaml", "deployments/*.yml"],
+             "sources": ["sources.yaml"], "wftest": ["**/*.wftest.yaml", "**/*.wftest.yml"]}
+    return {f"./{at}{SCHEMA_DIR}/{kind}.schema.json": [at + g for g in globs[kind]] for kind in SCHEMA_KINDS}
+
+
+def _merge_settings(current: str | None, project: str) -> str | None:
+    """`.vscode/settings.json` with the project's `yaml.schemas` added (None: nothing to add,
+    or a file that is not plain JSON, which is left as it is)."""
+    wanted = editor_schemas(project)
+    if current is None:
+        return json.dumps({"yaml.schemas": wanted}, indent=2) + "\n"
+    try:
+        settings = json.loads(current)
+    except ValueError:  # JSON with comments: VS Code reads it, json does not; leave it alone
+        return None
+    schemas = settings.get("yaml.schemas") if isinstance(settings, dict) else None
+    if not isinstance(settings, dict) or not isinstance(schemas, dict | type(None)):
+        return None
+    schemas = dict(schemas or {})
+    missing = {k: v for k, v in wanted.items() if k not in schemas}
+    if not missing:
+        return None
+    settings["yaml.schemas"] = {**schemas, **missing}
+    return json.dumps(settings, indent=2) + "\n"
 
 
 def _merge_gitignore(current: str | None, template: str) -> str | None:

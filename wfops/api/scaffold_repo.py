@@ -12,7 +12,6 @@ from __future__ import annotations
 import io
 import json
 import re
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +19,6 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import YAMLError
 
-from wfops import REPOSITORY, __version__
 from wfops.errors import UsageError
 
 PRECOMMIT = ".pre-commit-config.yaml"
@@ -46,9 +44,9 @@ def hooks_config(template: str, project: str) -> str:
                         f"        language: system\n        args: [--project, {json.dumps(project)}]\n")
 
 
-def ci_workflow(template: str, project: str) -> str:
-    return (template.replace("{{project}}", json.dumps(project))
-            .replace("{{wfops_pip}}", json.dumps(install_spec())))
+def ci_workflow(template: str, project: str, spec: str) -> str:
+    """The CI workflow for a project at `project`, installing wfops with `pip install SPEC`."""
+    return template.replace("{{project}}", json.dumps(project)).replace("{{wfops_pip}}", json.dumps(spec))
 
 
 def ci_path(project: str) -> str:
@@ -56,22 +54,6 @@ def ci_path(project: str) -> str:
     if project == ".":
         return ".github/workflows/wfops.yml"
     return ".github/workflows/wfops-" + re.sub(r"[^A-Za-z0-9_.-]+", "-", project).strip("-") + ".yml"
-
-
-def install_spec() -> str:
-    """What CI passes to `pip install` to get this wfops: the git URL and commit it was
-    installed from, when it was installed from git; else the release tag of this version
-    in wfops's repository (wfops is not on the package index)."""
-    try:
-        direct = metadata.distribution("wfops").read_text("direct_url.json")
-    except metadata.PackageNotFoundError:
-        direct = None
-    info: dict[str, Any] = json.loads(direct) if direct else {}
-    vcs = info.get("vcs_info") or {}
-    url = str(info.get("url") or "")
-    if vcs.get("vcs") == "git" and vcs.get("commit_id") and not url.startswith("file:"):
-        return f"wfops @ git+{url}@{vcs['commit_id']}"
-    return f"wfops @ git+{REPOSITORY}@v{__version__}"
 
 
 def merge_hooks(existing: str, fresh: str, shown: str) -> str | None:

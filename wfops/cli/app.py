@@ -19,7 +19,9 @@ os.environ.setdefault("TYPER_USE_RICH", "0")  # rich costs start-up time and ref
 import typer  # noqa: E402
 
 from wfops import __version__
+from wfops.cli import complete
 from wfops.cli.fastparse import VerbCall
+from wfops.cli.helpfmt import plain_help
 
 app = typer.Typer(
     name="wfops",
@@ -29,7 +31,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-runs_app = typer.Typer(help="Run history: list, show, trace, fork, prune, rm, copy.", no_args_is_help=True)
+runs_app = typer.Typer(help="Run history: list, show, trace, logs, fork, prune, rm, copy.", no_args_is_help=True)
 caps_app = typer.Typer(help="The capability catalog: list, show, call.", no_args_is_help=True)
 app.add_typer(runs_app, name="runs")
 sources_app = typer.Typer(help="Sources an MCP client wrote: list, approve.", no_args_is_help=True)
@@ -46,6 +48,10 @@ Project = Annotated[str | None, typer.Option("--project", help="Project root (de
 Db = Annotated[str | None, typer.Option("--db", help="Run store: a SQLite file or a postgresql:// URL (default: $WFOPS_DB or .wfops/wfops.db).")]
 Format = Annotated[str, typer.Option("--format", "-f", help="text, json, github or sarif.")]
 Json = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
+JsonList = Annotated[bool, typer.Option("--json", help="Print one JSON array.")]
+RunId = Annotated[str, typer.Argument(help="A run id, `last` (the newest run) or `last:DEPLOYMENT`.",
+                                      autocompletion=complete.runs)]
+CapRef = Annotated[str, typer.Argument(help="SOURCE.CAPABILITY", autocompletion=complete.capabilities)]
 Executor = Annotated[str | None, typer.Option("--executor", help="Where capability calls run: local, or dask://HOST:PORT (a Dask scheduler).")]
 NoCache = Annotated[bool, typer.Option("--no-cache", help="Run every step: the step cache is neither read nor written.")]
 
@@ -72,9 +78,14 @@ def _verb(module: str, function: str = "run", /, **kwargs: Any) -> VerbCall:
 
 @app.command()
 def init(directory: Annotated[str, typer.Argument(help="Where to create the project.")] = ".",
-         force: Annotated[bool, typer.Option(help="Overwrite the files the scaffold writes (an existing .gitignore is appended to).")] = False) -> VerbCall:
+         force: Annotated[bool, typer.Option(help="Overwrite the files the scaffold writes (an existing .gitignore is appended to).")] = False,
+         wfops_spec: Annotated[str | None, typer.Option("--wfops-spec", help="What CI passes to `pip install` to get wfops "
+                                                        "(default: how this wfops was installed).")] = None,
+         example: Annotated[str | None, typer.Option("--example", help="Write this worked example instead of "
+                                                     "the hello workflow: approval, fanout, meeting-report or "
+                                                     "world-clock.")] = None) -> VerbCall:
     """Scaffold a working project: sources, a workflow, a deployment, pre-commit and CI config."""
-    return _verb("init_cmd", directory=directory, force=force)
+    return _verb("init_cmd", directory=directory, force=force, wfops_spec=wfops_spec, example=example)
 
 
 @app.command()
@@ -110,18 +121,20 @@ def check(live: Annotated[bool, typer.Option("--live", help="Also contact MCP so
 
 
 @app.command()
-def run(deployment: Annotated[str, typer.Argument(help="Deployment name.")],
+def run(deployment: Annotated[str, typer.Argument(help="Deployment name.", autocompletion=complete.deployments)],
         input: Annotated[list[str] | None, typer.Option("--input", "-i", help="K=V (V parsed as JSON when it parses).")] = None,
         input_file: Annotated[str | None, typer.Option("--input-file", help="JSON or YAML file with the input.")] = None,
-        executor: Executor = None, no_cache: NoCache = False, json: Json = False, project: Project = None,
-        db: Db = None) -> VerbCall:
+        executor: Executor = None,
+        unlocked: Annotated[bool, typer.Option("--unlocked", help="Run the working tree after a full validate, "
+                                               "without wfops.lock (the dev loop; refused when CI is set).")] = False,
+        no_cache: NoCache = False, json: Json = False, project: Project = None, db: Db = None) -> VerbCall:
     """Execute a deployment. Exit 0 completed, 1 failed, 2 refused, 3 interrupted, 6 cancelled (Ctrl-C)."""
     return _verb("run_cmd", deployment=deployment, inputs=input or [], input_file=input_file, json_out=json,
-          project=project, db=db, executor=executor, no_cache=no_cache)
+          project=project, db=db, executor=executor, unlocked=unlocked, no_cache=no_cache)
 
 
 @app.command()
-def resume(run_id: Annotated[str, typer.Argument(help="The run to continue.")],
+def resume(run_id: RunId,
            outcome: Annotated[str | None, typer.Option("--outcome", help="Outcome that answers the open interrupt.")] = None,
            payload: Annotated[str | None, typer.Option("--payload", help="JSON payload for the interrupt.")] = None,
            executor: Executor = None, no_cache: NoCache = False, json: Json = False, project: Project = None,
@@ -132,42 +145,53 @@ def resume(run_id: Annotated[str, typer.Argument(help="The run to continue.")],
 
 
 @app.command()
-def cancel(run_id: Annotated[str, typer.Argument(help="The run to stop.")],
+def cancel(run_id: RunId,
            json: Json = False, project: Project = None, db: Db = None) -> VerbCall:
     """Stop a run: its driver stops at the next step boundary; one nobody drives is cancelled at once."""
     return _verb("run_cmd", "cancel", run_id=run_id, json_out=json, project=project, db=db)
 
 
 @runs_app.command("list")
-def runs_list(deployment: Annotated[str | None, typer.Option("--deployment")] = None,
+def runs_list(deployment: Annotated[str | None, typer.Option("--deployment", help="Only runs of this deployment.")] = None,
               status: Annotated[str | None, typer.Option("--status")] = None,
               limit: Annotated[int, typer.Option("--limit", min=1)] = 20,
-              json: Json = False, project: Project = None, db: Db = None,
+              since: Annotated[str | None, typer.Option("--since", help="Only runs started in the last 30m, 2h, "
+                                                       "3d, 1w, or since an ISO date or time (UTC).")] = None,
+              json: JsonList = False, project: Project = None, db: Db = None,
               scheduled: Annotated[bool, typer.Option("--scheduled", help="Only runs a schedule started.")] = False,
               ) -> VerbCall:
-    """Run history, newest first."""
-    return _verb("runs_cmd", action="list", deployment=deployment, status=status, limit=limit, json_out=json,
-          project=project, db=db, scheduled=scheduled)
+    """Run history, newest first (--status: running, completed, failed, interrupted or cancelled)."""
+    return _verb("runs_cmd", action="list", deployment=deployment, status=status, limit=limit, since=since,
+          json_out=json, project=project, db=db, scheduled=scheduled)
 
 
 @runs_app.command("show")
-def runs_show(run_id: str, json: Json = False, project: Project = None, db: Db = None) -> VerbCall:
+def runs_show(run_id: RunId, json: Json = False, project: Project = None, db: Db = None) -> VerbCall:
     """One run's status, outcome, output and open interrupt."""
     return _verb("runs_cmd", action="show", run_id=run_id, json_out=json, project=project, db=db)
 
 
 @runs_app.command("trace")
-def runs_trace(run_id: str,
+def runs_trace(run_id: RunId,
                from_seq: Annotated[int | None, typer.Option("--from", help="First seq to show.")] = None,
                limit: Annotated[int | None, typer.Option("--limit", min=1)] = None,
-               json: Json = False, project: Project = None, db: Db = None) -> VerbCall:
+               json: JsonList = False, project: Project = None, db: Db = None) -> VerbCall:
     """A run's step trace in order."""
     return _verb("runs_cmd", action="trace", run_id=run_id, from_seq=from_seq, limit=limit, json_out=json,
           project=project, db=db)
 
 
+@runs_app.command("logs")
+def runs_logs(run_id: RunId,
+              step: Annotated[str | None, typer.Argument(help="Only this step's logs (its attempts, and a "
+                                                         "foreach's items).")] = None,
+              json: JsonList = False, project: Project = None, db: Db = None) -> VerbCall:
+    """What a run's python nodes printed and logged, per step attempt (a failure's traceback too)."""
+    return _verb("runs_cmd", action="logs", run_id=run_id, step=step, json_out=json, project=project, db=db)
+
+
 @runs_app.command("fork")
-def runs_fork(run_id: str,
+def runs_fork(run_id: RunId,
               from_step: Annotated[str, typer.Option("--from", help="Start before this (top-level) step.")],
               input: Annotated[list[str] | None, typer.Option("--input", "-i", help="K=V over the original input.")] = None,
               input_file: Annotated[str | None, typer.Option("--input-file", help="JSON or YAML file over the original input.")] = None,
@@ -185,7 +209,7 @@ def runs_prune(older_than: Annotated[float, typer.Option("--older-than", help="D
 
 
 @runs_app.command("rm")
-def runs_rm(run_id: str,
+def runs_rm(run_id: RunId,
             force: Annotated[bool, typer.Option("--force", help="Also delete an unfinished run "
                                                 "(interrupted, or crashed).")] = False,
             project: Project = None, db: Db = None) -> VerbCall:
@@ -228,7 +252,7 @@ def cache_clear(deployment: Deployment = None, older_than: OlderThan = None, jso
 
 
 @app.command()
-def graph(workflow: str,
+def graph(workflow: Annotated[str, typer.Argument(help="Workflow name.", autocompletion=complete.workflows)],
           format: Annotated[str, typer.Option("--format", "-f", help="mermaid or dot.")] = "mermaid",
           project: Project = None) -> VerbCall:
     """Draw a workflow's steps and routes."""
@@ -237,19 +261,19 @@ def graph(workflow: str,
 
 @caps_app.command("list")
 def caps_list(source: Annotated[str | None, typer.Option("--source")] = None,
-              json: Json = False, project: Project = None) -> VerbCall:
+              json: JsonList = False, project: Project = None) -> VerbCall:
     """Every capability of every source."""
     return _verb("caps_cmd", action="list", source=source, json_out=json, project=project)
 
 
 @caps_app.command("show")
-def caps_show(ref: str, json: Json = False, project: Project = None) -> VerbCall:
+def caps_show(ref: CapRef, json: Json = False, project: Project = None) -> VerbCall:
     """One capability's docs and schemas."""
     return _verb("caps_cmd", action="show", ref=ref, json_out=json, project=project)
 
 
 @caps_app.command("call")
-def caps_call(ref: str, input_file: Annotated[str, typer.Option("--input-file")],
+def caps_call(ref: CapRef, input_file: Annotated[str, typer.Option("--input-file")],
               project: Project = None) -> VerbCall:
     """Call one capability with an input file (JSON or YAML) and print its result."""
     return _verb("caps_cmd", action="call", ref=ref, input_file=input_file, project=project)
@@ -263,9 +287,11 @@ def schema(kind: Annotated[str, typer.Option("--kind", help="workflow, deploymen
 
 @app.command()
 def watch(run: Annotated[str | None, typer.Option("--run", help="Rerun this deployment after each valid change.")] = None,
+          unlocked: Annotated[bool, typer.Option("--unlocked", help="Rerun the working tree without wfops.lock "
+                                                 "(as `run --unlocked`).")] = False,
           project: Project = None, db: Db = None) -> VerbCall:
     """Revalidate (and rerun) on every change."""
-    return _verb("watch_cmd", deployment=run, project=project, db=db)
+    return _verb("watch_cmd", deployment=run, unlocked=unlocked, project=project, db=db)
 
 
 @app.command()
@@ -294,7 +320,7 @@ def ui(host: Annotated[str, typer.Option("--host", help="Address to listen on; o
 
 
 @sources_app.command("list")
-def sources_list(json: Json = False, project: Project = None) -> VerbCall:
+def sources_list(json: JsonList = False, project: Project = None) -> VerbCall:
     """Sources an MCP client wrote that wait for a person's approval."""
     return _verb("sources_cmd", action="list", json_out=json, project=project)
 
@@ -337,3 +363,7 @@ def schedule_next(deployment: str,
 def ci_schedule(json: Json = False, project: Project = None) -> VerbCall:
     """Write (or refresh) the scheduled GitHub Actions workflow from the deployments' schedules."""
     return _verb("ci_cmd", action="schedule", json_out=json, project=project)
+
+
+# Last in this module, after every command is declared: help without Python type names.
+plain_help(app)

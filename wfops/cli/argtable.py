@@ -104,8 +104,10 @@ TABLE: dict[str, Any] = {
         'params': [
             {'kind': 'argument', 'name': 'directory', 'nargs': 1, 'required': False, 'type': 'str', 'min': None, 'max': None},
             {'kind': 'option', 'name': 'force', 'opts': ['--force'], 'secondary': ['--no-force'], 'flag': True, 'multiple': False, 'required': False, 'type': 'bool', 'min': None, 'max': None},
+            {'kind': 'option', 'name': 'wfops_spec', 'opts': ['--wfops-spec'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'str', 'min': None, 'max': None},
+            {'kind': 'option', 'name': 'example', 'opts': ['--example'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'str', 'min': None, 'max': None},
         ],
-        'verb': {'module': 'init_cmd', 'function': 'run', 'args': [{'kwarg': 'directory', 'param': 'directory', 'absent': '.'}, {'kwarg': 'force', 'param': 'force', 'absent': False}]},
+        'verb': {'module': 'init_cmd', 'function': 'run', 'args': [{'kwarg': 'directory', 'param': 'directory', 'absent': '.'}, {'kwarg': 'force', 'param': 'force', 'absent': False}, {'kwarg': 'wfops_spec', 'param': 'wfops_spec', 'absent': None}, {'kwarg': 'example', 'param': 'example', 'absent': None}]},
     },
     'mcp': {
         'params': [
@@ -137,12 +139,13 @@ TABLE: dict[str, Any] = {
             {'kind': 'option', 'name': 'input', 'opts': ['--input', '-i'], 'secondary': [], 'flag': False, 'multiple': True, 'required': False, 'type': 'str', 'min': None, 'max': None},
             {'kind': 'option', 'name': 'input_file', 'opts': ['--input-file'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'str', 'min': None, 'max': None},
             {'kind': 'option', 'name': 'executor', 'opts': ['--executor'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'str', 'min': None, 'max': None},
+            {'kind': 'option', 'name': 'unlocked', 'opts': ['--unlocked'], 'secondary': [], 'flag': True, 'multiple': False, 'required': False, 'type': 'bool', 'min': None, 'max': None},
             {'kind': 'option', 'name': 'no_cache', 'opts': ['--no-cache'], 'secondary': [], 'flag': True, 'multiple': False, 'required': False, 'type': 'bool', 'min': None, 'max': None},
             {'kind': 'option', 'name': 'json', 'opts': ['--json'], 'secondary': [], 'flag': True, 'multiple': False, 'required': False, 'type': 'bool', 'min': None, 'max': None},
             {'kind': 'option', 'name': 'project', 'opts': ['--project'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'str', 'min': None, 'max': None},
             {'kind': 'option', 'name': 'db', 'opts': ['--db'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'str', 'min': None, 'max': None},
         ],
-        'verb': {'module': 'run_cmd', 'function': 'run', 'args': [{'kwarg': 'deployment', 'param': 'deployment', 'absent': None}, {'kwarg': 'inputs', 'param': 'input', 'absent': []}, {'kwarg': 'input_file', 'param': 'input_file', 'absent': None}, {'kwarg': 'json_out', 'param': 'json', 'absent': False}, {'kwarg': 'project', 'param': 'project', 'absent': None}, {'kwarg': 'db', 'param': 'db', 'absent': None}, {'kwarg': 'executor', 'param': 'executor', 'absent': None}, {'kwarg': 'no_cache', 'param': 'no_cache', 'absent': False}]},
+        'verb': {'module': 'run_cmd', 'function': 'run', 'args': [{'kwarg': 'deployment', 'param': 'deployment', 'absent': None}, {'kwarg': 'inputs', 'param': 'input', 'absent': []}, {'kwarg': 'input_file', 'param': 'input_file', 'absent': None}, {'kwarg': 'json_out', 'param': 'json', 'absent': False}, {'kwarg': 'project', 'param': 'project', 'absent': None}, {'kwarg': 'db', 'param': 'db', 'absent': None}, {'kwarg': 'executor', 'param': 'executor', 'absent': None}, {'kwarg': 'unlocked', 'param': 'unlocked', 'absent': False}, {'kwarg': 'no_cache', 'param': 'no_cache', 'absent': False}]},
     },
     'runs copy': {
         'params': [
@@ -170,12 +173,23 @@ TABLE: dict[str, Any] = {
             {'kind': 'option', 'name': 'deployment', 'opts': ['--deployment'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'str', 'min': None, 'max': None},
             {'kind': 'option', 'name': 'status', 'opts': ['--status'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'str', 'min': None, 'max': None},
             {'kind': 'option', 'name': 'limit', 'opts': ['--limit'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'int', 'min': 1, 'max': None},
+            {'kind': 'option', 'name': 'since', 'opts': ['--since'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'str', 'min': None, 'max': None},
             {'kind': 'option', 'name': 'json', 'opts': ['--json'], 'secondary': [], 'flag': True, 'multiple': False, 'required': False, 'type': 'bool', 'min': None, 'max': None},
             {'kind': 'option', 'name': 'project', 'opts': ['--project'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'str', 'min': None, 'max': None},
             {'kind': 'option', 'name': 'db', 'opts': ['--db'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'str', 'min': None, 'max': None},
             {'kind': 'option', 'name': 'scheduled', 'opts': ['--scheduled'], 'secondary': [], 'flag': True, 'multiple': False, 'required': False, 'type': 'bool', 'min': None, 'max': None},
         ],
-        'verb': {'module': 'runs_cmd', 'function': 'run', 'args': [{'kwarg': 'action', 'const': 'list'}, {'kwarg': 'deployment', 'param': 'deployment', 'absent': None}, {'kwarg': 'status', 'param': 'status', 'absent': None}, {'kwarg': 'limit', 'param': 'limit', 'absent': 20}, {'kwarg': 'json_out', 'param': 'json', 'absent': False}, {'kwarg': 'project', 'param': 'project', 'absent': None}, {'kwarg': 'db', 'param': 'db', 'absent': None}, {'kwarg': 'scheduled', 'param': 'scheduled', 'absent': False}]},
+        'verb': {'module': 'runs_cmd', 'function': 'run', 'args': [{'kwarg': 'action', 'const': 'list'}, {'kwarg': 'deployment', 'param': 'deployment', 'absent': None}, {'kwarg': 'status', 'param': 'status', 'absent': None}, {'kwarg': 'limit', 'param': 'limit', 'absent': 20}, {'kwarg': 'since', 'param': 'since', 'absent': None}, {'kwarg': 'json_out', 'param': 'json', 'absent': False}, {'kwarg': 'project', 'param': 'project', 'absent': None}, {'kwarg': 'db', 'param': 'db', 'absent': None}, {'kwarg': 'scheduled', 'param': 'scheduled', 'absent': False}]},
+    },
+    'runs logs': {
+        'params': [
+            {'kind': 'argument', 'name': 'run_id', 'nargs': 1, 'required': True, 'type': 'str', 'min': None, 'max': None},
+            {'kind': 'argument', 'name': 'step', 'nargs': 1, 'required': False, 'type': 'str', 'min': None, 'max': None},
+            {'kind': 'option', 'name': 'json', 'opts': ['--json'], 'secondary': [], 'flag': True, 'multiple': False, 'required': False, 'type': 'bool', 'min': None, 'max': None},
+            {'kind': 'option', 'name': 'project', 'opts': ['--project'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'str', 'min': None, 'max': None},
+            {'kind': 'option', 'name': 'db', 'opts': ['--db'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'str', 'min': None, 'max': None},
+        ],
+        'verb': {'module': 'runs_cmd', 'function': 'run', 'args': [{'kwarg': 'action', 'const': 'logs'}, {'kwarg': 'run_id', 'param': 'run_id', 'absent': None}, {'kwarg': 'step', 'param': 'step', 'absent': None}, {'kwarg': 'json_out', 'param': 'json', 'absent': False}, {'kwarg': 'project', 'param': 'project', 'absent': None}, {'kwarg': 'db', 'param': 'db', 'absent': None}]},
     },
     'runs prune': {
         'params': [
@@ -299,9 +313,10 @@ TABLE: dict[str, Any] = {
     'watch': {
         'params': [
             {'kind': 'option', 'name': 'run', 'opts': ['--run'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'str', 'min': None, 'max': None},
+            {'kind': 'option', 'name': 'unlocked', 'opts': ['--unlocked'], 'secondary': [], 'flag': True, 'multiple': False, 'required': False, 'type': 'bool', 'min': None, 'max': None},
             {'kind': 'option', 'name': 'project', 'opts': ['--project'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'str', 'min': None, 'max': None},
             {'kind': 'option', 'name': 'db', 'opts': ['--db'], 'secondary': [], 'flag': False, 'multiple': False, 'required': False, 'type': 'str', 'min': None, 'max': None},
         ],
-        'verb': {'module': 'watch_cmd', 'function': 'run', 'args': [{'kwarg': 'deployment', 'param': 'run', 'absent': None}, {'kwarg': 'project', 'param': 'project', 'absent': None}, {'kwarg': 'db', 'param': 'db', 'absent': None}]},
+        'verb': {'module': 'watch_cmd', 'function': 'run', 'args': [{'kwarg': 'deployment', 'param': 'run', 'absent': None}, {'kwarg': 'unlocked', 'param': 'unlocked', 'absent': False}, {'kwarg': 'project', 'param': 'project', 'absent': None}, {'kwarg': 'db', 'param': 'db', 'absent': None}]},
     },
 }

@@ -13,7 +13,14 @@ from wfops.report import render
 def run(*, live: bool, format: str, project: str | None) -> int:
     check_format(format)
     found = Project(project)
-    report = found.check(live=live)
+    if live:
+        # deferred: the progress display (and rich on a terminal); a plain `check` is a hot path
+        from wfops.cli.progress import waiting
+
+        with waiting("the MCP servers the workflows call (their tools are compared with wfops.lock)"):
+            report = found.check(live=True)
+    else:
+        report = found.check(live=False)
     render(report.diagnostics, format, sys.stdout, found.root)
     if format == "text" and report.verified:
         say(verified_line(report.verified, live))

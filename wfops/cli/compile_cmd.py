@@ -6,13 +6,15 @@ import sys
 
 from wfops.api import Project
 from wfops.cli.output import check_format, print_json, say, warn
+from wfops.cli.progress import waiting
 from wfops.report import render
 
 
 def run(*, out: str | None, format: str, project: str | None) -> int:
     check_format(format)
     found = Project(project)
-    report = found.compile(out)
+    with waiting("the checks and the MCP servers the workflows call (their tools are snapshotted)"):
+        report = found.compile(out)
     if not report.written:
         render(report.diagnostics, format, sys.stdout, found.root)
         warn("wfops compile: not written: fix the errors above first")

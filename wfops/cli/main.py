@@ -17,6 +17,7 @@ from typing import Any
 from wfops import exits
 from wfops.cli.argtable import TABLE
 from wfops.cli.fastparse import VerbCall, invoke, parse
+from wfops.cli.pipes import closed_pipes_dropped
 from wfops.errors import UsageError as WfopsUsageError
 from wfops.errors import WfopsError
 from wfops.exits import INTERRUPTED
@@ -28,6 +29,11 @@ _GROUPS = frozenset(name.split()[0] for name in TABLE if " " in name)
 
 def main(argv: list[str] | None = None) -> None:
     args = _project_after_verb(sys.argv[1:] if argv is None else argv)
+    with closed_pipes_dropped():
+        _boundary(args)
+
+
+def _boundary(args: list[str]) -> None:
     try:
         call = parse(args)
         sys.exit(_run(call) if call is not None else _run_typer(args))
@@ -36,8 +42,6 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:
         sys.stderr.write("wfops: interrupted\n")
         sys.exit(INTERRUPTED)
-    except BrokenPipeError:
-        sys.exit(0)
     except BaseException as exc:  # noqa: BLE001 - the boundary: never a raw traceback
         # deferred: cache-hit path (a hit neither fails nor crashes: no crash log, no URL to redact)
         from wfops.crashlog import report_crash

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from wfops import exits
 from wfops.api import Project
+from wfops.api.runs import empty_run_object
 from wfops.cli.inputs import parse_payload, run_input
 from wfops.cli.output import print_json, say, warn
 from wfops.cli.progress import ProgressPrinter
@@ -28,13 +29,14 @@ if TYPE_CHECKING:
 
 
 def run(*, deployment: str, inputs: list[str], input_file: str | None, json_out: bool,
-        project: str | None, db: str | None, executor: str | None = None, no_cache: bool = False) -> int:
+        project: str | None, db: str | None, executor: str | None = None, unlocked: bool = False,
+        no_cache: bool = False) -> int:
 
     with _json_on_error(json_out, deployment=deployment):
         given = run_input(inputs, input_file)
         found = Project(project, db=db)
         return drive(found, lambda on_step: found.run(deployment, given, on_step=on_step, executor=executor,
-                                                      no_cache=no_cache), json_out=json_out)
+                                                      unlocked=unlocked, no_cache=no_cache), json_out=json_out)
 
 
 def resume(*, run_id: str, outcome: str | None, payload: str | None, json_out: bool,
@@ -64,10 +66,10 @@ def _json_on_error(json_out: bool, *, run_id: str | None = None, deployment: str
 
 def refusal(exc: WfopsError, *, run_id: str | None, deployment: str | None) -> dict[str, Any]:
     diagnostics = exc.diagnostics if isinstance(exc, RefusedError) else []
-    return {"run_id": run_id or exc.run_id, "deployment": deployment, "workflow": None, "artifact": None,
-            "status": "refused" if exits.for_error(exc) == 2 else "error", "outcome": None, "output": None,
-            "error": {"type": type(exc).__name__, "message": exc.message, "hint": exc.hint},
-            "interrupt": None, "diagnostics": [d.to_dict() for d in diagnostics]}
+    return empty_run_object(run_id=run_id or exc.run_id, deployment=deployment,
+                            status="refused" if exits.for_error(exc) == 2 else "error",
+                            error={"type": type(exc).__name__, "message": exc.message, "hint": exc.hint},
+                            diagnostics=[d.to_dict() for d in diagnostics])
 
 
 def fork(*, run_id: str, from_step: str, inputs: list[str], input_file: str | None, json_out: bool,
@@ -117,6 +119,8 @@ def print_result(result: Run, *, json_out: bool) -> None:
         print_json(result.to_dict())
         return
     head = f"run {result.run_id} {result.status}"
+    if result.unlocked:
+        say(f"run {result.run_id} ran the working tree (--unlocked), not what wfops.lock records")
     if result.status == "completed":
         say(f"{head} (outcome {result.outcome})")
         if result.output is not None:
@@ -124,7 +128,7 @@ def print_result(result: Run, *, json_out: bool) -> None:
     elif result.status == "failed":
         error = result.error or {}
         say(f"{head} at step {error.get('step')}: {error.get('type')}: {error.get('message')}")
-        say(f"redrive from the failed step with: wfops resume {result.run_id}")
+        say(f"once its cause is fixed, redrive the failed step (same input) with: wfops resume {result.run_id}")
     elif result.status == "interrupted" and result.interrupt is not None:
         interrupt = result.interrupt
         say(f"{head} at step {interrupt.step} ({interrupt.kind})")

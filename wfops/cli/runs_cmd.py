@@ -1,4 +1,4 @@
-"""`wfops runs list|show|trace|prune|rm|copy`: the run history in the store."""
+"""`wfops runs list|show|trace|logs|prune|rm|copy`: the run history in the store."""
 
 from __future__ import annotations
 
@@ -9,28 +9,32 @@ from wfops.cli.output import compact, print_json, say
 from wfops.report.trace import describe
 
 if TYPE_CHECKING:
-    from wfops.api import CopyReport, Run, TraceEntry
+    from wfops.api import CopyReport, Run, StepLog, TraceEntry
 
 
 def run(*, action: str, project: str | None, db: str | None, json_out: bool = False,
         run_id: str | None = None, deployment: str | None = None, status: str | None = None,
-        limit: int | None = None, from_seq: int | None = None, older_than: float | None = None,
-        to: str | None = None, force: bool = False, scheduled: bool = False) -> int:
+        since: str | None = None, limit: int | None = None, from_seq: int | None = None, older_than: float | None = None,
+        to: str | None = None, force: bool = False, step: str | None = None, scheduled: bool = False) -> int:
 
     found = Project(project, db=db)
     if action == "list":
-        return _list(found.runs(deployment=deployment, status=status, limit=limit or 20, scheduled=scheduled),
-                     json_out, _filters(deployment, status) or ("scheduled runs" if scheduled else ""))
+        return _list(found.runs(deployment=deployment, status=status, limit=limit or 20, since=since,
+                                scheduled=scheduled),
+                     json_out, _filters(deployment, status, since) or ("scheduled runs" if scheduled else ""))
     if action == "show":
         return _show(found.get_run(str(run_id)), json_out)
     if action == "trace":
         return _trace(found.trace(str(run_id), from_seq=from_seq, limit=limit), json_out)
+    if action == "logs":
+        return _logs(found.step_logs(str(run_id), step), json_out, step)
     if action == "prune":
         count = found.prune(older_than or 0.0)
         say(f"pruned {count} finished run{'s' if count != 1 else ''} older than {older_than or 0:g} days")
         return 0
     if action == "rm":
-        found.remove_run(str(run_id), force=force)
+        run_id = found.resolve_run(str(run_id))
+        found.remove_run(run_id, force=force)
         say(f"removed run {run_id}")
         return 0
     if action == "copy":
@@ -51,10 +55,12 @@ def _copy(report: CopyReport, json_out: bool) -> int:
     return 0
 
 
-def _filters(deployment: str | None, status: str | None) -> str:
-    """`` `failed` runs of deployment `d` ``, or "" without filters."""
+def _filters(deployment: str | None, status: str | None, since: str | None = None) -> str:
+    """`` `failed` runs of deployment `d` since 2h ``, or "" without filters."""
+    if not (status or deployment or since):
+        return ""
     runs = f"`{status}` runs" if status else "runs"
-    return runs + (f" of deployment `{deployment}`" if deployment else "") if status or deployment else ""
+    return runs + (f" of deployment `{deployment}`" if deployment else "") + (f" since {since}" if since else "")
 
 
 def _list(runs: list[Run], json_out: bool, filters: str) -> int:
@@ -66,7 +72,8 @@ def _list(runs: list[Run], json_out: bool, filters: str) -> int:
         return 0
     rows = [("RUN", "DEPLOYMENT", "STATUS", "OUTCOME", "STEPS", "STARTED (UTC)")]
     for r in runs:
-        rows.append((r.run_id, r.deployment or "-", r.status, r.outcome or "-", str(r.steps),
+        rows.append((r.run_id, r.deployment or "-", r.status + (" (unlocked)" if r.unlocked else "")
+                     + (" (orphaned)" if r.orphaned else ""), r.outcome or "-", str(r.steps),
                      (r.created_at or "")[:19].replace("T", " ")))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     for row in rows:
@@ -82,6 +89,8 @@ def _show(r: Run, json_out: bool) -> int:
     say(f"deployment {r.deployment or '-'}")
     say(f"workflow   {r.workflow} (artifact {r.artifact[:19]})")
     say(f"status     {r.status}" + (f" (outcome {r.outcome})" if r.outcome else ""))
+    if r.unlocked:
+        say("unlocked   it ran the working tree (--unlocked), not what wfops.lock records")
     if r.forked_from:
         say(f"forked     from run {r.forked_from.get('run_id')} before step {r.forked_from.get('step')}")
     if r.slot:
@@ -91,6 +100,8 @@ def _show(r: Run, json_out: bool) -> int:
     say(f"steps      {r.steps}")
     say(f"started    {r.created_at}")
     say(f"updated    {r.updated_at}")
+    if r.duration_ms is not None:
+        say(f"took       {r.duration_ms / 1000:.3f} s")
     if r.details is not None:
         say("input      " + compact(r.details.input))
         say("state      " + compact(r.details.state))
@@ -105,6 +116,19 @@ def _show(r: Run, json_out: bool) -> int:
         say(f"           resume: wfops resume {r.run_id} --outcome OUTCOME --payload '<json>'")
         if r.interrupt.outcomes:
             say("           where OUTCOME is one of: " + ", ".join(r.interrupt.outcomes))
+    return 0
+
+
+def _logs(logs: list[StepLog], json_out: bool, step: str | None) -> int:
+    if json_out:
+        print_json([log.to_dict() for log in logs])
+        return 0
+    if not logs:
+        say("no step logs" + (f" for step {step}" if step else "") + ": its python nodes printed and logged nothing")
+        return 0
+    for log in logs:
+        say(f"== #{log.seq} {log.step}" + (f" attempt {log.attempt}" if log.attempt > 1 else "") + " ==")
+        say(log.text.rstrip("\n"))
     return 0
 
 

@@ -30,6 +30,7 @@ from typer.models import ArgumentInfo, CommandInfo, DefaultPlaceholder, OptionIn
 
 from wfops.cli.app import app
 from wfops.cli.fastparse import VerbCall
+from wfops.cli.helpfmt import PlainHelpCommand
 
 _TYPES: dict[Any, str] = {str: "str", int: "int", float: "float", bool: "bool"}
 # What typer passes when a parameter is given its falsy value: the command must pass it on as is.
@@ -90,7 +91,7 @@ def describe(info: CommandInfo) -> dict[str, Any]:
     for setting in ("context_settings", "deprecated", "no_args_is_help"):
         if _set(getattr(info, setting, None)):
             raise Unsupported(f"the command sets {setting}")
-    if info.cls not in (None, TyperCommand):
+    if info.cls not in (None, TyperCommand, PlainHelpCommand):  # PlainHelpCommand changes only the help
         raise Unsupported(f"the command is a {info.cls.__name__}")
     hints = typing.get_type_hints(callback, include_extras=True)
     signature = inspect.signature(callback)

@@ -3,7 +3,9 @@
 Runs the workflow tests (`tests/**/*.wftest.yaml` by default; PATHS are files or
 folders relative to the current directory) offline with capabilities mocked. Exit 0
 when every case passed, 1 when any failed or errored, 2 for usage errors and invalid
-test files (their findings are printed like `wfops validate`'s).
+test files (their findings are printed like `wfops validate`'s), 5 when test files were
+found but `-k` selected none of their cases (as pytest does). A project without test files
+passes (it says so).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ if TYPE_CHECKING:
     from wfops.api import CaseResult, TestReport
 
 FORMATS = ("text", "json", "junit", "github")
+NO_CASES = 5  # pytest's "no tests collected": a CI job whose -k matches nothing should not pass
 _MARK = {"passed": "PASS", "failed": "FAIL", "error": "ERROR"}
 
 
@@ -52,6 +55,8 @@ def run(*, paths: list[str], pattern: str | None, format: str, output: str | Non
         sys.stdout.write(text)
     if report.invalid:
         return 2
+    if report.files and not report.cases:
+        return NO_CASES
     return 0 if report.ok else 1
 
 
@@ -70,6 +75,8 @@ def plain(report: TestReport, root: Path, *, github: bool) -> str:
                 lines.append(annotation(case, root))
     if not report.files and not report.diagnostics:
         lines.append("no workflow tests found (test files are named *.wftest.yaml; by default under tests/)")
+    elif not report.cases and not report.invalid:
+        lines.append("no case selected: -k matched none of the cases")
     if not report.invalid or report.cases:
         lines.append(f"{report.count('passed')} passed, {report.count('failed')} failed, "
                      f"{report.count('error')} errors in {report.duration:.2f}s")
@@ -88,10 +95,9 @@ def annotation(case: CaseResult, root: Path) -> str:
 
 
 def junit(report: TestReport) -> str:
-    """JUnit XML: one <testsuite> per test file, one <testcase> per case."""
-    suites = ET.Element("testsuites", name="wfops test", tests=str(len(report.cases)),
-                        failures=str(report.count("failed")), errors=str(report.count("error")),
-                        time=f"{report.duration:.3f}")
+    """JUnit XML: one <testsuite> per test file, one <testcase> per case; an invalid test file
+    is a suite of one errored case. The <testsuites> totals are the sums of its suites."""
+    suites = ET.Element("testsuites", name="wfops test", time=f"{report.duration:.3f}")
     by_file: dict[str, list[CaseResult]] = {}
     for case in report.cases:
         by_file.setdefault(case.file, []).append(case)
@@ -110,9 +116,12 @@ def junit(report: TestReport) -> str:
     for d in report.diagnostics:  # an invalid file is an error of its own suite
         if not d.is_error:
             continue
-        suite = ET.SubElement(suites, "testsuite", name=d.file, tests="1", failures="0", errors="1")
+        suite = ET.SubElement(suites, "testsuite", name=d.file, tests="1", failures="0", errors="1", skipped="0",
+                              time="0.000")
         item = ET.SubElement(suite, "testcase", name=f"{d.file}:{d.line}:{d.column}", classname="wfops.validate",
-                             file=d.file, line=str(d.line))
+                             file=d.file, line=str(d.line), time="0.000")
         ET.SubElement(item, "error", message=d.message, type=d.code).text = d.hint or ""
+    for total in ("tests", "failures", "errors"):
+        suites.set(total, str(sum(int(suite.get(total, "0")) for suite in suites)))
     ET.indent(suites)
     return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"

@@ -31,11 +31,12 @@ _IGNORED_DIRS = {".wfops", ".git", "__pycache__", ".venv", "venv", "node_modules
 Handler = Callable[[set[str]], Any]
 
 
-def run(*, deployment: str | None = None, project: str | None = None, db: str | None = None) -> int:
+def run(*, deployment: str | None = None, project: str | None = None, db: str | None = None,
+        unlocked: bool = False) -> int:
     root = Project(project).root
     say(f"watching {root} (Ctrl-C to stop)")
     try:
-        watch_loop(root, lambda changed: one_pass(root, changed, deployment=deployment, db=db))
+        watch_loop(root, lambda changed: one_pass(root, changed, deployment=deployment, db=db, unlocked=unlocked))
     except KeyboardInterrupt:
         say("stopped")
     return 0
@@ -75,7 +76,7 @@ def watch_loop(root: Path, handle: Handler, *, stop_event: threading.Event | Non
 
 
 def one_pass(root: Path, changed: set[str], *, deployment: str | None = None, db: str | None = None,
-             stream: Any = None) -> bool:
+             stream: Any = None, unlocked: bool = False) -> bool:
     """Revalidate (python sources reloaded), print the findings, rerun when clean. True when valid."""
 
     out = stream or sys.stdout
@@ -96,14 +97,14 @@ def one_pass(root: Path, changed: set[str], *, deployment: str | None = None, db
     out.write(f"validated in {(time.perf_counter() - started) * 1000:.0f} ms\n")
     out.flush()
     if deployment and report.ok:
-        _rerun(root, deployment, db, out)
+        _rerun(root, deployment, db, out, unlocked=unlocked)
     return report.ok
 
 
-def _rerun(root: Path, deployment: str, db: str | None, out: Any) -> None:
+def _rerun(root: Path, deployment: str, db: str | None, out: Any, *, unlocked: bool = False) -> None:
     try:
         code = run_cmd.run(deployment=deployment, inputs=[], input_file=None, json_out=False,
-                           project=str(root), db=db)
+                           project=str(root), db=db, unlocked=unlocked)
         out.write(f"run of {deployment} exited {code}\n")
     except WfopsError as exc:  # refused or broken: report it and keep watching
         out.write(f"wfops: error: {exc.message}\n" + (f"  hint: {exc.hint}\n" if exc.hint else ""))

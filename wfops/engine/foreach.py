@@ -50,6 +50,7 @@ async def run_foreach(run: RunContext, frame: Frame, sp: StepPlan, pending: list
         return run.fail(frame, sp, path, clash, kind="foreach", input={"items": len(items)}, attempt=1,
                         started=started)
     done, children = _split_pending(path, pending, sp.on_item_error == "fail")
+    run.step_started(path, "foreach", len(items), len(done))
     results: dict[int, Any] = {i: e.output for i, e in done.items() if e.error is None}
     errors: dict[int, dict[str, Any]] = {i: e.error for i, e in done.items() if e.error is not None}
     stop = asyncio.Event()

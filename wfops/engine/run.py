@@ -136,6 +136,14 @@ class RunContext:
         self.last = run
         return run
 
+    def step_started(self, path: str, kind: str, total: int | None = None, done: int = 0) -> None:
+        """Tell a sink that shows progress (one with an optional `step_started(path, kind,
+        total, done)`) that a step begins; `total`/`done`: a foreach's items. Not durable: a
+        progress display only, nothing is stored."""
+        notice = getattr(self.engine.sink, "step_started", None)
+        if notice is not None:
+            notice(path, kind, total, done)
+
     def elapsed(self) -> float:
         """Seconds this run has been driven, over all its drives (waits at interrupts excluded)."""
         return self.elapsed_before + time.monotonic() - self.started
@@ -333,6 +341,7 @@ class RunContext:
                     self.commit([], self.final(frame))
                 return
             pending, frame.pending = frame.pending, []
+            self.step_started(frame.prefix + sp.id, sp.kind)
             move = await executors[sp.kind](self, frame, sp, pending)
             entry = move.entry
             before = (frame.state, frame.visits.get(sp.id), frame.current)

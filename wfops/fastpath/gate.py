@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from wfops.compiler.artifact import MISSING, text_hash
 from wfops.diagnostics import Diagnostic
+from wfops.fastpath.output_order import with_declared_output
 from wfops.fastpath.snapshot import unchanged
 from wfops.redact import declare_names
 from wfops.sources.registry import load_mcp_source, load_python_source
@@ -83,7 +84,9 @@ def recorded(root: Path, deployment: str) -> Ready | None:
         if not _artifacts_intact(artifacts, texts, entry["children"]):
             return None
         # The engine plans from the normalized forms themselves: a hit builds no workflow model.
-        normalized: dict[str, dict[str, Any]] = {digest: json.loads(text) for digest, text in texts.items()}
+        outputs = entry.get("outputs") or {}
+        normalized: dict[str, dict[str, Any]] = {
+            digest: dict(with_declared_output(json.loads(text), outputs.get(digest))) for digest, text in texts.items()}
         return Ready(entry["workflow"], {wf: normalized[digest] for wf, digest in artifacts.items()},
                      artifacts, normalized, dict(entry["bindings"]),
                      warnings=[Diagnostic(**d) for d in entry["warnings"]],

@@ -43,8 +43,12 @@ class Gate:
 
 
 def check_deployment(validation: Validation, name: str, *,
-                     live_catalog: Mapping[str, Mapping[str, Capability]] | None = None) -> Gate:
-    """Decide whether deployment `name` may run. Never raises for bad projects: see `Gate.diagnostics`."""
+                     live_catalog: Mapping[str, Mapping[str, Capability]] | None = None,
+                     unlocked: bool = False) -> Gate:
+    """Decide whether deployment `name` may run. Never raises for bad projects: see `Gate.diagnostics`.
+
+    `unlocked`: the working tree as it is (the dev loop): the project must still be valid and
+    its pins must match, but the lock is neither read nor compared."""
     project = validation.project
     loaded = project.deployments.get(name)
     if loaded is None:
@@ -63,17 +67,17 @@ def check_deployment(validation: Validation, name: str, *,
     assert compiled.artifacts is not None
     tree = compiled.artifacts.tree(root)
     scope = Scope(workflows=frozenset(tree), deployments=frozenset({name}))
+    refusals: list[Diagnostic] = []
+    warnings: list[Diagnostic] = []
     try:
-        lock = read_lock(project.root)
+        lock = None if unlocked else read_lock(project.root)
     except WfopsError as exc:
         return Gate(ok=False, diagnostics=[error("corrupt-lock", exc.message, LOCK_NAME, hint=exc.hint)])
     text = lock_path(project.root).read_text(encoding="utf-8") if lock is not None else None
 
-    refusals: list[Diagnostic] = []
-    warnings: list[Diagnostic] = []
-    if lock is None:
+    if lock is None and not unlocked:
         refusals += compare(validation, compiled, None, None)
-    else:
+    elif lock is not None:
         # Structure: the lock must describe these very artifacts and bindings.
         structural = [d for d in compare(validation, compiled, lock, text, scope)
                       if d.code not in ("capability-drift", "capability-missing", "source-missing")]

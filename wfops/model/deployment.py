@@ -19,7 +19,7 @@ class LocalExecutorSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    kind: Literal["local"] = "local"
+    kind: Literal["local"] = Field("local", description="Calls run in the process that drives the run.")
 
 
 class DaskExecutorSpec(BaseModel):
@@ -27,7 +27,7 @@ class DaskExecutorSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    kind: Literal["dask"]
+    kind: Literal["dask"] = Field(description="Python-source calls run as tasks on a Dask cluster.")
     address: str = Field(pattern=DASK_ADDRESS, description="The scheduler, e.g. tcp://HOST:8786.")
 
 
@@ -67,13 +67,14 @@ class ScheduleEntry(BaseModel):
 class Deployment(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
-    name: str = Field(pattern=NAME_PATTERN)
-    description: str | None = None
+    name: str = Field(pattern=NAME_PATTERN, description="Unique in the project; what `wfops run` takes.")
+    description: str | None = Field(None, description="What the deployment is for, for people.")
     workflow: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*(@sha256:[0-9a-f]{4,64})?$",
                           description="Workflow name, or name@sha256:<prefix> to pin an artifact.")
     bindings: dict[str, str] = Field(default_factory=dict, description="Logical source -> concrete source id.",
                                      json_schema_extra={"propertyNames": {"not": {"const": "std"}}})
-    drift: Literal["fail", "warn"] = "fail"
+    drift: Literal["fail", "warn"] = Field("fail", description="fail: a capability contract that changed since "
+                                           "wfops.lock refuses the run; warn: it is reported and the run goes on.")
     input: dict[str, Any] = Field(default_factory=dict, description="Defaults, merged under CLI input.")
     secrets: list[str] = Field(default_factory=list, description="Env var names readable as $secret.NAME.")
     # A default instance, not a factory, so the schema states it (the plain loader reads it there).

@@ -19,10 +19,11 @@ class _Strict(BaseModel):
 
 
 class PythonSource(_Strict):
-    kind: Literal["python"]
+    kind: Literal["python"] = Field(description="A python module of the project: each @wfops.node function "
+                                    "is a capability.")
     module: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$",
                         description="Dotted module importable relative to the project root.")
-    description: str | None = None
+    description: str | None = Field(None, description="What the source offers, for people.")
 
 
 class ToolCache(_Strict):
@@ -42,18 +43,19 @@ class ToolDefaults(_Strict):
 
 
 class McpSource(_Strict):
-    kind: Literal["mcp"]
+    kind: Literal["mcp"] = Field(description="An MCP server (stdio `command` or HTTP `url`): each tool is a "
+                                 "capability.")
     command: list[Annotated[str, Field(min_length=1)]] | None = Field(
         None, min_length=1, description="argv list of a stdio server.")
     url: str | None = Field(None, pattern=r"^https?://", description="Streamable HTTP endpoint.")
     env: dict[Annotated[str, Field(pattern=ENV_NAME_PATTERN)], str] = Field(
         default_factory=dict, description="Extra environment of the server; values may use ${NAME}.")
-    cwd: str | None = None
+    cwd: str | None = Field(None, description="Working directory of a stdio server, inside the project.")
     timeout: float = Field(30, gt=0, description="Seconds per tool call.")
     tools: dict[str, ToolDefaults] = Field(default_factory=dict, description="Tool name -> its `retry`/"
                                            "`timeout` defaults (part of its contract in wfops.lock) and "
                                            "its `cache` default.")
-    description: str | None = None
+    description: str | None = Field(None, description="What the source offers, for people.")
 
     @field_validator("command", mode="before")
     @classmethod
@@ -77,7 +79,8 @@ SourceSpec = Annotated[PythonSource | McpSource, Field(discriminator="kind")]
 
 
 class SourcesFile(_Strict):
-    sources: dict[Annotated[str, Field(pattern=SOURCE_ID_PATTERN)], SourceSpec] = Field(default_factory=dict)
+    sources: dict[Annotated[str, Field(pattern=SOURCE_ID_PATTERN)], SourceSpec] = Field(
+        default_factory=dict, description="Source id -> a python module or an MCP server (`std` is built in).")
 
     @field_validator("sources")
     @classmethod

@@ -99,7 +99,7 @@ CatchSpec = Annotated[
 class _StepBase(_Strict):
     kind: ClassVar[StepKind]
     id: str = Field(pattern=STEP_ID_PATTERN, description="Unique step id in this workflow; `end` is reserved.")
-    description: str | None = None
+    description: str | None = Field(None, description="What the step does, for people (not used by the run).")
 
     @field_validator("id")
     @classmethod
@@ -133,9 +133,9 @@ class CallStep(_Routed):
     uses: str = Field(pattern=r"^[A-Za-z0-9_-]+\.[^\s]+$", description="`<logical source>.<capability>`")
     with_: dict[str, Any] = Field(default_factory=dict, alias="with", description="Input bindings.")
     save: Save | None = Field(None, description="Output field -> state path, or one state path for the whole output.")
-    retry: Retry | None = None
+    retry: Retry | None = Field(None, description="Attempts and backoff when the call fails.")
     timeout: float | None = Field(None, gt=0, description="Seconds per attempt.")
-    catch: CatchSpec | None = None
+    catch: CatchSpec | None = Field(None, description="Where to route (and save the error) when the step still fails.")
     cache: bool | Cache | None = Field(None, description="Serve a success from the step cache: `true` (no "
                                        "expiry), `{ttl, key}`, or `false` against the capability's default.")
 
@@ -144,9 +144,10 @@ class SubworkflowStep(_Routed):
     kind: ClassVar[StepKind] = "workflow"
     workflow: str = Field(pattern=NAME_PATTERN, description="Name of the child workflow.")
     with_: dict[str, Any] = Field(default_factory=dict, alias="with", description="The child's input.")
-    save: Save | None = None
-    timeout: float | None = Field(None, gt=0)
-    catch: CatchSpec | None = None
+    save: Save | None = Field(None, description="Output field of the child -> state path, or one state path "
+                              "for its whole output.")
+    timeout: float | None = Field(None, gt=0, description="Seconds for the child workflow.")
+    catch: CatchSpec | None = Field(None, description="Where to route (and save the error) when the child fails.")
 
 
 class ConditionStep(_StepBase):
@@ -165,21 +166,27 @@ class ConditionStep(_StepBase):
 class ForeachStep(_Routed):
     kind: ClassVar[StepKind] = "foreach"
     foreach: str = Field(pattern=r"^\$[^$]", description="A path to an array (`$$` would be a literal).")
-    uses: str | None = Field(None, pattern=r"^[A-Za-z0-9_-]+\.[^\s]+$")
-    workflow: str | None = Field(None, pattern=NAME_PATTERN)
+    uses: str | None = Field(None, pattern=r"^[A-Za-z0-9_-]+\.[^\s]+$",
+                             description="`<logical source>.<capability>` called once per item (or `workflow`).")
+    workflow: str | None = Field(None, pattern=NAME_PATTERN,
+                                 description="Child workflow run once per item (or `uses`).")
     with_: dict[str, Any] = Field(default_factory=dict, alias="with", description="Per item; may use $item, $index.")
     as_: str = Field("item", alias="as", pattern=r"^[a-z][a-z0-9_]*$",
                      description="The item's name in `with`: `$item` by default, `$<as>` when given.")
     save: Save | None = Field(None, description="Where the list of item results goes.")
     save_each: Save | None = Field(None, description="Where each item's result goes, through the field's "
                                    "reducer, in item order, as the items commit (e.g. an `add` field sums them).")
-    mode: Literal["serial", "parallel"] = "serial"
-    concurrency: int | None = Field(None, ge=1, le=1000)
-    on_item_error: Literal["fail", "collect", "skip"] = "fail"
+    mode: Literal["serial", "parallel"] = Field("serial", description="serial: one item after the other; "
+                                                "parallel: items side by side (see `concurrency`).")
+    concurrency: int | None = Field(None, ge=1, le=1000, description="Items at once in parallel mode "
+                                    "(default: all).")
+    on_item_error: Literal["fail", "collect", "skip"] = Field(
+        "fail", description="fail: a failing item fails the step; collect: the failures are saved to `errors`; "
+        "skip: failed items are left out.")
     errors: SaveTarget | None = Field(None, description="Where collected item errors go.")
-    retry: Retry | None = None
-    timeout: float | None = Field(None, gt=0)
-    catch: CatchSpec | None = None
+    retry: Retry | None = Field(None, description="Attempts and backoff for each item's call.")
+    timeout: float | None = Field(None, gt=0, description="Seconds per item attempt.")
+    catch: CatchSpec | None = Field(None, description="Where to route (and save the error) when the step still fails.")
 
     @model_validator(mode="after")
     def _one_body(self) -> ForeachStep:
@@ -208,7 +215,7 @@ class ParallelStep(_Routed):
     errors: SaveTarget | None = Field(None, description="Where collected branch errors go "
                                       "(`[{branch, type, message, step}]`).")
     timeout: float | None = Field(None, gt=0, description="Seconds for all the branches.")
-    catch: CatchSpec | None = None
+    catch: CatchSpec | None = Field(None, description="Where to route (and save the error) when the step fails.")
 
     @field_validator("parallel")
     @classmethod
@@ -227,7 +234,8 @@ class InterruptStep(_StepBase):
     interrupt: str = Field(pattern=r"^[A-Za-z0-9_.-]+$", description="Kind of request, e.g. approval.")
     request: Any = Field(None, description="What the run asks for; paths resolved.")
     resume_schema: dict[str, Any] | None = Field(None, description="JSON Schema of the resume payload.")
-    save: Save | None = None
+    save: Save | None = Field(None, description="Payload field -> state path, or one state path for the "
+                              "whole payload.")
     on: dict[str, StepRef] = Field(description="Resume outcome -> next step.", min_length=1)
 
 
@@ -283,13 +291,14 @@ class StateField(BaseModel):
 class Workflow(_Strict):
     name: str = Field(pattern=NAME_PATTERN, description="Unique in the project.")
     version: int | str | None = Field(None, description="Optional human label.")
-    description: str | None = None
+    description: str | None = Field(None, description="What the workflow does, for people (shown by tools).")
     input: dict[str, Any] | None = Field(None, description="JSON Schema (2020-12) of the run input.")
     state: dict[str, StateField] = Field(default_factory=dict, description="Field -> JSON Schema + reducer.")
     output: dict[str, Any] | None = Field(None, description="Output field -> path or literal.")
-    output_schema: dict[str, Any] | None = None
+    output_schema: dict[str, Any] | None = Field(None, description="JSON Schema the output must match.")
     start: StepRef | None = Field(None, description="First step; default: the first in `steps`.")
     timeout: float | None = Field(None, gt=0, description="Seconds for the whole run (waits at interrupts "
                                   "not counted); past it the run fails with a `Timeout` error.")
-    steps: list[Step] = Field(min_length=1)
+    steps: list[Step] = Field(min_length=1, description="The steps; the run starts at `start` (default: the "
+                              "first) and follows each step's routes.")
 

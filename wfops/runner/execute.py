@@ -21,6 +21,7 @@ from wfops.engine.engine import Engine
 from wfops.engine.fork import fork_point
 from wfops.engine.types import RunSnapshot
 from wfops.errors import ProjectNotFound, RefusedError, UsageError, WfopsError
+from wfops.fastpath.output_order import declared_outputs, with_declared_output
 from wfops.loader.project import find_root, load_project, project_db_path
 from wfops.runner.gate_record import Ready, contracts_match, from_gate, recorded
 from wfops.runner.gate_record import save as save_record
@@ -50,6 +51,7 @@ class RunOptions:
     on_start: Callable[[str], None] | None = None  # told the run id once the run is in the store
     no_cache: bool = False  # `--no-cache`: every step runs; the step cache is neither read nor written
     slot: Slot | None = None  # the schedule slot the run claims as it is created (`SlotTaken` if claimed)
+    unlocked: bool = False        # run the working tree (validated, not compared with the lock)
 
 
 @dataclass(frozen=True)
@@ -95,6 +97,8 @@ async def run_deployment(options: RunOptions) -> RunResult:
     stored when the run may not start.
     """
     root = find_root(explicit=options.project)
+    if options.unlocked:
+        refuse_unlocked_in_ci()
     refuse_linked_state(root)  # before the gate record or the store is read or written
     max_output_bytes()  # a bad WFOPS_MAX_OUTPUT_BYTES is a usage error before anything runs
     cache_limits()  # and so are bad step cache limits
@@ -102,7 +106,7 @@ async def run_deployment(options: RunOptions) -> RunResult:
     store: Any = None
     stored: str | None = None  # the run's id once it is in the store: every error after names it
     try:
-        async with _gated(root, options.deployment) as (ready, opened):
+        async with _gated(root, options.deployment, unlocked=options.unlocked) as (ready, opened):
             secret_values = read_secrets(ready.secrets)
             refuse_secret_values(options.input, secret_values, "input")
             run_input = merge(ready.input, options.input)
@@ -114,7 +118,9 @@ async def run_deployment(options: RunOptions) -> RunResult:
                 with store.run_lock(run_id):
                     store.begin_run(run_id, artifacts=ready.artifacts, normalized=ready.normalized,
                                     meta={"bindings": dict(ready.bindings), "secrets": list(ready.secrets),
-                                          "project": str(root), "executor": choice.name},
+                                          "project": str(root), "executor": choice.name,
+                                          "outputs": declared_outputs(ready.workflows, ready.artifacts),
+                                          **({"unlocked": True} if options.unlocked else {})},
                                     texts=ready.texts, slot=options.slot)
                     stored = run_id
                     stop = StopSignal(store)
@@ -136,10 +142,11 @@ async def run_deployment(options: RunOptions) -> RunResult:
 
 
 @asynccontextmanager
-async def _gated(root: Path, name: str) -> AsyncIterator[tuple[Ready, dict[str, Any]]]:
+async def _gated(root: Path, name: str, *, unlocked: bool = False) -> AsyncIterator[tuple[Ready, dict[str, Any]]]:
     """The run's decision and its opened sources: from the gate record when every input is
-    unchanged and the sources report the recorded contracts, else from the full checks."""
-    ready = recorded(root, name)
+    unchanged and the sources report the recorded contracts, else from the full checks.
+    `unlocked` always runs the full checks, without the lock, and records nothing."""
+    ready = None if unlocked else recorded(root, name)
     if ready is not None:
         async with opened_sources(ready.sources, ready.source_ids) as opened:
             if contracts_match(ready, live_catalog(opened)):
@@ -150,20 +157,29 @@ async def _gated(root: Path, name: str) -> AsyncIterator[tuple[Ready, dict[str, 
     from wfops.lock.gate import check_deployment
 
     validation = validate_project(root)
-    gate = check_deployment(validation, name)
+    gate = check_deployment(validation, name, unlocked=unlocked)
     _refuse_unless_ok(gate, name)
     deployment = validation.project.deployments[name].model
     ids = used_sources(gate.workflows.values(), gate.bindings)
     remote = [i for i in ids if i in validation.sources and validation.sources[i].kind == "mcp"]
     async with opened_sources(validation.sources, ids) as opened:
         if remote:  # python and std contracts were read at validation; MCP ones only now
-            gate = check_deployment(validation, name, live_catalog=live_catalog({i: opened[i] for i in remote}))
+            gate = check_deployment(validation, name, live_catalog=live_catalog({i: opened[i] for i in remote}),
+                                    unlocked=unlocked)
             _refuse_unless_ok(gate, name, live=True)
         ready = from_gate(gate, input=dict(deployment.input), secrets=list(deployment.secrets),
                           sources=dict(validation.sources), source_ids=ids,
                           executor=ExecutorChoice.of_deployment(deployment.executor).name)
-        save_record(root, name, validation, ready, live_catalog(opened))
+        if not unlocked:  # the record stands for the locked decision only
+            save_record(root, name, validation, ready, live_catalog(opened))
         yield ready, opened
+
+
+def refuse_unlocked_in_ci() -> None:
+    """CI runs what the lock says: a run of the working tree there would hide a stale lock."""
+    if os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no"):
+        raise RefusedError("--unlocked is refused when CI is set: CI runs what wfops.lock records",
+                           hint="run `wfops compile` and commit wfops.lock, then run without --unlocked")
 
 
 async def resume_run(options: ResumeOptions) -> RunResult:
@@ -195,7 +211,7 @@ async def fork_run(options: ForkOptions) -> RunResult:
         source = record.snapshot
         if root is None:
             root = _stored_root(record.meta, options.run_id)
-        workflows, _artifacts = _stored_workflows(store, source.run_id)
+        workflows, _artifacts = _stored_workflows(store, source.run_id, record.meta)
         top = workflows[source.workflow]
         if options.from_step not in {step.id for step in top.steps}:
             raise RefusedError(f"workflow {source.workflow} of run {source.run_id} has no step {options.from_step!r}",
@@ -251,7 +267,7 @@ async def _drive_stored(store: Any, root: Path, run_id: str, outcome: str | None
             raise UsageError(f"run {snapshot.run_id} is {snapshot.status} and not waiting at an interrupt; "
                              "resume it without --outcome/--payload")
         store.clear_cancel(run_id)  # a request that came after the last stop is for that drive only
-        workflows, artifacts = _stored_workflows(store, snapshot.run_id)
+        workflows, artifacts = _stored_workflows(store, snapshot.run_id, record.meta)
         bindings = dict(record.meta.get("bindings") or {})
         secret_values = read_secrets(record.meta.get("secrets") or [])
         refuse_secret_values(payload, secret_values, "payload")
@@ -279,10 +295,13 @@ async def _drive_stored(store: Any, root: Path, run_id: str, outcome: str | None
     return RunResult(final, warnings)
 
 
-def _stored_workflows(store: Any, run_id: str) -> tuple[dict[str, Any], dict[str, str]]:
-    """The run's workflow models, rebuilt from its stored artifacts, and their hashes."""
+def _stored_workflows(store: Any, run_id: str, meta: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+    """The run's workflow models, rebuilt from its stored artifacts (outputs in their declared
+    key order), and their hashes."""
     stored = store.run_workflows(run_id)
-    workflows = {name: load_artifact(normalized) for name, (_h, normalized) in stored.items()}
+    outputs = meta.get("outputs") or {}
+    workflows = {name: load_artifact(with_declared_output(normalized, outputs.get(digest)))
+                 for name, (digest, normalized) in stored.items()}
     return workflows, {name: digest for name, (digest, _n) in stored.items()}
 
 

@@ -14,6 +14,7 @@ from wfops.canonical import canonical_json
 from wfops.compiler.artifact import MISSING
 from wfops.errors import WfopsError
 from wfops.fastpath.gate import RECORDS, Ready, contracts_match, record_path, recorded
+from wfops.fastpath.output_order import declared_outputs
 from wfops.fastpath.snapshot import build, file_hash, listing
 from wfops.loader.project import LOCK_FILE, SOURCES_FILE
 from wfops.runner.sources import used_refs
@@ -82,7 +83,7 @@ def save(root: Path, deployment: str, validation: Validation, ready: Ready,
         "bindings": ready.bindings, "input": ready.input, "secrets": ready.secrets,
         "warnings": [d.to_dict(subject=True) for d in ready.warnings],
         "source_ids": ready.source_ids, "sources": _declarations(validation, ready.source_ids),
-        "contracts": contracts, "executor": ready.executor,
+        "contracts": contracts, "executor": ready.executor, "outputs": declared_outputs(ready.workflows, ready.artifacts),
     }
     target = record_path(root, deployment)
     try:

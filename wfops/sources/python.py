@@ -43,6 +43,7 @@ from wfops.sources.modules import (  # re-exported: python sources are loaded th
     module_file,
     prints_to_stderr,
 )
+from wfops.sources.steplogs import capturing
 
 T = TypeVar("T")
 # Outcomes are `on:` keys, and a subworkflow's outcomes are `end:` values: the same alphabet.
@@ -211,7 +212,7 @@ class PythonSource:
     async def call(self, name: str, payload: dict[str, Any], context: StepContext) -> CallResult:
         spec, func, model, kwargs = self._prepare(name, payload, context)
         try:
-            with prints_to_stderr(), in_project_dir(self.root):
+            with capturing(context), prints_to_stderr(), in_project_dir(self.root):
                 if spec.is_async:
                     returned = await func(model, **kwargs)
                 else:

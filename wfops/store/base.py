@@ -22,7 +22,15 @@ from wfops.canonical import canonical_json
 from wfops.engine.types import RunSnapshot, TraceEntry
 from wfops.errors import InvalidArgument, StoreError, UnknownRunError
 from wfops.store.cache import CacheStore, attach_hits
-from wfops.store.protocol import FINISHED, RunFilter, RunRecord, Slot, SlotRecord, SlotTaken
+from wfops.store.protocol import (
+    FINISHED,
+    RunFilter,
+    RunRecord,
+    Slot,
+    SlotRecord,
+    SlotTaken,
+    StepLog,
+)
 from wfops.store.queries import Dialect, Queries, clamp
 from wfops.store.rows import (
     LARGE_OUTPUT,
@@ -306,18 +314,9 @@ class SqlStore(CacheStore, ABC):
         return self._record(row)
 
     def list_runs(self, *, deployment: str | None = None, status: str | None = None,
-                  limit: int = 20, scheduled: bool = False) -> list[RunRecord]:
-        param = self._q.dialect.param
-        where, args = [], []
-        if scheduled:
-            where.append("r.id IN (SELECT s.run_id FROM schedule_slots s)")
-        if deployment is not None:
-            where.append(f"r.deployment = {param}")
-            args.append(deployment)
-        if status is not None:
-            where.append(f"r.status = {param}")
-            args.append(status)
-        clause = f"WHERE {' AND '.join(where)}" if where else ""
+                  limit: int = 20, since: str | None = None, scheduled: bool = False) -> list[RunRecord]:
+        clause, args = self._where(RunFilter(deployment=deployment, status=status, since=since),
+                                   scheduled=scheduled)
         with self._errors("list runs"):
             rows = self.conn.execute(f"{self._q.select_runs} {clause} {self._q.list_runs_order}",
                                      (*args, clamp(limit))).fetchall()
@@ -373,9 +372,12 @@ class SqlStore(CacheStore, ABC):
             rows = self.conn.execute(f"SELECT r.status, count(*) FROM runs r {clause} GROUP BY r.status", args).fetchall()
         return {str(status): int(n) for status, n in rows}
 
-    def _where(self, filters: RunFilter) -> tuple[str, list[Any]]:
+    def _where(self, filters: RunFilter, *, scheduled: bool = False) -> tuple[str, list[Any]]:
+        """The WHERE clause (and its arguments) of the runs `filters` match; `scheduled`: only
+        those a schedule started."""
         param = self._q.dialect.param
-        where, args = [], []
+        where: list[str] = ["r.id IN (SELECT s.run_id FROM schedule_slots s)"] if scheduled else []
+        args: list[Any] = []
         for column, value in (("r.deployment", filters.deployment), ("r.status", filters.status),
                               ("r.outcome", filters.outcome)):
             if value is not None:
@@ -388,6 +390,23 @@ class SqlStore(CacheStore, ABC):
             where.append(f"r.created_at < {param}")
             args.append(filters.until)
         return (f"WHERE {' AND '.join(where)}" if where else ""), args
+
+    def add_step_logs(self, run_id: str, logs: list[StepLog]) -> None:
+        if not logs:
+            return
+        insert = self._q.dialect.insert_ignore("INTO step_logs (run_id, seq, step, attempt, text) VALUES (?,?,?,?,?)")
+        with self._transaction("store step logs") as tx:
+            tx.executemany(insert, [(run_id, log.seq, log.step, log.attempt, log.text) for log in logs])
+
+    def step_logs(self, run_id: str, step: str | None = None) -> list[StepLog]:
+        self.get_run(run_id)
+        sql = self._q.dialect.sql("SELECT seq, step, attempt, text FROM step_logs WHERE run_id=? ORDER BY seq")
+        with self._errors("read step logs"):
+            rows = self.conn.execute(sql, (run_id,)).fetchall()
+        found = [StepLog(int(r[0]), r[1], int(r[2]), r[3]) for r in rows]
+        if step is None:
+            return found
+        return [log for log in found if log.step == step or log.step.startswith((f"{step}[", f"{step}/"))]
 
     def _record(self, row: Any) -> RunRecord:
         """The run record, its output whole again (see `shared_output`)."""

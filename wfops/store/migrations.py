@@ -175,6 +175,20 @@ ALTER TABLE trace ADD COLUMN extra TEXT;
 """
 
 
+# v9: step logs: what a python node printed and logged in one attempt of a step (its
+# traceback too when it failed), bounded and masked, kept beside that attempt's trace entry.
+_V9 = """
+CREATE TABLE step_logs (
+    run_id   TEXT NOT NULL,
+    seq      INTEGER NOT NULL,
+    step     TEXT NOT NULL,
+    attempt  INTEGER NOT NULL,
+    text     TEXT NOT NULL,
+    PRIMARY KEY (run_id, seq)
+) @WITHOUT_ROWID@;
+"""
+
+
 @dataclass(frozen=True)
 class Migration:
     version: int
@@ -190,7 +204,8 @@ class Migration:
 
 
 MIGRATIONS: list[Migration] = [Migration(1, _V1), Migration(2, _V2), Migration(3, _V3), Migration(4, _V4),
-                               Migration(5, _V5), Migration(6, _V6), Migration(7, _V7), Migration(8, _V8)]
+                               Migration(5, _V5), Migration(6, _V6), Migration(7, _V7), Migration(8, _V8),
+                               Migration(9, _V9)]
 LATEST = MIGRATIONS[-1].version
 
 

@@ -68,6 +68,19 @@ class RunFilter:
     until: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class StepLog:
+    """What one attempt of a step printed and logged (bounded, masked)."""
+
+    seq: int          # its trace entry
+    step: str
+    attempt: int
+    text: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"seq": self.seq, "step": self.step, "attempt": self.attempt, "text": self.text}
+
+
 class Store(Protocol):
     """A durable home for artifacts, runs and their traces.
 
@@ -93,8 +106,9 @@ class Store(Protocol):
         """Raise `UnknownRunError` for an id the store does not hold."""
 
     def list_runs(self, *, deployment: str | None = None, status: str | None = None,
-                  limit: int = 20, scheduled: bool = False) -> list[RunRecord]:
-        """Newest first; `scheduled`: only runs a schedule started."""
+                  limit: int = 20, since: str | None = None, scheduled: bool = False) -> list[RunRecord]:
+        """Newest first; `since`: created at or after that stamp; `scheduled`: only runs a
+        schedule started."""
 
     def slots(self, deployment: str, *, entry: str | None = None, since: str | None = None,
               unfinished: bool = False, limit: int | None = None) -> list[SlotRecord]:
@@ -113,6 +127,13 @@ class Store(Protocol):
     def trace(self, run_id: str, *, from_seq: int | None = None,
               limit: int | None = None) -> list[TraceEntry]:
         """Entries in seq order; raise `UnknownRunError` for an unknown id."""
+
+    def add_step_logs(self, run_id: str, logs: list[StepLog]) -> None:
+        """Keep the logs of some of a run's trace entries (one per seq; a seq kept already stays)."""
+
+    def step_logs(self, run_id: str, step: str | None = None) -> list[StepLog]:
+        """The run's step logs in seq order (only `step`'s, its attempts and foreach items,
+        when given); raise `UnknownRunError` for an unknown id."""
 
     def run_workflows(self, run_id: str) -> dict[str, tuple[str, dict[str, Any]]]:
         """Workflow name -> (artifact hash, normalized artifact) for everything the run uses."""

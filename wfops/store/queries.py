@@ -20,7 +20,7 @@ INT64 = 2**63 - 1
 # The tables holding a run's rows, and the column naming the run in each: what deleting
 # a run removes (artifacts no run refers to any more go separately).
 RUN_TABLES = (("trace", "run_id"), ("run_artifacts", "run_id"), ("run_inputs", "run_id"),
-              ("cancel_requests", "run_id"), ("cache_hits", "run_id"), ("runs", "id"))
+              ("cancel_requests", "run_id"), ("cache_hits", "run_id"), ("step_logs", "run_id"), ("runs", "id"))
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,172 @@
+"""Step logs: what a python node prints (stdout and stderr), the log records it emits, and
+its traceback when it fails, kept per attempt of its step.
+
+Nodes of one run overlap (a parallel foreach, threads of sync nodes), so the process-wide
+`sys.stdout`/`sys.stderr` are swapped for writers that hand each write to the capture of the
+step whose code is writing (a context variable, which follows the node into its thread) and
+on to the stream as before: output is still shown live where it went. The swap is counted
+like `prints_to_stderr`: the first capture in installs it, the last one out restores.
+
+A finished capture waits, under (run id, step path, attempt), until the runner stores it
+next to the step's trace entry (`take`). Each attempt keeps at most `MAX_LOG_CHARS`: the
+start and the end, with what was cut in between said in one line. Text is masked by the
+process's redactor when stored.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import logging
+import sys
+import threading
+import traceback
+from collections.abc import Iterator
+from typing import IO, Any, cast
+
+from wfops.redact import mask
+from wfops.sources.base import StepContext
+
+MAX_LOG_CHARS = 64_000
+_HEAD = MAX_LOG_CHARS // 4
+
+Key = tuple[str, str, int]  # run id, step path, attempt
+
+
+class Capture:
+    """One attempt's log, bounded: the first `_HEAD` characters, and the newest rest."""
+
+    def __init__(self) -> None:
+        self.head: list[str] = []
+        self.head_size = 0
+        self.tail: list[str] = []
+        self.tail_size = 0
+        self.cut = 0
+
+    def write(self, text: str) -> None:
+        if self.head_size < _HEAD:
+            room = _HEAD - self.head_size
+            self.head.append(text[:room])
+            self.head_size += len(text[:room])
+            text = text[room:]
+        if text:
+            self.tail.append(text)
+            self.tail_size += len(text)
+            limit = MAX_LOG_CHARS - _HEAD
+            while self.tail_size > limit:
+                first = self.tail[0]
+                over = self.tail_size - limit
+                if len(first) <= over:
+                    self.tail.pop(0)
+                    self.tail_size -= len(first)
+                    self.cut += len(first)
+                else:
+                    self.tail[0] = first[over:]
+                    self.tail_size -= over
+                    self.cut += over
+
+    def text(self) -> str:
+        middle = f"\n[... {self.cut} characters cut ...]\n" if self.cut else ""
+        return "".join(self.head) + middle + "".join(self.tail)
+
+
+_current: contextvars.ContextVar[Capture | None] = contextvars.ContextVar("wfops_step_log", default=None)
+_finished: dict[Key, str] = {}
+_lock = threading.Lock()
+_users = 0
+_saved: tuple[Any, Any] | None = None
+
+
+class _Teed:
+    """A stream that also gives each write to the capture of the step that writes."""
+
+    def __init__(self, inner: IO[str]) -> None:
+        self.inner = inner
+
+    def write(self, text: str) -> int:
+        capture = _current.get()
+        if capture is not None:
+            capture.write(text)
+        return self.inner.write(text)
+
+    def __getattr__(self, name: str) -> Any:  # flush, fileno, isatty, encoding, buffer, ...
+        return getattr(self.inner, name)
+
+
+class _Records(logging.Handler):
+    """Log records of a capturing step go into its log; they still reach stderr as before."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        capture = _current.get()
+        if capture is not None:
+            capture.write(f"{record.levelname} {record.name}: {record.getMessage()}\n")
+            if record.exc_info:
+                capture.write("".join(traceback.format_exception(*record.exc_info)))
+        root = logging.getLogger()
+        last = logging.lastResort
+        if len(root.handlers) == 1 and last is not None and record.levelno >= last.level:
+            # Only this handler: stderr shows the record as it would without it (written
+            # outside the capture, which has it already).
+            token = _current.set(None)
+            try:
+                last.handle(record)
+            finally:
+                _current.reset(token)
+
+
+_handler = _Records()
+
+
+def _install() -> None:
+    global _users, _saved
+    with _lock:
+        if _users == 0:
+            _saved = (sys.stdout, sys.stderr)
+            sys.stdout = cast("IO[str]", _Teed(sys.stdout))
+            sys.stderr = cast("IO[str]", _Teed(sys.stderr))
+            logging.getLogger().addHandler(_handler)
+        _users += 1
+
+
+def _uninstall() -> None:
+    global _users, _saved
+    with _lock:
+        _users -= 1
+        if _users == 0 and _saved is not None:
+            sys.stdout, sys.stderr = _saved
+            _saved = None
+            logging.getLogger().removeHandler(_handler)
+
+
+@contextlib.contextmanager
+def capturing(context: StepContext) -> Iterator[None]:
+    """Capture the log of one attempt of a step while inside; a failure's traceback ends it."""
+    capture = Capture()
+    _install()
+    token = _current.set(capture)
+    try:
+        yield
+    except BaseException as exc:
+        capture.write("".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
+        raise
+    finally:
+        _current.reset(token)
+        _uninstall()
+        text = capture.text()
+        if text:
+            with _lock:
+                _finished[(context.run_id, context.step, context.attempt)] = text
+
+
+def take(run_id: str, step: str, attempt: int) -> str | None:
+    """The masked log of that attempt (once: it is then forgotten), or None when it wrote nothing."""
+    with _lock:
+        text = _finished.pop((run_id, step, attempt), None)
+    return storable(mask(text)) if text is not None else None
+
+
+def storable(text: str) -> str:
+    """Text every store backend takes: a lone surrogate (bytes a node decoded with
+    `surrogateescape`) becomes its escape, and NUL, which PostgreSQL text refuses, `\\x00`."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8").replace("\x00", "\\x00")
+
