@@ -33,6 +33,9 @@ MODELS: tuple[str, ...] = (
     "SourcesFile",
     "PythonSource",
     "McpSource",
+    "OpenapiSource",
+    "CommandSource",
+    "CommandCapability",
 )
 
 #: File kind -> the model of the whole file.
@@ -168,7 +171,7 @@ class DaskExecutorSpecFields(PlainModel):
 
 
 class SourcesFileFields(PlainModel):
-    sources: dict[str, objects.PythonSource | objects.McpSource]
+    sources: dict[str, objects.PythonSource | objects.McpSource | objects.OpenapiSource | objects.CommandSource]
 
 
 class PythonSourceFields(PlainModel):
@@ -185,3 +188,38 @@ class McpSourceFields(PlainModel):
     cwd: str | None
     timeout: float
     description: str | None
+    headers: dict[str, str]
+
+
+class OpenapiSourceFields(PlainModel):
+    kind: Literal["openapi"]
+    spec: str
+    base_url: str
+    headers: dict[str, str]
+    timeout: float
+    operations: list[str] | None
+    max_response_bytes: int
+    description: str | None
+
+
+class CommandSourceFields(PlainModel):
+    kind: Literal["command"]
+    capabilities: dict[str, objects.CommandCapability]
+    cwd: str | None
+    env: dict[str, str]
+    timeout: float
+    max_output_bytes: int
+    description: str | None
+
+
+class CommandCapabilityFields(PlainModel):
+    description: str | None
+    argv: list[str]
+    shell: bool
+    input: dict[str, Any]
+    output: dict[str, Any]
+    stdout: Literal["text", "json", "jsonl"]
+    outcomes: dict[str, str]
+    cwd: str | None
+    env: dict[str, str]
+    timeout: float | None
