@@ -9,7 +9,8 @@ Format (version 1), all keys sorted:
       "deployments": {name: {"file", "workflow", "pin", "artifact", "bindings", "drift", "secrets",
                              "requires": {concrete ref: contract hash}}},
       "sources":     {id: {"kind", "capabilities": {name: {"input_schema", "output_schema",
-                                                          "outcomes", "description", "hash"}}}}
+                                                          "outcomes", "description", "hash",
+                                                          "pins" (only when it has some)}}}}
     }
 
 `read_lock` parses and shape-checks the file once into a `Lock`: frozen entries
@@ -57,22 +58,29 @@ class LockedContract:
     outcomes: tuple[str, ...] = ()
     description: str = ""
     hash: str | None = None
+    pins: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """The lock's JSON form (for comparing with a fresh `contract_entry`)."""
-        return {"input_schema": self.input_schema, "output_schema": self.output_schema,
-                "outcomes": list(self.outcomes), "description": self.description, "hash": self.hash}
+        entry = {"input_schema": self.input_schema, "output_schema": self.output_schema,
+                 "outcomes": list(self.outcomes), "description": self.description, "hash": self.hash}
+        if self.pins:
+            entry["pins"] = dict(self.pins)
+        return entry
 
     def as_capability(self, source_id: str, name: str) -> Capability:
         """The capability this contract describes (no outcomes recorded: `ok`)."""
         return Capability(source_id, name, self.input_schema, self.output_schema,
-                          self.outcomes or ("ok",), self.description)
+                          self.outcomes or ("ok",), self.description, pins=dict(self.pins))
 
 
 def contract_entry(cap: Capability) -> dict[str, Any]:
     """A capability's contract in the lock's JSON form (`parse_contract` reads it back)."""
-    return {"input_schema": cap.input_schema, "output_schema": cap.output_schema,
-            "outcomes": list(cap.outcomes), "description": cap.description or "", "hash": cap.contract_hash}
+    entry = {"input_schema": cap.input_schema, "output_schema": cap.output_schema,
+             "outcomes": list(cap.outcomes), "description": cap.description or "", "hash": cap.contract_hash}
+    if cap.pins:
+        entry["pins"] = dict(sorted(cap.pins.items()))
+    return entry
 
 
 def parse_contract(entry: Any) -> LockedContract:
@@ -300,6 +308,7 @@ def _contract(where: str, entry: dict[str, Any]) -> LockedContract:
         outcomes=_str_list(where, entry, "outcomes"),
         description=_optional_str(where, entry, "description") or "",
         hash=_optional_str(where, entry, "hash"),
+        pins=_str_map(where, entry, "pins"),
     )
 
 

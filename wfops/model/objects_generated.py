@@ -198,7 +198,7 @@ class OpenapiSourceFields(PlainModel):
     headers: dict[str, str]
     timeout: float
     operations: list[str] | None
-    max_response_bytes: int
+    max_body_bytes: int
     description: str | None
 
 

@@ -70,8 +70,8 @@ class OpenapiSource(_Strict):
     timeout: float = Field(30, gt=0, description="Seconds per request.")
     operations: list[Annotated[str, Field(min_length=1)]] | None = Field(
         None, description="Only these operations (by operationId, or `METHOD /path`) become capabilities.")
-    max_response_bytes: int = Field(
-        10 * 1024 * 1024, gt=0, description="A response body larger than this fails the step.")
+    max_body_bytes: int = Field(
+        10 * 1024 * 1024, gt=0, description="A request or response body larger than this fails the step.")
     description: str | None = None
 
     @field_validator("spec")

@@ -10,7 +10,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from wfops.canonical import sha256_of
 from wfops.errors import WfopsError
 
-SourceKind = Literal["std", "python", "mcp"]
+SourceKind = Literal["std", "python", "mcp", "openapi", "command"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +46,10 @@ class Capability:
     # Hints a source declares about the capability (an MCP tool's readOnlyHint, destructiveHint, ...).
     # Not part of the contract: they never change its hash or count as drift.
     annotations: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    # What else the contract stands on, by name: a command's executable and the sha256 of a
+    # script of the repository it runs, an OpenAPI document's sha256. Part of the contract
+    # (a changed script is drift); a capability without pins hashes as it always did.
+    pins: Mapping[str, str] = field(default_factory=dict, hash=False)
 
     @property
     def ref(self) -> str:
@@ -53,8 +57,11 @@ class Capability:
 
     @property
     def contract(self) -> dict[str, Any]:
-        return {"input_schema": self.input_schema, "output_schema": self.output_schema,
-                "outcomes": list(self.outcomes)}
+        contract = {"input_schema": self.input_schema, "output_schema": self.output_schema,
+                    "outcomes": list(self.outcomes)}
+        if self.pins:
+            contract["pins"] = dict(sorted(self.pins.items()))
+        return contract
 
     @property
     def contract_hash(self) -> str:
