@@ -114,6 +114,8 @@ class ProgramSource:
         if outcome is None:
             raise CapabilityError(mask(f"{contract.ref}: {_program(argv)} exited with status {code}"
                                        f"{_tail(stderr)}"))
+        if outcome != "ok" and not stdout.strip():
+            return CallResult(outcome, None)  # `exit 3` for "empty" need not print anything
         return CallResult(outcome, masked(self._output(contract.ref, cap, stdout)))
 
     def _argv(self, name: str, cap: CommandCapability, payload: dict[str, Any]) -> list[str]:
