@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import write
+from tests.harness import finishes
 from tests.mcp.helpers import wait_dead
 from wfops.api import Project
 from wfops.errors import CallFailed
@@ -131,7 +132,8 @@ def test_an_undeclared_exit_code_fails_with_the_last_lines_of_stderr(project: Pr
 def test_a_timeout_kills_the_whole_process_group(project: Project, tmp_path: Path) -> None:
     pidfile = tmp_path / "child.pid"
     with pytest.raises(CallFailed) as caught:
-        project.call("scripts.spawns", {"pidfile": str(pidfile)})
+        # The hang guard: a child left holding the pipes would keep the call open.
+        finishes(lambda: project.call("scripts.spawns", {"pidfile": str(pidfile)}), guard=60)
     assert caught.value.error["type"] == "Timeout", caught.value.error
     assert "process group was killed" in caught.value.message
     child = int(pidfile.read_text())
