@@ -24,7 +24,7 @@ class Seen:
     method: str
     path: str
     query: dict[str, list[str]]
-    headers: dict[str, str]
+    headers: dict[str, str]  # names in lower case
     body: Any
 
 
@@ -61,14 +61,16 @@ def _handler(service: Service) -> type[BaseHTTPRequestHandler]:
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length) if length else b""
             body = json.loads(raw) if raw else None
-            service.seen.append(Seen(self.command, url.path, parse_qs(url.query), dict(self.headers.items()), body))
+            service.seen.append(Seen(self.command, url.path, parse_qs(url.query), {k.lower(): v for k, v in self.headers.items()}, body))
             if self.headers.get("Authorization") != f"Bearer {TOKEN}":
                 return self._answer(401, {"error": "unauthorized"})
             parts = url.path.split("/")
             if url.path.startswith("/v1/items/") and self.command == "GET":
                 item = ITEMS.get(parts[3])
                 if item is None:
-                    return self._answer(404, {"error": f"no item {parts[3]}"})
+                    # A careless service quotes the credentials it got: wfops must mask them.
+                    return self._answer(404, {"error": f"no item {parts[3]}",
+                                              "auth": self.headers.get("Authorization")})
                 verbose = parse_qs(url.query).get("verbose") == ["true"]
                 return self._answer(200, {**item, "verbose": verbose})
             if url.path == "/v1/items" and self.command == "POST":

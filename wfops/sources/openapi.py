@@ -206,8 +206,10 @@ def _under(url: httpx2.URL, base: httpx2.URL) -> bool:
 
 
 def _segment(value: Any) -> str:
-    """A path value as one segment: every reserved character encoded, dots too, so `..` stays a name."""
-    return quote(_text(value), safe="").replace(".", "%2E")
+    """A path value as one segment: every reserved character encoded (`/`, `?`, `#`), and a value
+    that is all dots (`..`) too, so it names a segment rather than climbing out of one."""
+    text = quote(_text(value), safe="")
+    return text.replace(".", "%2E") if text.strip(".") == "" else text
 
 
 def _text(value: Any) -> str:
