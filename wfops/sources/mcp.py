@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from wfops.errors import CapabilityError, SourceLost, StepTimeout
-from wfops.redact import mask
+from wfops.redact import mask, masked
 from wfops.sources.base import CallResult, Capability, SourceKind, StepContext
 from wfops.sources.envrefs import expand_all
 from wfops.sources.mcp_result import convert_result, tool_error_text
@@ -131,7 +131,9 @@ class McpClientSource:
         except TimeoutError:
             self._cancel(request)
             raise StepTimeout(self._timeout_message(name)) from None
-        return convert_result(self.id, name, result, structured=name in self._structured)
+        converted = convert_result(self.id, name, result, structured=name in self._structured)
+        # A server may quote the credentials it was sent (`headers:`, `env:`): masked as they enter.
+        return CallResult(converted.outcome, masked(converted.output))
 
     async def close(self) -> None:
         """Stop the session and the server process. Idempotent; never raises for a dead server."""
