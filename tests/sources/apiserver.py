@@ -88,7 +88,7 @@ def _handler(service: Service) -> type[BaseHTTPRequestHandler]:
             if url.path == "/v1/away":
                 return self._answer(302, None, {"Location": service.other_host})
             if url.path == "/v1/moved":
-                return self._answer(307, None, {"Location": f"/v1/items/7"})
+                return self._answer(307, None, {"Location": "/v1/items/7"})
             if url.path == "/v1/teapot":
                 return self._answer(418, {"error": "teapot"})
             return self._answer(404, {"error": "no route"})

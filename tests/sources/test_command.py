@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import write
-from tests.harness import finishes
+from tests.harness import finishes, run_cli
 from tests.mcp.helpers import wait_dead
 from wfops.api import Project
 from wfops.errors import CallFailed
+from wfops.fastpath import snapshot
 
 ARGV = textwrap.dedent("""\
     import json, os, sys
@@ -187,7 +188,7 @@ def test_shell_true_quotes_each_value(tmp_path: Path) -> None:
     assert not (root / "pwned").exists()
 
 
-def test_the_environment_is_not_left_to_the_program_s_secrets(tmp_path: Path) -> None:
+def test_an_unset_env_reference_fails_the_call_before_the_program_starts(tmp_path: Path) -> None:
     """`env:` values name variables; an unset one is a clear failure, not an empty token."""
     root = write(tmp_path, {"sources.yaml": textwrap.dedent("""\
         sources:
@@ -201,3 +202,15 @@ def test_the_environment_is_not_left_to_the_program_s_secrets(tmp_path: Path) ->
     with pytest.raises(CallFailed) as caught:
         Project(root).call("sh.greet", {})
     assert "needs the environment variable WFOPS_TEST_UNSET_TOKEN" in caught.value.message
+
+
+def test_an_edited_script_misses_the_validate_replay(tmp_path: Path) -> None:
+    """The check of the lock reads the script's hash: a replayed validate must not hide it."""
+    root = write(tmp_path, {"sources.yaml": SOURCES, "workflows/count.yaml": WORKFLOW, "scripts/wc.py": WC,
+                            "scripts/argv.py": ARGV, "scripts/spawns.py": SPAWNS})
+    assert run_cli("compile", cwd=root).code == 0
+    assert run_cli("validate", cwd=root).code == 0
+    (root / "scripts" / "wc.py").write_text(WC + "# edited\n")
+    assert run_cli("check", cwd=root).code == 1
+    names = snapshot.python_inputs(root)
+    assert "scripts/wc.py" in names

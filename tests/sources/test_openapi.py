@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import write
+from tests.harness import run_cli
 from tests.runner.hostile import assert_no_secret
 from tests.sources.apiserver import TOKEN, Service, document, serving
 from wfops.api import Project
@@ -196,3 +197,13 @@ def test_a_url_spec_is_refused_with_a_way_out(tmp_path: Path) -> None:
                                             "    base_url: 'http://127.0.0.1:9/v1'\n"})
     [found] = Project(root).validate().diagnostics
     assert found.code == "invalid-source" and "download the document into the repository" in (found.hint or "")
+
+
+def test_an_edited_document_misses_the_validate_replay(tmp_path: Path) -> None:
+    root = write(tmp_path, {"sources.yaml": "sources:\n  shop: {kind: openapi, spec: api/s.yaml, base_url: 'http://127.0.0.1:9/v1'}\n",
+                            "api/s.yaml": document("3.1")})
+    assert run_cli("validate", cwd=root).code == 0
+    assert run_cli("validate", cwd=root).code == 0  # replayed from .wfops/cache
+    (root / "api" / "s.yaml").write_text(document("3.1").replace("openapi: 3.1.0", "openapi: 3.1.0\npaths: 1"))
+    again = run_cli("validate", cwd=root)
+    assert again.code == 1 and "source-spec-error" in again.stdout, again

@@ -30,6 +30,7 @@ from wfops.redact import mask, masked
 from wfops.schemacheck import first_error
 from wfops.sources.base import CallResult, Capability, SourceKind, StepContext
 from wfops.sources.envrefs import expand_all
+from wfops.sources.modules import note_consulted
 
 if TYPE_CHECKING:
     from wfops.model.objects import CommandCapability, CommandSource
@@ -85,7 +86,11 @@ class ProgramSource:
                 continue
             path = self._project_file(cwd, word)
             if path is not None:
-                pins[f"sha256:{path.relative_to(self.root).as_posix()}"] = _sha256(path)
+                rel = path.relative_to(self.root).as_posix()
+                pins[f"sha256:{rel}"] = _sha256(path)
+                # A result cached from this validation depends on the script as on an imported
+                # module: an edit of it must miss.
+                note_consulted(self.root, [rel])
         return pins
 
     def _project_file(self, cwd: Path, word: str) -> Path | None:

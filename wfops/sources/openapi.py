@@ -31,6 +31,7 @@ from wfops.schemacheck import first_error
 from wfops.sources.base import CallResult, Capability, SourceKind, StepContext
 from wfops.sources.envrefs import expand_all
 from wfops.sources.http import origin, same_host_client
+from wfops.sources.modules import note_consulted
 from wfops.sources.openapi_doc import Operation, Response, SpecDocument, read_spec
 
 if TYPE_CHECKING:
@@ -50,6 +51,9 @@ class HttpApiSource:
         self.kind: SourceKind = "openapi"
         self.spec = spec
         self.root = Path(root).resolve()
+        # A result cached from this validation (the validate replay) depends on the document
+        # as on an imported module: an edit of it must miss.
+        note_consulted(self.root, [Path(spec.spec).as_posix()])
         self.document: SpecDocument = read_spec(self.root, spec.spec, spec.operations)
         pins = {f"sha256:{spec.spec}": self.document.sha256}
         self._capabilities = {name: Capability(source_id, name, op.input_schema, op.output_schema, op.outcomes,
