@@ -102,6 +102,15 @@ class ProgramSource:
 
     # -- calls ---------------------------------------------------------------------------
 
+    def call_here(self, name: str, payload: dict[str, Any], context: StepContext) -> CallResult:
+        """The same call from a thread without an event loop (a Dask worker's task thread)."""
+        async def once() -> CallResult:
+            try:
+                return await self.call(name, payload, context)
+            finally:
+                await self.close()
+        return asyncio.run(once())
+
     async def call(self, name: str, payload: dict[str, Any], context: StepContext) -> CallResult:
         cap = self.spec.capabilities.get(name)
         if cap is None:

@@ -14,6 +14,7 @@ output; a 429 or 503 with `Retry-After` is sent again after the wait the server 
 from __future__ import annotations
 
 import asyncio
+import copy
 import email.utils
 import json
 import time
@@ -72,6 +73,19 @@ class HttpApiSource:
         client, self._client = self._client, None
         if client is not None:
             await client.aclose()
+
+    def call_here(self, name: str, payload: dict[str, Any], context: StepContext) -> CallResult:
+        """The same call from a thread without an event loop (a Dask worker's task thread), with
+        an HTTP client of its own: a worker runs several tasks at once, each in its own loop."""
+        own = copy.copy(self)
+        own._client = None
+
+        async def once() -> CallResult:
+            try:
+                return await own.call(name, payload, context)
+            finally:
+                await own.close()
+        return asyncio.run(once())
 
     async def call(self, name: str, payload: dict[str, Any], context: StepContext) -> CallResult:
         op = self.document.operations.get(name)
