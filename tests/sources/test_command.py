@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
+from mcp import Client
 
 from tests.conftest import write
 from tests.harness import finishes, run_cli
@@ -15,6 +18,7 @@ from tests.mcp.helpers import wait_dead
 from wfops.api import Project
 from wfops.errors import CallFailed
 from wfops.fastpath import snapshot
+from wfops.mcpserver.app import build_server
 
 ARGV = textwrap.dedent("""\
     import json, os, sys
@@ -214,3 +218,20 @@ def test_an_edited_script_misses_the_validate_replay(tmp_path: Path) -> None:
     assert run_cli("check", cwd=root).code == 1
     names = snapshot.python_inputs(root)
     assert "scripts/wc.py" in names
+
+
+@pytest.mark.slow  # runs a program
+def test_an_mcp_client_describes_and_calls_a_command_capability(project: Project) -> None:
+    """The MCP face renders the same capability (in-process, over the SDK's memory transport)."""
+    async def main() -> tuple[dict[str, Any], dict[str, Any]]:
+        async with Client(build_server(project)) as client:
+            described = await client.call_tool("describe_capability", {"ref": "scripts.wordcount"})
+            called = await client.call_tool("call_capability", {"ref": "scripts.wordcount",
+                                                                "input": {"text": "a b c d"}})
+            assert described.structured_content is not None and called.structured_content is not None
+            return described.structured_content, called.structured_content
+
+    described, called = asyncio.run(main())
+    assert described["capability"]["outcomes"] == ["ok", "empty"]
+    assert described["capability"]["input_schema"]["required"] == ["text"]
+    assert called["error"] is None and called["output"] == {"words": 4}, called
