@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sqlite3
 import textwrap
@@ -16,7 +17,8 @@ from tests.harness import run_cli
 from tests.runner.hostile import assert_no_secret
 from tests.sources.apiserver import TOKEN, Service, document, serving
 from wfops.api import Project
-from wfops.errors import CallFailed
+from wfops.errors import CallFailed, CapabilityError
+from wfops.sources.http import same_host_client
 from wfops.sources.openapi_doc import reason
 
 WORKFLOW = """\
@@ -207,3 +209,22 @@ def test_an_edited_document_misses_the_validate_replay(tmp_path: Path) -> None:
     (root / "api" / "s.yaml").write_text(document("3.1").replace("openapi: 3.1.0", "openapi: 3.1.0\npaths: 1"))
     again = run_cli("validate", cwd=root)
     assert again.code == 1 and "source-spec-error" in again.stdout, again
+
+
+def test_operations_is_an_allow_list_by_id_or_method_and_path(tmp_path: Path) -> None:
+    base = "sources:\n  shop: {kind: openapi, spec: s.yaml, base_url: 'http://127.0.0.1:9/v1', operations: %s}\n"
+    root = write(tmp_path, {"sources.yaml": base % "[getItem, 'GET /flaky']", "s.yaml": document("3.0")})
+    assert [c.ref for c in Project(root).capabilities("shop").capabilities] == ["shop.flaky", "shop.getItem"]
+    write(root, {"sources.yaml": base % "[getitem]"})
+    [found] = Project(root).validate().diagnostics
+    assert found.code == "source-spec-error" and "`operations` names 'getitem'" in found.message
+
+
+def test_a_same_host_client_refuses_another_origin_before_sending() -> None:
+    async def main() -> str:
+        async with same_host_client("http://127.0.0.1:9/v1", {"Authorization": "Bearer x"}, timeout=5) as client:
+            with pytest.raises(CapabilityError) as caught:
+                await client.get("http://localhost:9/v1")
+            return caught.value.message
+
+    assert "refused to send a request to http://localhost" in asyncio.run(main())
