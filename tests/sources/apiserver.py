@@ -34,6 +34,7 @@ class Service:
     seen: list[Seen] = field(default_factory=list)
     flaky: int = 1  # how many 503s /flaky answers before it succeeds
     other_host: str = "http://localhost:9/elsewhere"
+    document: str = ""  # served at /v1/openapi.yaml, to anyone
 
     @property
     def base_url(self) -> str:
@@ -62,6 +63,8 @@ def _handler(service: Service) -> type[BaseHTTPRequestHandler]:
             raw = self.rfile.read(length) if length else b""
             body = json.loads(raw) if raw else None
             service.seen.append(Seen(self.command, url.path, parse_qs(url.query), {k.lower(): v for k, v in self.headers.items()}, body))
+            if url.path == "/v1/openapi.yaml":
+                return self._answer(200, service.document.encode())
             if self.headers.get("Authorization") != f"Bearer {TOKEN}":
                 return self._answer(401, {"error": "unauthorized"})
             parts = url.path.split("/")

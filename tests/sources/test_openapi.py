@@ -193,12 +193,30 @@ def test_an_invalid_document_is_a_finding_at_spec(tmp_path: Path) -> None:
     assert "s.yaml is not a valid OpenAPI document" in found.message and "version" in found.message
 
 
-def test_a_url_spec_is_refused_with_a_way_out(tmp_path: Path) -> None:
+def test_a_spec_that_is_neither_a_file_nor_an_http_url_is_refused(tmp_path: Path) -> None:
     root = write(tmp_path, {"sources.yaml": "sources:\n  shop:\n    kind: openapi\n"
-                                            "    spec: https://example.com/openapi.json\n"
+                                            "    spec: ftp://example.com/openapi.json\n"
                                             "    base_url: 'http://127.0.0.1:9/v1'\n"})
     [found] = Project(root).validate().diagnostics
-    assert found.code == "invalid-source" and "download the document into the repository" in (found.hint or "")
+    assert found.code == "invalid-source" and "neither a file of the project nor an http(s) URL" in found.message
+
+
+@pytest.mark.slow  # a real HTTP server on loopback
+def test_a_fetched_document_is_locked_by_its_hash(service: Service, tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SHOP_TOKEN", TOKEN)
+    service.document = document("3.1")
+    url = f"{service.base_url}/openapi.yaml"
+    root = write(tmp_path, {"sources.yaml": sources(service).replace("api/shop.openapi.yaml", url),
+                            "workflows/item.yaml": WORKFLOW})
+    made = Project(root, db=tmp_path / "runs.db")
+    assert made.compile().ok
+    lock = json.loads((root / "wfops.lock").read_text())
+    assert set(lock["sources"]["shop"]["capabilities"]["getItem"]["pins"]) == {f"sha256:{url}"}
+    assert made.call("shop.getItem", {"item_id": "7"}).output["name"] == "lamp"  # type: ignore[index]
+    service.document = document("3.1").replace("  /flaky:", "  /flaky:\n    summary: the same API, other bytes")
+    found = [d for d in made.check(live=True).diagnostics if d.code == "capability-drift"]
+    assert found and all(f"`{url}` changed (sha256" in d.message for d in found), found
 
 
 def test_an_edited_document_misses_the_validate_replay(tmp_path: Path) -> None:

@@ -105,10 +105,11 @@ def check_argv_form(value: Any) -> None:
 
 
 def check_spec_path(value: str) -> None:
+    if value.startswith(("http://", "https://")):
+        return  # fetched, and locked by the hash of its bytes
     if "://" in value:
-        raise Broken("invalid-source", f"`spec` {value!r} is a URL; wfops reads the document from the repository",
-                     "download the document into the repository (e.g. `api/shop.openapi.yaml`) and commit it, "
-                     "so every machine and the lock see the same contract")
+        raise Broken("invalid-source", f"`spec` {value!r} is neither a file of the project nor an http(s) URL",
+                     "give a path relative to the project root (e.g. `api/shop.openapi.yaml`) or an https:// URL")
     check_cwd(value)
 
 

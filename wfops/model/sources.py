@@ -60,8 +60,9 @@ class McpSource(_Strict):
 
 class OpenapiSource(_Strict):
     kind: Literal["openapi"]
-    spec: str = Field(min_length=1, description="The OpenAPI 3.0 or 3.1 document (YAML or JSON), a file "
-                      "relative to the project root; its bytes are hashed into the lock.")
+    spec: str = Field(min_length=1, description="The OpenAPI 3.0 or 3.1 document (YAML or JSON): a file "
+                      "relative to the project root, or an http(s) URL fetched when the project is checked; its "
+                      "bytes are hashed into the lock.")
     base_url: str = Field(pattern=r"^https?://[^/?#]+", description="Where requests go; only here "
                           "(a redirect to another host is refused).")
     headers: dict[Annotated[str, Field(pattern=HEADER_NAME_PATTERN)], str] = Field(

@@ -14,6 +14,7 @@ output; a 429 or 503 with `Retry-After` is sent again after the wait the server 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import email.utils
 import json
@@ -25,7 +26,7 @@ from urllib.parse import quote
 
 import httpx2
 
-from wfops.errors import CapabilityError, StepTimeout, UsageError
+from wfops.errors import CapabilityError, StepTimeout, UsageError, WfopsError
 from wfops.jsonvalues import parse_json
 from wfops.redact import mask, masked
 from wfops.schemacheck import first_error
@@ -33,7 +34,7 @@ from wfops.sources.base import CallResult, Capability, SourceKind, StepContext
 from wfops.sources.envrefs import expand_all
 from wfops.sources.http import origin, same_host_client
 from wfops.sources.modules import note_consulted
-from wfops.sources.openapi_doc import Operation, Response, SpecDocument, read_spec
+from wfops.sources.openapi_doc import Operation, Response, SpecDocument, parse_spec, read_spec
 
 if TYPE_CHECKING:
     from wfops.model.objects import OpenapiSource
@@ -52,16 +53,47 @@ class HttpApiSource:
         self.kind: SourceKind = "openapi"
         self.spec = spec
         self.root = Path(root).resolve()
-        # A result cached from this validation (the validate replay) depends on the document
-        # as on an imported module: an edit of it must miss.
-        note_consulted(self.root, [Path(spec.spec).as_posix()])
-        self.document: SpecDocument = read_spec(self.root, spec.spec, spec.operations)
+        self._base = httpx2.URL(spec.base_url.rstrip("/") + "/")
+        if spec.spec.startswith(("http://", "https://")):
+            self.document: SpecDocument = parse_spec(self._fetch_spec(), spec.spec, spec.operations)
+        else:
+            # A result cached from this validation (the validate replay) depends on the document
+            # as on an imported module: an edit of it must miss.
+            note_consulted(self.root, [Path(spec.spec).as_posix()])
+            self.document = read_spec(self.root, spec.spec, spec.operations)
         pins = {f"sha256:{spec.spec}": self.document.sha256}
         self._capabilities = {name: Capability(source_id, name, op.input_schema, op.output_schema, op.outcomes,
                                                op.description, pins=pins)
                               for name, op in sorted(self.document.operations.items())}
         self._client: httpx2.AsyncClient | None = None
-        self._base = httpx2.URL(spec.base_url.rstrip("/") + "/")
+
+    def _fetch_spec(self) -> bytes:
+        """The document at the `spec:` URL, bounded by `max_body_bytes`; no redirect is followed.
+        The source's headers go with it only when it is on `base_url`'s host."""
+        url = self.spec.spec
+        headers: dict[str, str] = {}
+        if origin(url) == origin(self._base):
+            # A token not set here (a machine that only validates) leaves the document unauthenticated.
+            with contextlib.suppress(CapabilityError):
+                headers = expand_all(f"openapi source {self.id!r}", "headers", self.spec.headers)
+        limit = self.spec.max_body_bytes
+        try:
+            with httpx2.Client(headers={**headers, "accept-encoding": "identity"}, follow_redirects=False,
+                               trust_env=False, timeout=self.spec.timeout) as client, \
+                    client.stream("GET", url) as response:
+                if response.status_code != 200:
+                    raise WfopsError(f"fetching the OpenAPI document {url} answered {response.status_code} "
+                                     f"{response.reason_phrase}", hint="check `spec:`; a redirect is not followed")
+                body = bytearray()
+                for chunk in response.iter_raw():
+                    body.extend(chunk)
+                    if len(body) > limit:
+                        raise WfopsError(f"the OpenAPI document {url} is over the limit of {limit:,} bytes "
+                                         "(the source's `max_body_bytes:`)")
+        except httpx2.HTTPError as exc:
+            raise WfopsError(mask(f"cannot fetch the OpenAPI document {url}: {type(exc).__name__}: {exc}"),
+                             hint="check the address, or keep a copy of the document in the repository") from None
+        return bytes(body)
 
     async def open(self) -> None:
         return None  # the client is made on the first call, in the loop that makes it

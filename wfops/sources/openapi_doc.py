@@ -99,6 +99,11 @@ def read_spec(root: Path, spec: str, allowed: list[str] | None) -> SpecDocument:
     except OSError as exc:
         raise WfopsError(f"cannot read the OpenAPI document {spec}: {exc.strerror or exc}",
                          hint="`spec:` is a file relative to the project root") from None
+    return parse_spec(raw, spec, allowed)
+
+
+def parse_spec(raw: bytes, spec: str, allowed: list[str] | None) -> SpecDocument:
+    """The document `raw` (read from `spec`, a file or a URL), validated, as its operations."""
     try:
         data = load_yaml_bytes(raw, spec).data
     except YamlLoadError as exc:
