@@ -96,6 +96,8 @@ _CODES = {
     "source-error": "a python source that cannot be loaded (module not found, malformed nodes)",
     "source-import-error": "importing a python source's module raised",
     "source-import-timeout": "importing a python source's module did not finish within the time limit",
+    "source-spec-error": "an OpenAPI source whose document cannot be read or is not valid OpenAPI 3.0/3.1",
+    "command-shell": "a command capability that runs through a shell (`shell: true`)",
     "source-unavailable": "an MCP server that could not be started or listed (live checks only)",
     "source-unapproved": "a source an MCP client wrote, not imported or started until a person approves it",
     # -- the lock -----------------------------------------------------------------------------

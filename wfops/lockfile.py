@@ -9,7 +9,8 @@ Format (version 1), all keys sorted:
       "deployments": {name: {"file", "workflow", "pin", "artifact", "bindings", "drift", "secrets",
                              "requires": {concrete ref: contract hash}, "schedule": hash (when scheduled)}},
       "sources":     {id: {"kind", "capabilities": {name: {"input_schema", "output_schema",
-                                                          "outcomes", "description", "hash"}}}}
+                                                          "outcomes", "description", "hash",
+                                                          "pins" (only when it has some)}}}}
     }
 
 `read_lock` parses and shape-checks the file once into a `Lock`: frozen entries
@@ -58,6 +59,7 @@ class LockedContract:
     description: str = ""
     hash: str | None = None
     defaults: dict[str, Any] = field(default_factory=dict)  # the capability's retry/timeout defaults
+    pins: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """The lock's JSON form (for comparing with a fresh `contract_entry`)."""
@@ -65,12 +67,15 @@ class LockedContract:
                  "outcomes": list(self.outcomes), "description": self.description, "hash": self.hash}
         if self.defaults:
             found["defaults"] = self.defaults
+        if self.pins:
+            found["pins"] = dict(self.pins)
         return found
 
     def as_capability(self, source_id: str, name: str) -> Capability:
         """The capability this contract describes (no outcomes recorded: `ok`)."""
         return Capability(source_id, name, self.input_schema, self.output_schema,
-                          self.outcomes or ("ok",), self.description, defaults=self.defaults)
+                          self.outcomes or ("ok",), self.description, defaults=self.defaults,
+                          pins=dict(self.pins))
 
 
 def contract_entry(cap: Capability) -> dict[str, Any]:
@@ -79,6 +84,8 @@ def contract_entry(cap: Capability) -> dict[str, Any]:
              "outcomes": list(cap.outcomes), "description": cap.description or "", "hash": cap.contract_hash}
     if cap.defaults:
         found["defaults"] = dict(cap.defaults)
+    if cap.pins:
+        found["pins"] = dict(sorted(cap.pins.items()))
     return found
 
 
@@ -313,6 +320,7 @@ def _contract(where: str, entry: dict[str, Any]) -> LockedContract:
         description=_optional_str(where, entry, "description") or "",
         hash=_optional_str(where, entry, "hash"),
         defaults=defaults,
+        pins=_str_map(where, entry, "pins"),
     )
 
 

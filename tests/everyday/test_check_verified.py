@@ -15,14 +15,16 @@ from wfops.api import Project
 def test_check_counts_what_it_compared(examples_project: Path) -> None:
     lock = json.loads((examples_project / "wfops.lock").read_text())
     contracts = sum(len(s["capabilities"]) for s in lock["sources"].values())
+    workflows, deployments = len(lock["workflows"]), len(lock["deployments"])
     done = run_cli("check", cwd=examples_project)
     assert done.code == 0, done.stdout + done.stderr
     assert done.stdout.splitlines() == [
         "ok: no problems",
-        f"checked 5 workflows, 4 deployments and {contracts} capability contracts against wfops.lock; "
+        f"checked {workflows} workflows, {deployments} deployments and {contracts} capability contracts against wfops.lock; "
         "no MCP server contacted (their contracts as wfops.lock holds them; --live asks the servers)"]
     verified = Project(examples_project).check().verified
-    assert verified == {"workflows": 5, "deployments": 4, "contracts": contracts, "mcp_servers_contacted": []}
+    assert verified == {"workflows": workflows, "deployments": deployments, "contracts": contracts,
+                        "mcp_servers_contacted": []}
     as_json = run_cli("check", "--format", "json", cwd=examples_project)
     assert as_json.code == 0 and json.loads(as_json.stdout)["ok"] is True  # one JSON document, nothing after
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import socket
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -10,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.everyday.helpers import REPO
-from tests.harness import run_cli
+from tests.harness import process_env, run_cli, wait_for
 
 
 @pytest.fixture
@@ -142,3 +144,41 @@ def test_fresh_clone_promise_run_meeting_report_from_the_repo(tmp_path: Path) ->
     proc = run_cli("run", "meeting-report.local", "--json", "--db", str(tmp_path / "runs.db"), cwd=REPO)
     assert proc.returncode == 0, proc.stderr
     assert proc.json()["outcome"] == "ok"
+
+
+@pytest.mark.slow  # runs the example's script
+def test_wordcount_runs_the_repository_script(project: Path) -> None:
+    code, result = run(project, "wordcount.local")
+    assert code == 0 and result["outcome"] == "ok", result
+    assert result["output"]["summary"] == "examples/report/input.md: 102 words on 19 lines"
+    (project / "blank.txt").write_text("  \n\n")
+    code, result = run(project, "wordcount.local", "--input", "path=blank.txt")
+    assert code == 0 and result["outcome"] == "empty", result
+
+
+@pytest.mark.slow  # starts the example's API server
+def test_catalog_lookup_calls_the_example_api_with_its_token(project: Path) -> None:
+    token = "catalog-example-token-42"
+    server = subprocess.Popen([sys.executable, str(project / "examples/catalog/server.py")],
+                              env=process_env({"CATALOG_TOKEN": token, "CATALOG_PORT": "8765"}))
+    try:
+        wait_for(lambda: _listening(8765), what="the catalog server")
+        env = {"CATALOG_TOKEN": token}
+        proc = run_cli("run", "catalog-lookup.local", "--json", "--db", str(project / "runs.db"), cwd=project, env=env)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.json()["output"]["line"] == "Desk lamp: 24.0 EUR"
+        proc = run_cli("run", "catalog-lookup.local", "--input", "sku=NOPE-1", "--json", "--db",
+                       str(project / "runs.db"), cwd=project, env=env)
+        assert proc.json()["outcome"] == "not_found"
+        assert token not in proc.stdout + proc.stderr
+    finally:
+        server.terminate()
+        server.wait(10)
+
+
+def _listening(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+    except OSError:
+        return False
+    return True

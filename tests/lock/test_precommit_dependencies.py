@@ -1,7 +1,7 @@
 """The published hooks run in pre-commit's own virtualenv: a python source importing a
 package wfops does not depend on fails there, and `additional_dependencies` (as the
 docs say) makes it pass. Real `pre-commit` and `git`, this repository's committed HEAD
-as the hook repository; `six` is the third-party package (not a wfops dependency)."""
+as the hook repository; `toolz` is the third-party package (not in wfops' dependency closure)."""
 
 from __future__ import annotations
 
@@ -18,11 +18,11 @@ pytestmark = test_precommit.pytestmark  # slow; skipped without pre-commit and g
 
 def test_additional_dependencies_let_a_source_import_a_third_party_package(tmp_path: Path,
                                                                            pre_commit_home: Path) -> None:
-    pytest.importorskip("six")  # the project compiles here first, where six is installed
+    pytest.importorskip("toolz")  # the project compiles here first, where toolz is installed
     root = tmp_path / "repo"
     assert run_cli("init", str(root)).code == 0
     node = root / "nodes/hello.py"
-    node.write_text(node.read_text().replace("import wfops\n", "import six  # noqa: F401\n\nimport wfops\n"))
+    node.write_text(node.read_text().replace("import wfops\n", "import toolz  # noqa: F401\n\nimport wfops\n"))
     assert run_cli("compile", cwd=root).code == 0
     git(root, "init", "-q")
 
@@ -31,11 +31,11 @@ def test_additional_dependencies_let_a_source_import_a_third_party_package(tmp_p
     git(root, "add", "-A")
     bare = pre_commit(root, pre_commit_home)
     assert bare.returncode == 1, bare.stdout + bare.stderr
-    assert "source-error" in bare.stdout and "imports `six`, which is not installed" in bare.stdout
+    assert "source-error" in bare.stdout and "imports `toolz`, which is not installed" in bare.stdout
     assert "under pre-commit, list it in the hook's `additional_dependencies`" in bare.stdout
 
     (root / ".pre-commit-config.yaml").write_text(hook_config("wfops-validate",
-                                                              "        additional_dependencies: [six]\n"))
+                                                              "        additional_dependencies: [toolz]\n"))
     git(root, "add", "-A")
     fixed = pre_commit(root, pre_commit_home)
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr

@@ -130,7 +130,7 @@ def test_sources_errors(make_project) -> None:
         "  v: {kind: mcp, command: [a], url: 'http://x'}\n")})
     got = [(d.code, d.line, d.column, d.message) for d in found]
     assert got == [
-        ("invalid-value", 2, 13, "source `x`: unknown kind \"ftp\"; expected \"python\", \"mcp\""),
+        ("invalid-value", 2, 13, "source `x`: unknown kind \"ftp\"; expected \"python\", \"mcp\", \"openapi\", \"command\""),
         ("missing-key", 3, 6, "`kind` is required in source `y`"),
         ("invalid-value", 4, 3, "\"Bad id\" is not a valid source id"),
         ("shell-command", 7, 14, "source `z`: `command` must be an argv list; a shell string is not allowed"),
@@ -138,7 +138,7 @@ def test_sources_errors(make_project) -> None:
         ("invalid-source", 9, 6, "source `v`: an mcp source needs exactly one of `command` or `url`"),
     ]
     assert "[python, -m, server]" in found[3].hint
-    assert found[4].hint.endswith("allowed here: kind, command, url, env, cwd, timeout, tools, description")
+    assert found[4].hint.endswith("allowed here: kind, command, url, env, cwd, timeout, tools, description, headers")
 
 
 def test_std_is_reserved(make_project) -> None:

@@ -18,11 +18,11 @@ from wfops.jsonvalues import described
 from wfops.loader.yaml import Document
 from wfops.model.deployment import Deployment
 from wfops.model.kinds import STEP_KEYS
-from wfops.model.sources import McpSource, PythonSource, SourcesFile
+from wfops.model.sources import CommandSource, McpSource, OpenapiSource, PythonSource, SourcesFile
 from wfops.model.workflow import STEP_KINDS, Catch, Retry, Workflow
 
 _STEP_KINDS = STEP_KEYS
-_SOURCE_KINDS = ("python", "mcp")
+_SOURCE_KINDS = ("python", "mcp", "openapi", "command")
 _KIND_HELP = ("`uses:` (call a capability), `workflow:` (run a subworkflow), `if:` (branch), "
               "`foreach:` (loop), `parallel:` (branches side by side), `interrupt:` (wait for input) or "
               "`end:` (finish)")
@@ -279,7 +279,8 @@ def _model_at(root: str, data: Any, container: tuple[Any, ...]) -> Any:
         if len(container) == 2 and container[0] == "sources":
             node = _node(data, container)
             kind = node.get("kind") if isinstance(node, dict) else None
-            return {"python": PythonSource, "mcp": McpSource}.get(kind) if isinstance(kind, str) else None
+            return ({"python": PythonSource, "mcp": McpSource, "openapi": OpenapiSource,
+                     "command": CommandSource}.get(kind) if isinstance(kind, str) else None)
     return None
 
 

@@ -24,7 +24,32 @@ def describe_contract_change(old: dict[str, Any], new: dict[str, Any]) -> list[s
         if old_defaults.get(key) != new_defaults.get(key):
             before, after = (json.dumps(d.get(key), sort_keys=True) for d in (old_defaults, new_defaults))
             changes.append(f"default `{key}` {before} -> {after}")
+    changes += _pin_changes(old.get("pins") or {}, new.get("pins") or {})
     return changes or ["the contract changed"]
+
+
+def _pin_changes(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    """What a capability stands on besides its schemas (a command's executable, a script's or an
+    OpenAPI document's sha256): `sha256:<file>` pins hold content hashes, others a value."""
+    changes: list[str] = []
+    for name in sorted(set(old) | set(new)):
+        before, after = old.get(name), new.get(name)
+        if before == after:
+            continue
+        kind, _, what = name.partition(":")
+        if kind == "sha256" and before is not None and after is not None:
+            changes.append(f"`{what}` changed (sha256 {str(before)[:12]} -> {str(after)[:12]})")
+        elif before is None:
+            changes.append(f"now depends on {_pin_label(kind, what, after)}")
+        elif after is None:
+            changes.append(f"no longer depends on {_pin_label(kind, what, before)}")
+        else:
+            changes.append(f"{kind} {json.dumps(before)} -> {json.dumps(after)}")
+    return changes
+
+
+def _pin_label(kind: str, what: str, value: Any) -> str:
+    return f"`{what}`" if kind == "sha256" else f"{kind} {json.dumps(value)}"
 
 
 def _schema_changes(side: str, old: dict[str, Any], new: dict[str, Any]) -> list[str]:

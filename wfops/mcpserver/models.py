@@ -264,6 +264,8 @@ class TraceEntryOut(BaseModel):
         "original call took (`saved`).")
     extra: dict[str, Any] | None = Field(None, description="What the capability returned beside its output "
                                          "(never saved to state).")
+    logs: str | None = Field(None, description="What a python node printed and logged in this attempt "
+                             "(its traceback when it failed), bounded and masked.")
 
 
 class TraceResult(Envelope):

@@ -320,7 +320,10 @@ def list_schedules(project: Project, deployment: str | None, count: int) -> Sche
 
 def read_trace(project: Project, run_id: str, from_seq: int | None, limit: int | None) -> TraceResult:
     page = max(1, min(limit or 100, MAX_TRACE_PAGE))
-    out = [TraceEntryOut(**e.to_dict()) for e in project.trace(run_id, from_seq=from_seq, limit=page)]
+    entries = project.trace(run_id, from_seq=from_seq, limit=page)
+    seqs = {e.seq for e in entries}
+    logs = {log.seq: log.text for log in project.step_logs(run_id) if log.seq in seqs} if entries else {}
+    out = [TraceEntryOut(**e.to_dict(), logs=logs.get(e.seq)) for e in entries]
     more = len(out) == page
     next_from = out[-1].seq + 1 if more else None
     steps = [advice.act("read_trace", "the next page", run_id=run_id, from_seq=next_from, limit=page)] if more \

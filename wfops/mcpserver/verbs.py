@@ -27,6 +27,7 @@ TOOLS: dict[str, tuple[str, ...]] = {
     "get_run": ("show_run", "wait_run"),
     "run_value": ("show_run",),
     "trace": ("read_trace",),
+    "step_logs": ("read_trace",),
     "capabilities": ("list_capabilities",),
     "capability": ("describe_capability",),
     "call": ("call_capability",),
@@ -60,5 +61,6 @@ NO_TOOL: dict[str, str] = {
     "trace_view": "the web UI's run page; read_trace serves the same trace",
     "run_graph": "the web UI's graph of a run; draw_graph and read_trace serve the same facts",
     "overview": "the web UI's project page; list_project and check serve the same facts",
+    "resolve_run": "`last` and `last:DEPLOYMENT` are taken wherever a tool takes a run_id",
     "step_summary": "the GitHub Actions job summary of `wfops run`; show_run and read_trace hold the same facts",
 }

@@ -188,6 +188,23 @@ class McpSource(declared.McpSourceFields):
     def check(self) -> None:
         rules.check_cwd(self.cwd)
         rules.check_transport(self.command, self.url, self.env, self.cwd)
+        rules.check_headers_need_url(self.url, self.headers)
+
+
+class OpenapiSource(declared.OpenapiSourceFields):
+    def check(self) -> None:
+        rules.check_spec_path(self.spec)
+
+
+class CommandCapability(declared.CommandCapabilityFields):
+    def check(self) -> None:
+        rules.check_argv_form(self.argv)
+        rules.check_cwd(self.cwd)
+
+
+class CommandSource(declared.CommandSourceFields):
+    def check(self) -> None:
+        rules.check_cwd(self.cwd)
 
 
 class SourcesFile(declared.SourcesFileFields):

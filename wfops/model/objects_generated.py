@@ -37,6 +37,9 @@ MODELS: tuple[str, ...] = (
     "McpSource",
     "ToolDefaults",
     "ToolCache",
+    "OpenapiSource",
+    "CommandSource",
+    "CommandCapability",
 )
 
 #: File kind -> the model of the whole file.
@@ -196,7 +199,7 @@ class ScheduleEntryFields(PlainModel):
 
 
 class SourcesFileFields(PlainModel):
-    sources: dict[str, objects.PythonSource | objects.McpSource]
+    sources: dict[str, objects.PythonSource | objects.McpSource | objects.OpenapiSource | objects.CommandSource]
 
 
 class PythonSourceFields(PlainModel):
@@ -214,6 +217,7 @@ class McpSourceFields(PlainModel):
     timeout: float
     tools: dict[str, objects.ToolDefaults]
     description: str | None
+    headers: dict[str, str]
 
 
 class ToolDefaultsFields(PlainModel):
@@ -225,3 +229,37 @@ class ToolDefaultsFields(PlainModel):
 class ToolCacheFields(PlainModel):
     ttl: str | float | None
     unannotated: bool
+
+
+class OpenapiSourceFields(PlainModel):
+    kind: Literal["openapi"]
+    spec: str
+    base_url: str
+    headers: dict[str, str]
+    timeout: float
+    operations: list[str] | None
+    max_body_bytes: int
+    description: str | None
+
+
+class CommandSourceFields(PlainModel):
+    kind: Literal["command"]
+    capabilities: dict[str, objects.CommandCapability]
+    cwd: str | None
+    env: dict[str, str]
+    timeout: float
+    max_output_bytes: int
+    description: str | None
+
+
+class CommandCapabilityFields(PlainModel):
+    description: str | None
+    argv: list[str]
+    shell: bool
+    input: dict[str, Any]
+    output: dict[str, Any]
+    stdout: Literal["text", "json", "jsonl"]
+    outcomes: dict[str, str]
+    cwd: str | None
+    env: dict[str, str]
+    timeout: float | None

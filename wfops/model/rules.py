@@ -166,6 +166,29 @@ def check_command_form(value: Any) -> None:
                      "write the command as a list, e.g. `command: [python, -m, server]`; wfops never runs a shell")
 
 
+def check_argv_form(value: Any) -> None:
+    """A command capability's `argv` is a list; one string would be a shell line."""
+    if isinstance(value, str):
+        raise Broken("shell-command", "`argv` must be a list; a shell string is not allowed",
+                     'write it as a list, e.g. `argv: [python, scripts/wc.py, "{path}"]`; or add `shell: true` '
+                     "and write `argv: [\"the line\"]`")
+
+
+def check_spec_path(value: str) -> None:
+    if value.startswith(("http://", "https://")):
+        return  # fetched, and locked by the hash of its bytes
+    if "://" in value:
+        raise Broken("invalid-source", f"`spec` {value!r} is neither a file of the project nor an http(s) URL",
+                     "give a path relative to the project root (e.g. `api/shop.openapi.yaml`) or an https:// URL")
+    check_cwd(value)
+
+
+def check_headers_need_url(url: str | None, headers: Mapping[str, str]) -> None:
+    if headers and url is None:
+        raise Broken("invalid-source", "`headers` apply only to a `url:` source",
+                     "give a stdio server its token through `env:` instead")
+
+
 def check_cwd(value: str | None) -> None:
     # Caught here, in the file, where it can be seen; a symlink out is refused when the
     # server starts (wfops.sources.mcp).

@@ -12,6 +12,7 @@ from wfops.model.workflow import Duration, Retry
 
 SOURCE_ID_PATTERN = r"^[A-Za-z0-9_-]+$"
 ENV_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
+HEADER_NAME_PATTERN = r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$"
 
 
 class _Strict(BaseModel):
@@ -56,6 +57,9 @@ class McpSource(_Strict):
                                            "`timeout` defaults (part of its contract in wfops.lock) and "
                                            "its `cache` default.")
     description: str | None = Field(None, description="What the source offers, for people.")
+    headers: dict[Annotated[str, Field(pattern=HEADER_NAME_PATTERN)], str] = Field(
+        default_factory=dict, description="HTTP headers sent to the `url:` server (and only to its host); "
+        "values may use ${NAME} (a secret from the environment, never stored or shown).")
 
     @field_validator("command", mode="before")
     @classmethod
@@ -72,10 +76,87 @@ class McpSource(_Strict):
     @model_validator(mode="after")
     def _one_transport(self) -> McpSource:
         enforce(rules.check_transport, self.command, self.url, self.env, self.cwd)
+        enforce(rules.check_headers_need_url, self.url, self.headers)
         return self
 
 
-SourceSpec = Annotated[PythonSource | McpSource, Field(discriminator="kind")]
+class OpenapiSource(_Strict):
+    kind: Literal["openapi"]
+    spec: str = Field(min_length=1, description="The OpenAPI 3.0 or 3.1 document (YAML or JSON): a file "
+                      "relative to the project root, or an http(s) URL fetched when the project is checked; its "
+                      "bytes are hashed into the lock.")
+    base_url: str = Field(pattern=r"^https?://[^/?#]+", description="Where requests go; only here "
+                          "(a redirect to another host is refused).")
+    headers: dict[Annotated[str, Field(pattern=HEADER_NAME_PATTERN)], str] = Field(
+        default_factory=dict, description="Headers of every request; values may use ${NAME} "
+        "(a secret from the environment, never stored or shown).")
+    timeout: float = Field(30, gt=0, description="Seconds per request.")
+    operations: list[Annotated[str, Field(min_length=1)]] | None = Field(
+        None, description="Only these operations (by operationId, or `METHOD /path`) become capabilities.")
+    max_body_bytes: int = Field(
+        10 * 1024 * 1024, gt=0, description="A request or response body larger than this fails the step.")
+    description: str | None = None
+
+    @field_validator("spec")
+    @classmethod
+    def _in_repo(cls, value: str) -> str:
+        enforce(rules.check_spec_path, value)
+        return value
+
+
+class CommandCapability(_Strict):
+    description: str | None = None
+    argv: list[Annotated[str, Field(min_length=1)]] = Field(
+        min_length=1, description='The program and its arguments; "{field}" fills one whole argument '
+        "from the input field of that name.")
+    shell: bool = Field(False, description="Run `argv` (one string) through /bin/sh: its placeholders are "
+                        "shell-quoted, but prefer an argv list.")
+    input: dict[str, Any] = Field(default_factory=dict,
+                                  description="JSON Schema of the input (default: any object).")
+    output: dict[str, Any] = Field(default_factory=dict,
+                                   description="JSON Schema of the output, the parsed stdout (default: any object).")
+    stdout: Literal["text", "json", "jsonl"] = Field(
+        "text", description="How stdout becomes the output: `{text: ...}`, the JSON object, or `{items: [...]}`.")
+    outcomes: dict[Annotated[str, Field(pattern=r"^[0-9]{1,3}$")], Annotated[str, Field(
+        pattern=r"^[a-z][a-z0-9_]*$")]] = Field(
+        default_factory=dict, description="Exit code -> outcome (default `{0: ok}`); any other exit code fails the step.")
+    cwd: str | None = Field(None, description="Working directory inside the project (default: the source's).")
+    env: dict[Annotated[str, Field(pattern=ENV_NAME_PATTERN)], str] = Field(
+        default_factory=dict, description="Extra environment; values may use ${NAME}.")
+    timeout: float | None = Field(None, gt=0, description="Seconds; the process group is killed after.")
+
+    @field_validator("argv", mode="before")
+    @classmethod
+    def _argv(cls, value: Any) -> Any:
+        enforce(rules.check_argv_form, value)
+        return value
+
+    @field_validator("cwd")
+    @classmethod
+    def _inside(cls, value: str | None) -> str | None:
+        enforce(rules.check_cwd, value)
+        return value
+
+
+class CommandSource(_Strict):
+    kind: Literal["command"]
+    capabilities: dict[Annotated[str, Field(pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")], CommandCapability] = Field(
+        min_length=1, description="Each capability: a program run once per call.")
+    cwd: str | None = Field(None, description="Working directory inside the project (default: its root).")
+    env: dict[Annotated[str, Field(pattern=ENV_NAME_PATTERN)], str] = Field(
+        default_factory=dict, description="Extra environment of every capability; values may use ${NAME}.")
+    timeout: float = Field(60, gt=0, description="Seconds per call; the process group is killed after.")
+    max_output_bytes: int = Field(10 * 1024 * 1024, gt=0, description="Stdout larger than this fails the step.")
+    description: str | None = None
+
+    @field_validator("cwd")
+    @classmethod
+    def _inside(cls, value: str | None) -> str | None:
+        enforce(rules.check_cwd, value)
+        return value
+
+
+SourceSpec = Annotated[PythonSource | McpSource | OpenapiSource | CommandSource, Field(discriminator="kind")]
 
 
 class SourcesFile(_Strict):

@@ -10,7 +10,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from wfops.canonical import sha256_of
 from wfops.errors import WfopsError
 
-SourceKind = Literal["std", "python", "mcp"]
+SourceKind = Literal["std", "python", "mcp", "openapi", "command"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +56,10 @@ class Capability:
     # `{"retry": {attempts, backoff, ...}, "timeout": seconds}` (either may be absent). Part of
     # the contract (and its hash) when there are any, so a capability without them keeps its hash.
     defaults: Mapping[str, Any] = field(default_factory=dict, hash=False)
+    # What else the contract stands on, by name: a command's executable and the sha256 of a
+    # script of the repository it runs, an OpenAPI document's sha256. Part of the contract
+    # (a changed script is drift); a capability without pins hashes as it always did.
+    pins: Mapping[str, str] = field(default_factory=dict, hash=False)
 
     @property
     def ref(self) -> str:
@@ -67,6 +71,8 @@ class Capability:
                  "outcomes": list(self.outcomes)}
         if self.defaults:
             found["defaults"] = dict(self.defaults)
+        if self.pins:
+            found["pins"] = dict(sorted(self.pins.items()))
         return found
 
     @property

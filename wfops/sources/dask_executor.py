@@ -19,7 +19,7 @@ from typing import Any
 from wfops.errors import CapabilityError, RefusedError, SourceLost
 from wfops.sources.base import CallResult, Capability, SourceKind, StepContext
 from wfops.sources.base import Source as SourceProtocol
-from wfops.sources.dask_worker import call_on_worker
+from wfops.sources.dask_worker import call_on_worker, declaration_of
 from wfops.sources.scheduler import scheduler_address
 
 #: Seconds to reach the scheduler before the run is refused: an unreachable cluster must
@@ -125,8 +125,9 @@ class DaskExecutor:
         return "scheduler-connection-lost" in str(getattr(exc, "reason", "") or exc)
 
     def place(self, source: SourceProtocol) -> SourceProtocol:
-        """Python sources run on the cluster; std and MCP sources stay in the driver."""
-        return DaskPythonSource(source, self) if source.kind == "python" else source
+        """Python, command and OpenAPI sources run on the cluster; std and MCP sources (a session
+        the driver holds) stay in the driver."""
+        return DaskPythonSource(source, self) if source.kind in ("python", "command", "openapi") else source
 
     async def close(self) -> None:
         client, self.client = self.client, None
@@ -136,14 +137,15 @@ class DaskExecutor:
 
 
 class DaskPythonSource:
-    """A python source whose calls run as Dask tasks."""
+    """A python (or command, or OpenAPI) source whose calls run as Dask tasks."""
 
     def __init__(self, inner: SourceProtocol, executor: DaskExecutor) -> None:
         self.inner = inner
         self.executor = executor
         self.id = inner.id
         self.kind: SourceKind = inner.kind
-        self.module = str(getattr(getattr(inner, "module", None), "__name__", ""))
+        self.module = (str(getattr(getattr(inner, "module", None), "__name__", "")) if inner.kind == "python"
+                       else declaration_of(inner))
 
     async def open(self) -> None:
         await self.inner.open()

@@ -1,6 +1,7 @@
 """The worker side of the Dask executor: one capability call, as a Dask task.
 
-A worker loads the project's python source itself (from `WFOPS_PROJECT` when that is
+A worker loads the project's python source (or, for a command or OpenAPI source, builds it
+from its declaration, which the driver sends as `declared:<json>`) itself (from `WFOPS_PROJECT` when that is
 set in the worker's environment, else from the driver's project path, which a worker on
 the same machine or a shared filesystem sees), checks that the capability's contract,
 computed from the code the worker really has, is the one the run was locked with, and
@@ -11,17 +12,21 @@ message), and Dask keeps no failed task around to retry behind wfops's back.
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 from pathlib import Path
 from typing import Any
 
 from wfops.errors import WfopsError
+from wfops.model.plain import load as plain_load
 from wfops.sources.base import Source, StepContext
 from wfops.sources.contract import raised
-from wfops.sources.registry import load_python_source
+from wfops.sources.registry import load_declared_source, load_python_source
 
 PROJECT_ENV = "WFOPS_PROJECT"
+#: The prefix of a `module` argument that is a source's declaration (JSON), not a module.
+DECLARED = "declared:"
 DRIFT = "capability-drift"
 
 # (project root, module, source id) -> the loaded source. A worker imports a module once;
@@ -69,10 +74,28 @@ def _source(driver_root: str, module: str, source_id: str) -> tuple[Source, dict
             if not Path(root).is_dir():
                 raise WfopsError(f"worker {_worker_name()} has no project at {root}: set {PROJECT_ENV} in "
                                  "the worker's environment to the project's directory on that machine")
-            source = load_python_source(Path(root), source_id, module)
+            if module.startswith(DECLARED):
+                source = load_declared_source(Path(root), source_id, declared_spec(source_id, module))
+            else:
+                source = load_python_source(Path(root), source_id, module)
             hashes = {name: cap.contract_hash for name, cap in source.capabilities().items()}
             found = _loaded[key] = (source, hashes)
     return found
+
+
+def declaration_of(source: Source) -> str:
+    """What a worker needs to build a declared (command, OpenAPI) source: its declaration."""
+    spec = getattr(source, "spec", None)
+    data = spec.to_data() if spec is not None and hasattr(spec, "to_data") else {}
+    return DECLARED + json.dumps(data, sort_keys=True)
+
+
+def declared_spec(source_id: str, module: str) -> Any:
+    declared = plain_load("sources", {"sources": {source_id: json.loads(module[len(DECLARED):])}})
+    if declared is None:
+        raise WfopsError(f"source {source_id!r}: this worker's wfops does not read the declaration the "
+                         "driver sent; install the same wfops on the workers")
+    return declared.sources[source_id]  # type: ignore[attr-defined]
 
 
 def _worker_name() -> str:

@@ -12,22 +12,22 @@ shuts the server down (stdin closed, then SIGTERM, then SIGKILL: the SDK's seque
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import math
-import os
-import re
 import sys
 import tempfile
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from wfops.errors import CapabilityError, SourceLost, StepTimeout
 from wfops.model.rules import duration_seconds
-from wfops.redact import mask
+from wfops.redact import mask, masked
 from wfops.sources.base import CallResult, Capability, SourceKind, StepContext
+from wfops.sources.envrefs import expand_all
 from wfops.sources.mcp_result import convert_result, tool_error_text
 
 if TYPE_CHECKING:
@@ -133,8 +133,11 @@ class McpClientSource:
             self._cancel(request)
             raise StepTimeout(self._timeout_message(name)) from None
         cap = (self._capabilities or {}).get(name)
-        return convert_result(self.id, name, result, structured=name in self._structured,
-                              declared=cap.output_schema.get("properties") if cap is not None else None)
+        converted = convert_result(self.id, name, result, structured=name in self._structured,
+                                   declared=cap.output_schema.get("properties") if cap is not None else None)
+        # A server may quote the credentials it was sent (`headers:`, `env:`): masked as they enter.
+        return CallResult(converted.outcome, masked(converted.output),
+                          masked(converted.extra) if converted.extra is not None else None)
 
     async def close(self) -> None:
         """Stop the session and the server process. Idempotent; never raises for a dead server."""
@@ -390,17 +393,7 @@ class McpClientSource:
     def _env(self) -> dict[str, str]:
         """`env:` with `${NAME}` / `${NAME:-default}` taken from wfops's own environment, so a
         token reaches the server without being written into the committed sources.yaml."""
-        env: dict[str, str] = {}
-        for key, value in self.spec.env.items():
-            unset = [m.group(1) for m in _ENV_REF.finditer(value)
-                     if m.group(1) not in os.environ and m.group(2) is None]
-            if unset:
-                raise CapabilityError(
-                    f"mcp source {self.id!r}: `env.{key}` needs the environment variable {unset[0]}, "
-                    "which is not set", hint=f"export {unset[0]}=... before running wfops, or give a "
-                    f"default: ${{{unset[0]}:-value}}")
-            env[key] = _ENV_REF.sub(_expand, value).replace("$${", "${")
-        return env
+        return expand_all(f"mcp source {self.id!r}", "env", self.spec.env)
 
     def _cwd(self) -> Path:
         cwd = (self.root / self.spec.cwd) if self.spec.cwd else self.root
@@ -416,7 +409,16 @@ class McpClientSource:
 
     def _transport(self) -> Any:
         if self.spec.url is not None:
-            return self.spec.url
+            if not self.spec.headers:
+                return self.spec.url
+            # deferred: mcp and httpx2 (~1.7 s), only once a server starts
+            from mcp.client.streamable_http import streamable_http_client
+
+            from wfops.sources.http import same_host_client
+
+            headers = expand_all(f"mcp source {self.id!r}", "headers", self.spec.headers)
+            client = same_host_client(self.spec.url, headers, timeout=None)
+            return _owning(self.spec.url, client, streamable_http_client)
         # deferred: mcp (~1.7 s), only once a server starts
         from mcp import StdioServerParameters
         from mcp.client.stdio import stdio_client
@@ -429,6 +431,14 @@ class McpClientSource:
         self._stderr = tempfile.TemporaryFile(  # noqa: SIM115 - closed by close()
             mode="w+b")
         return stdio_client(params, errlog=self._stderr)  # type: ignore[arg-type]
+
+
+@contextlib.asynccontextmanager
+async def _owning(url: str, client: Any, transport: Any) -> AsyncIterator[Any]:
+    """The SDK's HTTP transport over our own client (which carries the headers), closing the
+    client with it: the SDK closes only a client it made."""
+    async with client, transport(url, http_client=client) as streams:
+        yield streams
 
 
 class _OneLineHandler(logging.Handler):
@@ -475,15 +485,6 @@ def _bad_input(exc: BaseException | None) -> str:
         value = value.decode("utf-8", "replace")
     text = value if isinstance(value, str) else json.dumps(value, default=str)
     return repr(text[:80] + ("…" if len(text) > 80 else ""))
-
-
-#: `${NAME}` or `${NAME:-default}` in an `env:` value; `$${` is a literal `${`.
-_ENV_REF = re.compile(r"(?<!\$)\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
-
-
-def _expand(match: re.Match[str]) -> str:
-    name, default = match.group(1), match.group(2)
-    return os.environ.get(name, default if default is not None else "")
 
 
 def tool_cache_default(declared: Any, hints: Mapping[str, Any]) -> bool | float | None:

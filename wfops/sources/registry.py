@@ -79,6 +79,13 @@ def build_sources(project: Project, *, cached: ContractRecord | None = None
             from wfops.sources.mcp import McpClientSource
 
             sources[source_id] = McpClientSource(source_id, spec, project.root)
+        elif spec.kind in ("openapi", "command"):
+            made = _declared_source(project, source_id, spec)
+            if isinstance(made, Diagnostic):
+                diagnostics.append(made)
+            else:
+                sources[source_id] = made
+                diagnostics += _shell_warnings(project, source_id, spec)
     if cached is not None and modules and recorded is None:
         cached.record(modules, None if failed else {sid: sources[sid].capabilities() for sid in modules})
     return sources, diagnostics
@@ -104,6 +111,38 @@ def _python_source(project: Project, source_id: str, module: str) -> Source | Di
                      mask(f"source {source_id!r}: importing {module} failed: {type(exc).__name__}: {exc}"),
                      project.sources.file, where, source=source_id,
                      hint=f"run `python -c 'import {module}'` in the project root to see the full error")
+
+
+def load_declared_source(root: Path, source_id: str, spec: Any) -> Source:
+    """An OpenAPI or command source from its declaration (the document read and checked: a
+    `WfopsError` when it cannot be)."""
+    if spec.kind == "openapi":
+        # deferred: httpx2 and the OpenAPI reader, only for projects with an OpenAPI source
+        from wfops.sources.openapi import HttpApiSource
+
+        return HttpApiSource(source_id, spec, root)
+    # deferred: asyncio's subprocess machinery, only for projects with a command source
+    from wfops.sources.command import ProgramSource
+
+    return ProgramSource(source_id, spec, root)
+
+
+def _declared_source(project: Project, source_id: str, spec: Any) -> Source | Diagnostic:
+    assert project.sources is not None
+    try:
+        return load_declared_source(project.root, source_id, spec)
+    except WfopsError as exc:
+        return error("source-spec-error", mask(f"source {source_id!r}: {exc.message}"), project.sources.file,
+                     project.sources.doc.at(("sources", source_id, "spec")), source=source_id, hint=exc.hint)
+
+
+def _shell_warnings(project: Project, source_id: str, spec: Any) -> list[Diagnostic]:
+    assert project.sources is not None
+    return [warning("command-shell", f"capability {source_id}.{name} runs its line through a shell "
+                    "(`shell: true`)", project.sources.file,
+                    project.sources.doc.at(("sources", source_id, "capabilities", name, "shell")), source=source_id,
+                    hint='write `argv` as a list without `shell:`: each "{field}" is then one argument')
+            for name, cap in sorted(spec.capabilities.items()) if cap.shell] if spec.kind == "command" else []
 
 
 def load_python_source(root: Path, source_id: str, module: str) -> Source:
