@@ -15,7 +15,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 def test_the_packaged_examples_are_the_repositorys() -> None:
     assert packaged_files() == repository_files(REPO), "regenerate: python -m wfops.api.examples"
-    assert names() == ["approval", "fanout", "meeting-report", "world-clock"]
+    assert names() == ["approval", "catalog-lookup", "fanout", "meeting-report", "wordcount", "world-clock"]
 
 
 def test_a_change_to_an_example_fails_the_guard(tmp_path: Path) -> None:
@@ -33,7 +33,7 @@ def test_a_change_to_an_example_fails_the_guard(tmp_path: Path) -> None:
     assert repository_files(tmp_path) != packaged_files()
 
 
-@pytest.mark.parametrize("example", ["meeting-report", "fanout", "approval"])
+@pytest.mark.parametrize("example", ["meeting-report", "fanout", "approval", "wordcount"])
 def test_init_example_validates_compiles_tests_and_runs(tmp_path: Path, example: str) -> None:
     made = run_cli("init", str(tmp_path / "p"), "--example", example, "--wfops-spec", "wfops==0.1.0")
     assert made.code == 0, made.stderr
@@ -62,7 +62,7 @@ def test_an_unknown_example_is_named_with_the_known_ones(tmp_path: Path) -> None
     refused = run_cli("init", str(tmp_path / "p"), "--example", "nope")
     assert refused.code == 2
     assert refused.stderr.splitlines() == [
-        "wfops: error: no example 'nope'", "  hint: examples: approval, fanout, meeting-report, world-clock"]
+        "wfops: error: no example 'nope'", "  hint: examples: approval, catalog-lookup, fanout, meeting-report, wordcount, world-clock"]
     assert not (tmp_path / "p").exists()
 
 

@@ -97,12 +97,37 @@ def example_files(name: str, schema_dir: str) -> dict[str, str]:
                    and isinstance(data := yaml.load(text), dict) and data.get("workflow") in tree})
     declared = yaml.load(files["sources.yaml"]).get("sources") or {}
     for source in used:
-        module = str((declared.get(source) or {}).get("module") or "")
-        if module:
-            top = module.split(".")[0] + "/"
-            chosen.update({rel: text for rel, text in files.items() if rel.startswith(top)})
+        for folder in _folders_of(declared.get(source) or {}, files):
+            chosen.update({rel: text for rel, text in files.items() if rel.startswith(folder)})
+    # Data files the example's input names (its deployment's, its tests'): `{path: examples/...}`.
+    chosen.update({value: files[value] for rel in list(chosen) if rel.endswith((".yaml", ".yml"))
+                   for value in _strings(yaml.load(chosen[rel]))
+                   if value in files})
     chosen["sources.yaml"] = _only_sources(files["sources.yaml"], used)
     return {rel: _schema_line(rel, text, schema_dir) for rel, text in sorted(chosen.items())}
+
+
+def _folders_of(source: dict[str, Any], files: dict[str, str]) -> set[str]:
+    """The folders of the example's files a source stands on: a python source's package, the
+    folder of an OpenAPI document (`spec:`) and of each script a command's `argv` names."""
+    module = str(source.get("module") or "")
+    folders = {module.split(".")[0] + "/"} if module else set()
+    named = [source.get("spec")] + [arg for cap in (source.get("capabilities") or {}).values()
+                                    if isinstance(cap, dict) for arg in cap.get("argv") or []]
+    folders |= {rel.rsplit("/", 1)[0] + "/" for rel in map(str, named) if rel in files and "/" in rel}
+    return folders
+
+
+def _strings(node: Any) -> Iterator[str]:
+    """Every string value in a YAML document, at any depth."""
+    if isinstance(node, str):
+        yield node
+    elif isinstance(node, dict):
+        for value in node.values():
+            yield from _strings(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _strings(item)
 
 
 def _values(node: Any, key: str) -> Iterator[Any]:

@@ -81,7 +81,7 @@ class McpSource(_Strict):
 
 
 class OpenapiSource(_Strict):
-    kind: Literal["openapi"]
+    kind: Literal["openapi"] = Field(description="An HTTP API described by its OpenAPI document.")
     spec: str = Field(min_length=1, description="The OpenAPI 3.0 or 3.1 document (YAML or JSON): a file "
                       "relative to the project root, or an http(s) URL fetched when the project is checked; its "
                       "bytes are hashed into the lock.")
@@ -95,7 +95,7 @@ class OpenapiSource(_Strict):
         None, description="Only these operations (by operationId, or `METHOD /path`) become capabilities.")
     max_body_bytes: int = Field(
         10 * 1024 * 1024, gt=0, description="A request or response body larger than this fails the step.")
-    description: str | None = None
+    description: str | None = Field(None, description="What the source offers, for people.")
 
     @field_validator("spec")
     @classmethod
@@ -105,7 +105,7 @@ class OpenapiSource(_Strict):
 
 
 class CommandCapability(_Strict):
-    description: str | None = None
+    description: str | None = Field(None, description="What the capability does, for people and agents.")
     argv: list[Annotated[str, Field(min_length=1)]] = Field(
         min_length=1, description='The program and its arguments; "{field}" fills one whole argument '
         "from the input field of that name.")
@@ -139,7 +139,7 @@ class CommandCapability(_Strict):
 
 
 class CommandSource(_Strict):
-    kind: Literal["command"]
+    kind: Literal["command"] = Field(description="Programs run with an argv template.")
     capabilities: dict[Annotated[str, Field(pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")], CommandCapability] = Field(
         min_length=1, description="Each capability: a program run once per call.")
     cwd: str | None = Field(None, description="Working directory inside the project (default: its root).")
@@ -147,7 +147,7 @@ class CommandSource(_Strict):
         default_factory=dict, description="Extra environment of every capability; values may use ${NAME}.")
     timeout: float = Field(60, gt=0, description="Seconds per call; the process group is killed after.")
     max_output_bytes: int = Field(10 * 1024 * 1024, gt=0, description="Stdout larger than this fails the step.")
-    description: str | None = None
+    description: str | None = Field(None, description="What the source offers, for people.")
 
     @field_validator("cwd")
     @classmethod
