@@ -93,7 +93,8 @@ def test_the_scaffolded_ci_passes_actionlint(tmp_path: Path) -> None:
     assert run_cli("init", str(tmp_path)).code == 0
     assert run_cli("init", str(tmp_path / "flows" / "a")).code == 0
     files = sorted(str(p) for p in (tmp_path / ".github" / "workflows").glob("*.yml"))
-    assert len(files) == 2
+    assert [Path(f).name for f in files] == ["wfops-flows-a.schedule.yml", "wfops-flows-a.yml",
+                                             "wfops.schedule.yml", "wfops.yml"]  # each project's CI and ticks
     linted = subprocess.run([actionlint, "-no-color", *files], cwd=tmp_path, capture_output=True, text=True,
                             timeout=120)
     assert linted.returncode == 0, linted.stdout + linted.stderr

@@ -142,7 +142,8 @@ FILES = {
             next: end
         """,
     "deployments/secretive.local.yaml": "name: secretive.local\nworkflow: secretive\nsecrets: [UI_TEST_TOKEN]\n",
-    "deployments/echo.local.yaml": "name: echo.local\nworkflow: echo\ninput: {text: hello}\n",
+    "deployments/echo.local.yaml": "name: echo.local\nworkflow: echo\ninput: {text: hello}\n"
+                                   "schedule:\n  - {name: nightly, cron: '30 2 * * *', timezone: Europe/Berlin}\n",
     "deployments/slow.local.yaml": "name: slow.local\nworkflow: slow\ninput: {seconds: 0.01}\n",
     "deployments/approve.local.yaml": "name: approve.local\nworkflow: approve\ninput: {change: ship it}\n",
     "deployments/boom.local.yaml": "name: boom.local\nworkflow: boom\ninput: {message: kaboom}\n",

@@ -177,6 +177,11 @@ def test_the_project_reads_its_workflows_deployments_lock_and_catalog(root: Path
     assert [w["name"] for w in project["workflows"]] == ["approve", "boom", "echo", "lanes", "secretive", "slow"]
     assert [d["workflow"] for d in project["deployments"]] == ["approve", "boom", "echo", "lanes", "secretive", "slow"]
     assert project["deployments"][0]["executor"] == "local"
+    echo = next(d for d in project["deployments"] if d["name"] == "echo.local")
+    [nightly] = echo["schedule"]
+    assert (nightly["entry"], nightly["cron"], nightly["timezone"]) == ("nightly", "30 2 * * *", "Europe/Berlin")
+    assert len(nightly["next"]) == 3 and all(t["utc"].endswith("T01:30:00Z") for t in nightly["next"])
+    assert all(d["schedule"] == [] for d in project["deployments"] if d["name"] != "echo.local")
     assert call(app, "GET", "/api/project/check").json() == {"ok": True, "diagnostics": []}
     refs = [c["ref"] for c in call(app, "GET", "/api/project/capabilities").json()["capabilities"]]
     assert "std.echo" in refs and "std.sleep" in refs

@@ -218,6 +218,10 @@ def test_the_project_page_shows_workflows_deployments_lock_and_catalog(ui_root: 
         page.locator("#check .result.ok").wait_for()
         assert page.locator("[data-deployment]").count() == 6
         assert page.locator("[data-workflow=approve] .graph .node").count() == 4
+        nightly = page.locator("[data-deployment='echo.local'] [data-entry=nightly]")
+        assert "30 2 * * * (Europe/Berlin)" in nightly.inner_text()
+        assert nightly.locator("time").count() == 3
+        assert nightly.locator("time").first.get_attribute("title").endswith("01:30:00 UTC")
         page.locator("[data-capability='std.echo']").wait_for()
         SHOTS.mkdir(exist_ok=True)
         page.screenshot(path=str(SHOTS / "project.png"))

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, replace
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -123,6 +124,15 @@ def _spec_of(text: str) -> str | None:
     return spec if isinstance(spec, str) and spec.strip() else None
 
 
+def _setup_steps() -> str:
+    """The checkout and Python steps, as the scaffold's CI workflow writes them (one place
+    names the actions and their versions)."""
+    template = (resources.files("wfops") / "scaffold" / "project" / "dot-github" / "workflows" / "wfops.yml")
+    steps = [line for line in template.read_text(encoding="utf-8").splitlines()
+             if line.strip().startswith(("- uses: actions/checkout@", "- uses: actions/setup-python@"))]
+    return "\n".join(steps)
+
+
 def _text(lines: list[str], digest: str, project: str, spec: str) -> str:
     trigger = (f'  schedule:\n    - cron: "{TICK_CRON}"   # UTC, best-effort: `wfops schedule tick` decides\n'
                if lines else "")
@@ -154,8 +164,7 @@ jobs:
       run:
         working-directory: {json.dumps(project)}
     steps:
-      - uses: actions/checkout@v4
-      - uses: actions/setup-python@v5
+{_setup_steps()}
         with:
           python-version: "3.11"
       - run: python -m pip install "$WFOPS_PIP" "psycopg[binary]>=3.1"

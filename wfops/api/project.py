@@ -658,11 +658,18 @@ class Project:
 
     def overview(self) -> dict[str, Any]:
         """The project's workflows (description, input schema, graph) and deployments
-        (workflow, bindings, input, secrets' names, executor)."""
+        (workflow, bindings, input, secrets' names, executor, and each schedule entry with
+        its next times and last run, as `schedules()` gives them)."""
         # deferred: the browser's helpers are off the validate cache-hit path (pre-commit)
         from wfops.api.browse import overview
 
-        return overview(load_project(self.root))
+        found = overview(load_project(self.root))
+        entries: dict[str, list[dict[str, Any]]] = {}
+        for info in self.schedules():
+            entries.setdefault(info.deployment, []).append(info.to_dict())
+        for deployment in found["deployments"]:
+            deployment["schedule"] = entries.get(deployment["name"], [])
+        return found
 
     # -- capabilities and graphs ---------------------------------------------------------
     def capabilities(self, source: str | None = None) -> Capabilities:

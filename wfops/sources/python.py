@@ -31,7 +31,6 @@ from pydantic import BaseModel, ValidationError
 from wfops.daemon import in_daemon_thread
 from wfops.errors import CapabilityError, WfopsError
 from wfops.model.rules import duration_seconds
-from wfops.model.workflow import Retry
 from wfops.sources.base import CallResult, Capability, SourceKind, StepContext
 from wfops.sources.contract import ContractError, model_output, split_undeclared
 from wfops.sources.modules import (  # re-exported: python sources are loaded through here
@@ -163,6 +162,10 @@ def _defaults(where: str, retry: Any, timeout: Any) -> dict[str, Any]:
     """A node's `retry`/`timeout` defaults, checked as a step's own would be, as JSON."""
     found: dict[str, Any] = {}
     if retry is not None:
+        # deferred: the workflow model (pydantic) is off a recorded run's path; only a node that
+        # declares a retry default pays for checking it
+        from wfops.model.workflow import Retry
+
         try:
             found["retry"] = Retry.model_validate(retry).model_dump(mode="json", exclude_none=True)
         except ValidationError as exc:

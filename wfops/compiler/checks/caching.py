@@ -21,7 +21,7 @@ def check_cache(loaded: Loaded, index: int, step: Any, cap: Capability, sink: Si
 
 
 def check_tool_caches(project: Project, catalog: Catalog, listed: set[str]) -> list[Diagnostic]:
-    """sources.yaml's per-tool `cache:` of the MCP sources just listed (`listed`), against what
+    """sources.yaml's per-tool `cache` (under `tools:`) of the MCP sources just listed (`listed`), against what
     each server says of its tools: a destructive one is an error, one not annotated read-only
     (and not opted in with `unannotated: true`) a warning, since its default is not applied."""
     loaded = project.sources
@@ -29,16 +29,17 @@ def check_tool_caches(project: Project, catalog: Catalog, listed: set[str]) -> l
         return []
     found: list[Diagnostic] = []
     for sid, spec in loaded.model.sources.items():
-        entries = getattr(spec, "cache", None) or {}
-        for tool, declared in entries.items():
+        tools = getattr(spec, "tools", None) or {}
+        for tool, entry in tools.items():
+            declared = entry.cache
             cap = catalog.caps.get(sid, {}).get(tool)
-            if sid not in listed or cap is None or declared is False:
+            if sid not in listed or cap is None or declared is None or declared is False:
                 continue
-            at = loaded.doc.at(("sources", sid, "cache", tool))
+            at = loaded.doc.at(("sources", sid, "tools", tool, "cache"))
             if cap.destructive:
                 found.append(error("cache-side-effects", f"`cache:` of tool `{tool}` of MCP source `{sid}`, which "
                                    "its server annotates as destructive: a hit would skip the call's side effects",
-                                   loaded.file, at, source=sid, hint=f"remove `{tool}` from the source's `cache:`"))
+                                   loaded.file, at, source=sid, hint=f"remove `cache` from tool `{tool}` under the source's `tools:`"))
             elif cap.annotations.get("readOnlyHint") is not True and not getattr(declared, "unannotated", False):
                 found.append(warning("cache-not-read-only", f"tool `{tool}` of MCP source `{sid}` is not annotated "
                                      "read-only, so its `cache:` default is not applied", loaded.file, at,

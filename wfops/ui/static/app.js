@@ -66,7 +66,7 @@ function errorText(err) {
 function timeEl(stamp) {
   if (!stamp) return el("span", { class: "muted", text: "—" });
   const when = new Date(stamp);
-  return el("time", { datetime: stamp, title: `${stamp.replace("T", " ").replace(/\.\d+Z$/, "")} UTC`,
+  return el("time", { datetime: stamp, title: `${stamp.replace("T", " ").replace(/(\.\d+)?Z$/, "")} UTC`,
                       text: when.toLocaleString() });
 }
 
@@ -87,6 +87,14 @@ function showMs(value) {
   if (value < 10) return `${value.toFixed(1)} ms`;
   if (value < 10000) return `${Math.round(value)} ms`;
   return `${(value / 1000).toFixed(1)} s`;
+}
+
+// A deployment's schedule entries: the cron and time zone, then its next times (local, UTC on hover).
+function scheduleCell(entries) {
+  if (!entries.length) return el("span", { class: "muted", text: "—" });
+  return el("ul", { class: "schedule" }, entries.map((e) => el("li", { "data-entry": e.entry },
+    el("code", { text: `${e.cron} (${e.timezone})${e.enabled ? "" : " disabled"}` }), " ",
+    ...e.next.map((t) => el("span", { class: "next" }, timeEl(t.utc), " ")))));
 }
 
 function badge(status) { return el("span", { class: `badge ${status}`, text: status }); }
@@ -555,13 +563,14 @@ async function projectPage() {
       el("details", {}, el("summary", { text: "Graph" }), graph));
   });
   const deployments = el("div", { class: "table-wrap" }, el("table", { "aria-label": "Deployments" },
-    el("thead", {}, el("tr", {}, ["Deployment", "Workflow", "Bindings", "Input", "Secrets", "Executor", "Drift"]
+    el("thead", {}, el("tr", {}, ["Deployment", "Workflow", "Bindings", "Input", "Secrets", "Executor", "Drift", "Next runs"]
       .map((h) => el("th", { scope: "col", text: h })))),
     el("tbody", {}, project.deployments.map((d) => el("tr", { "data-deployment": d.name },
       el("td", {}, el("a", { href: `/?deployment=${encodeURIComponent(d.name)}`, text: d.name })),
       el("td", { text: d.workflow }),
       el("td", {}, jsonBlock(d.bindings)), el("td", {}, jsonBlock(d.input)),
-      el("td", { text: d.secrets.join(", ") }), el("td", { text: d.executor }), el("td", { text: d.drift }))))));
+      el("td", { text: d.secrets.join(", ") }), el("td", { text: d.executor }), el("td", { text: d.drift }),
+      el("td", {}, scheduleCell(d.schedule || [])))))));
   setMain(el("h1", { text: "Project" }), el("p", { class: "muted", text: `Store: ${project.store}` }),
           el("h2", { text: "Lock status (check)" }), check,
           el("h2", { text: "Deployments" }), deployments,
