@@ -187,3 +187,11 @@ def test_random_edits_are_never_a_wrong_yes(start: tuple[str, Any], data: st.Dat
             parent[path[-1]][data.draw(st.sampled_from(KEYS))] = data.draw(VALUES)
     assert_sound(kind, changed)
 
+
+
+@pytest.mark.parametrize("label", [1, 1.5, "1.5"])
+def test_a_version_label_is_any_number_or_string_and_keeps_its_type(label: Any) -> None:
+    data = {"name": "w", "version": label, "steps": [{"id": "a", "end": "ok"}]}
+    assert assert_sound("workflow", data)  # the plain loader takes it, as the models do
+    built = plain.load("workflow", data)
+    assert built is not None and type(built.version) is type(label)

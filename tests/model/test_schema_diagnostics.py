@@ -83,7 +83,7 @@ CASES = {
         "invalid-value", 6, 11, "`mode` of step `a`: \"fast\" is not allowed; expected \"serial\" or \"parallel\""),
     "union-type-merged": (
         "name: w\nversion: [1]\nsteps:\n  - id: a\n    end: ok\n",
-        "wrong-type", 2, 10, "`version` must be an integer or a string, got a list"),
+        "wrong-type", 2, 10, "`version` must be a number or a string, got a list"),
     "empty-steps": (
         "name: w\nsteps: []\n",
         "invalid-value", 2, 8, "`steps` needs at least 1 item, got 0"),

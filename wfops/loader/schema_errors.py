@@ -174,7 +174,10 @@ def _describe(root: str, data: Any, path: tuple[Any, ...], err: dict[str, Any]) 
     if kind == "step-kind":
         return _no_step_kind(data, path)
     if kind == "wfops-type":
-        expected = " or ".join(err["expected"])
+        kinds = err["expected"]
+        if "a number" in kinds:  # a number covers an integer: `int | float` reads as one kind
+            kinds = [k for k in kinds if k != "an integer"]
+        expected = " or ".join(kinds)
         return ("wrong-type", f"{where} must be {expected}, got {described(err['input'])}",
                 f"write {expected} here", False)
     if "[key]" in err["loc"] and kind == "string_pattern_mismatch" and \

@@ -52,7 +52,7 @@ ROOTS: dict[str, str] = {
 
 class WorkflowFields(PlainModel):
     name: str
-    version: int | str | None
+    version: int | float | str | None
     description: str | None
     input: dict[str, Any] | None
     state: dict[str, objects.StateField]

@@ -202,6 +202,8 @@ class _Compiler:
                     continue
             if value is None and nullable:
                 built.append(None)
+            if len(built) > 1:  # `int | float` both take 1: pydantic's smart union keeps the exact type
+                built = [b for b in built if type(b) is type(value)]
             if len(built) != 1:
                 raise _Unsure
             return built[0]

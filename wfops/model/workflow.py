@@ -290,7 +290,7 @@ class StateField(BaseModel):
 
 class Workflow(_Strict):
     name: str = Field(pattern=NAME_PATTERN, description="Unique in the project.")
-    version: int | str | None = Field(None, description="Optional human label.")
+    version: int | float | str | None = Field(None, description="Optional human label (a number or a string).")
     description: str | None = Field(None, description="What the workflow does, for people (shown by tools).")
     input: dict[str, Any] | None = Field(None, description="JSON Schema (2020-12) of the run input.")
     state: dict[str, StateField] = Field(default_factory=dict, description="Field -> JSON Schema + reducer.")
