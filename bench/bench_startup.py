@@ -12,6 +12,7 @@ as separate processes, interleaved so a load spike hits all alike:
 - `wfops run one.local --json` (one-step workflow, unchanged project),
 - `wfops runs list --limit 20` (20 runs in the store),
 - `wfops validate` (cache hit),
+- `wfops --version` (answered by the entry point),
 - `wfops --help` (typer builds its parser: what every command paid before the table).
 Prints the median CPU time (user + system) of each, and each minus the floor.
 """
@@ -81,6 +82,7 @@ def main() -> None:
             "wfops run (1 step, unchanged project)": [*wfops, "run", "one.local", "--json"],
             f"wfops runs list --limit 20 ({runs} runs)": [*wfops, "runs", "list", "--limit", "20"],
             "wfops validate (cache hit)": [*wfops, "validate"],
+            "wfops --version": [*wfops, "--version"],
             "wfops --help (typer parser)": [*wfops, "--help"],
         }
         times: dict[str, list[float]] = {name: [] for name in cases}

@@ -18,7 +18,7 @@ os.environ.setdefault("TYPER_USE_RICH", "0")  # rich costs start-up time and ref
 
 import typer  # noqa: E402
 
-from wfops import __version__
+from wfops.cli.main import version_line
 from wfops.cli.fastparse import VerbCall
 
 app = typer.Typer(
@@ -45,7 +45,7 @@ Executor = Annotated[str | None, typer.Option("--executor", help="Where capabili
 
 def _print_version(value: bool) -> None:
     if value:
-        typer.echo(f"wfops {__version__}")
+        typer.echo(version_line(), nl=False)
         raise typer.Exit(0)
 
 

@@ -14,7 +14,7 @@ import os
 import sys
 from typing import Any
 
-from wfops import exits
+from wfops import __version__, exits
 from wfops.cli.argtable import TABLE
 from wfops.cli.fastparse import VerbCall, invoke, parse
 from wfops.errors import UsageError as WfopsUsageError
@@ -28,6 +28,9 @@ _GROUPS = frozenset(name.split()[0] for name in TABLE if " " in name)
 
 def main(argv: list[str] | None = None) -> None:
     args = _project_after_verb(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["--version"]:  # eager, as typer's root option is: nothing after it is read
+        sys.stdout.write(version_line())
+        sys.exit(0)
     try:
         call = parse(args)
         sys.exit(_run(call) if call is not None else _run_typer(args))
@@ -50,6 +53,11 @@ def main(argv: list[str] | None = None) -> None:
                 sys.stderr.write(f"  hint: {mask(redact(exc.hint))}\n")
             sys.exit(exits.for_error(exc))
         sys.exit(report_crash(exc))
+
+
+def version_line() -> str:
+    """What `wfops --version` prints, whichever parser read the command line."""
+    return f"wfops {__version__}\n"
 
 
 def _run(call: VerbCall) -> int:
