@@ -52,6 +52,7 @@ if TYPE_CHECKING:  # types only: `validate` must not load the engine or the stor
         Run,
     )
     from wfops.engine.types import TraceEntry
+    from wfops.store.kept import KeptStore
     from wfops.store.protocol import Store
     from wfops.testing.results import TestReport
 
@@ -80,6 +81,9 @@ class Project:
                  client: ClientTrust | None = None) -> None:
         self._db = db
         self._client = client
+        # One store connection for every run and read of this Project (and its `acting_for`
+        # twins, which share this dict); made on first use, since validate never opens a store.
+        self._kept: dict[str, KeptStore] = {}
         self._missing: ProjectNotFound | None = None
         self._root: Path | None = None
         try:
@@ -88,6 +92,19 @@ class Project:
             if not (db or os.environ.get("WFOPS_DB")):
                 raise
             self._missing = exc
+
+    def close(self) -> None:
+        """Close the store connection this Project keeps open across its runs (it reopens on
+        the next call that needs it). `with Project(...) as project:` closes it at the end."""
+        kept = self._kept.get("store")
+        if kept is not None:
+            kept.close()
+
+    def __enter__(self) -> Project:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     @classmethod
     def nearest(cls, start: str | Path, *, db: str | Path | None = None) -> Project:
@@ -267,7 +284,8 @@ class Project:
         self._fresh()
         with self._for_client("this run"):
             result = _drive(run_deployment(RunOptions(deployment, input=given, project=self.root, db=self._db,
-                                                      on_step=on_step, on_start=on_start, executor=executor)))
+                                                      on_step=on_step, on_start=on_start, executor=executor,
+                                                      stores=self._stores())))
         return Run.of(result.snapshot, warnings=list(result.warnings))
 
     def resume(self, run_id: str, outcome: str | None = None, payload: Any = None, *,
@@ -284,7 +302,7 @@ class Project:
         with self._for_client("resuming the run"):
             result = _drive(resume_run(ResumeOptions(run_id, outcome=outcome, payload=payload,
                                                      project=self._root, db=self.db_path, on_step=on_step,
-                                                     executor=executor)))
+                                                     executor=executor, stores=self._stores())))
         return Run.of(result.snapshot, warnings=list(result.warnings))
 
     def fork(self, run_id: str, from_step: str, input: Mapping[str, Any] | None = None, *,  # noqa: A002 - the contract's word
@@ -301,7 +319,7 @@ class Project:
         self._fresh()
         with self._for_client("the forked run"):
             result = _drive(fork_run(ForkOptions(run_id, from_step, input=given, project=self._root,
-                                                 db=self.db_path, on_step=on_step)))
+                                                 db=self.db_path, on_step=on_step, stores=self._stores())))
         return Run.of(result.snapshot, warnings=list(result.warnings),
                       forked_from={"run_id": run_id, "step": from_step})
 
@@ -564,6 +582,12 @@ class Project:
         self._fresh()
         return load_catalog(self.root)
 
+    def _stores(self) -> KeptStore:
+        # deferred: wfops.store is not needed on the validate cache-hit path (pre-commit)
+        from wfops.store.kept import KeptStore
+
+        return self._kept.get("store") or self._kept.setdefault("store", KeptStore())
+
     def _no_store_yet(self) -> bool:
         """A SQLite file that does not exist yet (a database server is asked, not guessed)."""
         path = self.db_path
@@ -575,14 +599,8 @@ class Project:
         path = self.db_path
         if run_id is not None and self._no_store_yet():
             raise UnknownRunError(f"no run {run_id!r}: there is no store at {path} yet")
-        # deferred: wfops.store is not needed on the validate cache-hit path (pre-commit)
-        from wfops.store import open_store
-
-        store = open_store(path)
-        try:
+        with self._stores().lent(path) as store:
             yield store
-        finally:
-            store.close()
 
 
 def _origin(meta: Mapping[str, Any]) -> dict[str, Any] | None:
