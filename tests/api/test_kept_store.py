@@ -4,6 +4,7 @@ this process holds on the store's database file (Linux `/proc/self/fd`), one per
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import threading
@@ -21,10 +22,8 @@ def connections(root: Path) -> int:
     db = str((root / ".wfops" / "wfops.db").resolve())
     count = 0
     for fd in os.listdir("/proc/self/fd"):
-        try:
+        with contextlib.suppress(OSError):  # the descriptor listdir itself used, closed since
             count += os.readlink(f"/proc/self/fd/{fd}") == db
-        except OSError:  # the descriptor listdir itself used, closed since
-            pass
     return count
 
 

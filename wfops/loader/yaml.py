@@ -27,10 +27,10 @@ from ruamel.yaml.reader import ReaderError
 from wfops.diagnostics import Diagnostic, error
 from wfops.jsonvalues import MAX_INT_DIGITS, described, number_problem
 
-MAX_FILE_BYTES = 1024 * 1024
+MAX_FILE_BYTES = 8 * 1024 * 1024
 MAX_SCALAR_CHARS = 64 * 1024
 MAX_DEPTH = 64
-MAX_NODES = 50_000
+MAX_NODES = 500_000
 
 Position = tuple[int, int]
 PathKey = tuple[str | int, ...]
