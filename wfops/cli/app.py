@@ -18,8 +18,7 @@ os.environ.setdefault("TYPER_USE_RICH", "0")  # rich costs start-up time and ref
 
 import typer  # noqa: E402
 
-from wfops.cli.fastparse import VerbCall
-from wfops.cli.main import version_line
+from wfops.cli.fastparse import VerbCall, version_line
 
 app = typer.Typer(
     name="wfops",

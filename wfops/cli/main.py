@@ -14,9 +14,9 @@ import os
 import sys
 from typing import Any
 
-from wfops import __version__, exits
+from wfops import exits
 from wfops.cli.argtable import TABLE
-from wfops.cli.fastparse import VerbCall, invoke, parse
+from wfops.cli.fastparse import VerbCall, invoke, parse, version_line
 from wfops.errors import UsageError as WfopsUsageError
 from wfops.errors import WfopsError
 from wfops.exits import INTERRUPTED
@@ -53,11 +53,6 @@ def main(argv: list[str] | None = None) -> None:
                 sys.stderr.write(f"  hint: {mask(redact(exc.hint))}\n")
             sys.exit(exits.for_error(exc))
         sys.exit(report_crash(exc))
-
-
-def version_line() -> str:
-    """What `wfops --version` prints, whichever parser read the command line."""
-    return f"wfops {__version__}\n"
 
 
 def _run(call: VerbCall) -> int:
