@@ -174,12 +174,11 @@ class Project:
     def check(self, live: bool = False) -> Report:
         """Compare the project with wfops.lock: stale lock, contract drift (`live`: start MCP sources)."""
         # deferred: wfops.lock.check is not needed on the validate cache-hit path (pre-commit)
-        from wfops.lock.check import check_verified
+        from wfops.api.check import check_project
 
         self._fresh()
         with self._for_client("check --live" if live else None):
-            found, verified = check_verified(self.root, live=live)
-        return Report(found, ["(whole project)"], verified=verified.to_dict())
+            return check_project(self.root, live=live)
 
     def test(self, paths: list[str] | None = None, pattern: str | None = None, *,
              base: str | Path | None = None) -> TestReport:
