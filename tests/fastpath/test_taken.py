@@ -211,6 +211,10 @@ def test_each_fast_path_is_taken(world: World) -> None:
     assert checked_again.code == 0 and codes(checked_again) == [] and check_replayed(checked_again)
     assert world.imports() == imported and "pydantic" not in checked_again.modules
     assert world.wfops("check").out.startswith("ok: no problems\nchecked 1 workflow, 1 deployment")
+    # `caps list` reads the python contracts from the contract record too.
+    listed = world.wfops("caps", "list")
+    assert listed.code == 0 and "nodes.make" in listed.out and "Counts" in listed.out
+    assert world.imports() == imported and "pydantic" not in listed.modules
     # The contract record: a workflow edit misses the replay; the python source is not imported.
     write(world.root, {"workflows/w.yaml": WORKFLOW + "# reviewed\n"})
     checked = world.wfops("validate", "--format", "json")

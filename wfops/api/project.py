@@ -485,7 +485,7 @@ class Project:
         """Every capability (or one source's), with schemas; MCP ones from wfops.lock unless
         `source` names the MCP source (then it is started and listed live)."""
         with self._for_client("listing capabilities"):
-            return self._catalog().listing(source)
+            return self._catalog(to_read=True).listing(source)
 
     def capability(self, ref: str) -> CapabilityInfo:
         """One capability by concrete ref (`<source id>.<name>`)."""
@@ -493,7 +493,7 @@ class Project:
         from wfops.api.catalog import info
 
         with self._for_client(f"describing {ref}"):
-            source, cap = self._catalog().capability(ref)
+            source, cap = self._catalog(to_read=True).capability(ref)
         return info(cap, source, "live")
 
     def call(self, capability_ref: str, input: Any, *,  # noqa: A002 - the contract's word
@@ -574,12 +574,12 @@ class Project:
         if self._root is not None:
             forget_project_modules(self._root)
 
-    def _catalog(self) -> Catalog:
+    def _catalog(self, *, to_read: bool = False) -> Catalog:
         # deferred: wfops.api.catalog is not needed on the validate cache-hit path (pre-commit)
         from wfops.api.catalog import load_catalog
 
         self._fresh()
-        return load_catalog(self.root)
+        return load_catalog(self.root, to_read=to_read)
 
     def _stores(self) -> KeptStore:
         # deferred: wfops.store is not needed on the validate cache-hit path (pre-commit)
