@@ -29,8 +29,9 @@ _encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=st
 # call, a fifth of a step's store work. Without a circular-reference check, which no stored value
 # needs: each one has passed `json_problem`, whose walk stops at 200 levels, so a cycle never
 # gets here (and would raise RecursionError, one of `UNSTORABLE`, rather than loop).
-_c_encode = (json.encoder.c_make_encoder(None, str, json.encoder.encode_basestring, None, ":", ",", False, False, False)
-             if json.encoder.c_make_encoder is not None else None)
+_make_encoder: Any = getattr(json.encoder, "c_make_encoder", None)  # not in typeshed: CPython's _json
+_c_encode = (_make_encoder(None, str, json.encoder.encode_basestring, None, ":", ",", False, False, False)
+             if _make_encoder is not None else None)
 
 
 def dump(value: Any) -> str | None:
