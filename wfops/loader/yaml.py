@@ -15,6 +15,7 @@ import math
 import re
 import stat
 import sys
+import zlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -61,12 +62,12 @@ class Document:
     asks for one; a document that is never reported on never has them."""
 
     def __init__(self, file: str, data: Any, positions: dict[PathKey, Position] | None = None,
-                 key_positions: dict[PathKey, Position] | None = None, *, text: str | None = None) -> None:
+                 key_positions: dict[PathKey, Position] | None = None) -> None:
         self.file = file
         self.data = data
         self._positions = positions
         self._key_positions = key_positions
-        self._text = text  # what the positions are made from, until they are
+        self._text: bytes | None = None  # what the positions are made from, until they are (`_Builder.build`)
 
     @property
     def positions(self) -> dict[PathKey, Position]:
@@ -83,7 +84,8 @@ class Document:
         return self._key_positions
 
     def _locate(self) -> None:
-        text, self._text = self._text, None
+        kept, self._text = self._text, None
+        text = zlib.decompress(kept).decode("utf-8", "surrogatepass") if kept is not None else None
         located = _Builder(self.file, positions=True).build(text) if text is not None else None
         self._positions = located._positions if located is not None else {}
         self._key_positions = located._key_positions if located is not None else {}
@@ -237,7 +239,9 @@ class _Builder:
             self.fail("yaml-not-mapping", f"the top level must be a mapping, not {described(doc.data)}",
                       None, hint="start the file with `key: value` lines")
         if not self.record:
-            doc._text = text
+            # Kept compressed: a workflow's YAML shrinks about fivefold, and is inflated again only
+            # if a finding in it is reported.
+            doc._text = zlib.compress(text.encode("utf-8", "surrogatepass"), 1)
         return doc
 
     def _consume(self, yaml: Any, events: Any) -> None:
@@ -267,7 +271,10 @@ class _Builder:
                 if stack and stack[-1][2] is _NO_KEY and isinstance(stack[-1][0], dict):
                     self._take_key(stack[-1], event)
                     continue
-                self._place(stack, self._scalar(event), event)
+                value = self._scalar(event)
+                if value.__class__ is str and len(value) <= _INTERNED:
+                    value = sys.intern(value)  # refs, ids and outcomes repeat across steps and files
+                self._place(stack, value, event)
             elif kind is map_start or kind is seq_start:
                 if stack and stack[-1][2] is _NO_KEY and isinstance(stack[-1][0], dict):
                     self.fail("yaml-key-type", "a mapping key must be a plain scalar, not a collection",
@@ -324,7 +331,7 @@ class _Builder:
                       hint="remove or rename one of the two entries")
         frame[3].add(key)
         # Keys repeat across every step of every file: one string object per distinct key.
-        frame[2] = key if len(key) > 64 else sys.intern(key)
+        frame[2] = key if len(key) > _INTERNED else sys.intern(key)
         if self.record:
             self.doc.key_positions[(*frame[1], key)] = _pos(event.start_mark)
 
@@ -379,6 +386,8 @@ class _Builder:
 
 
 _NO_KEY = object()
+#: Strings up to this long are interned as they are loaded (see `_take_key`).
+_INTERNED = 64
 
 
 _CORE_PREFIX = "tag:yaml.org,2002:"
