@@ -90,7 +90,9 @@ def save(root: Path, deployment: str, validation: Validation, ready: Ready,
         texts = [ready.texts.get(digest) or canonical_json(ready.normalized[digest]) for digest in order]
         ready.texts.update(zip(order, texts, strict=True))
         make_state_dir(target.parent)  # refuses a symlink on the way: the record is then skipped
-        write_atomic(target, "\n".join([json.dumps(entry, sort_keys=True), *texts, ""]), durable=False)
+        # Keys as the gate gave them (not sorted): a run from the record stores its input in the
+        # order the full gate would, the deployment's defaults first.
+        write_atomic(target, "\n".join([json.dumps(entry), *texts, ""]), durable=False)
     except (OSError, WfopsError, TypeError, ValueError):  # TypeError/ValueError: input defaults that are not JSON
         pass
 
