@@ -81,3 +81,14 @@ def test_a_run_in_another_thread_gets_its_own_connection(root: Path, released: l
     # holds locks on the file, so the count in between says nothing here.)
     project.close()
     assert connections(root) == 0
+
+
+def test_a_store_removed_between_runs_is_opened_again(root: Path) -> None:
+    # The kept connection must not write into a file that is gone (`rm -rf .wfops`).
+    with wfops.Project(root) as project:
+        project.run("twice.local", input={"n": 1})
+        for name in ("wfops.db", "wfops.db-wal", "wfops.db-shm"):
+            (root / ".wfops" / name).unlink(missing_ok=True)
+        second = project.run("twice.local", input={"n": 2})
+        assert connections(root) == 1
+    assert [r.run_id for r in wfops.Project(root).runs()] == [second.run_id]  # in the file that is there

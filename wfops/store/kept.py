@@ -11,12 +11,14 @@ transactions at once.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from wfops.dburl import is_url
 from wfops.errors import StoreError, WfopsError
 from wfops.store import open_store
 
@@ -29,17 +31,19 @@ class KeptStore:
         self._lock = threading.Lock()
         self._store: Store | None = None
         self._location: Path | str | None = None
+        self._identity: tuple[int, int] | None = None  # the SQLite file the connection has open
 
     def take(self, location: Path | str) -> Store:
         """The kept store at `location` (opened now if need be), or a fresh one while it is lent."""
         if not self._lock.acquire(blocking=False):
             return open_store(location)
         try:
-            if self._store is not None and self._location != location:
-                self._drop()
+            if self._store is not None and (self._location != location or _identity(location) != self._identity):
+                self._drop()  # another store, or the file was removed or replaced since: open what is there now
             if self._store is None:
                 self._store = open_store(location)
                 self._location = location
+                self._identity = _identity(location)
         except BaseException:
             self._lock.release()
             raise
@@ -77,6 +81,18 @@ class KeptStore:
             self._drop()
 
     def _drop(self) -> None:
-        store, self._store, self._location = self._store, None, None
+        store, self._store, self._location, self._identity = self._store, None, None, None
         if store is not None:
             store.close()
+
+
+def _identity(location: Path | str) -> tuple[int, int] | None:
+    """The SQLite file at `location` (device, inode), so a kept connection never writes to a
+    file that was deleted or moved aside; None for a server URL or a file that is not there."""
+    if is_url(location):
+        return None
+    try:
+        info = os.stat(location)
+    except OSError:
+        return None
+    return info.st_dev, info.st_ino
