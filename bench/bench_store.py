@@ -19,7 +19,9 @@ time is what a step costs whatever else runs):
 - inside the run: CPU of the execution only (wfops: a real `wfops run`, from its first
   to its last commit; LangGraph: the `invoke` call), divided by N; and the wall time of
   the same span (wfops: the store's created_at / updated_at);
-- pre-step work: CPU of a `wfops run` process up to its first commit, N=50 vs N=2,000.
+- pre-step work: CPU of a `wfops run` process up to its first commit, N=50 vs N=2,000, on
+  an already-run project and right after `wfops compile` (the gate record removed first, so
+  only what compile leaves is there: the first run after a change).
 Also the store bytes per step of a 600-step run whose state grows (an append reducer).
 
 Run: python bench/bench_store.py [--repeat 5] [--smoke]
@@ -237,7 +239,7 @@ def main() -> None:
             make_project(root, f"chain{n}", n)
             wfops_run(root, f"chain{n}.local")  # warm the OS caches and the store; writes the gate record
         rows: dict[str, list[float]] = {k: [] for k in (
-            "wlong", "wshort", "flong", "fshort", "wf_in", "wf_cpu", "pre_small", "pre_big",
+            "wlong", "wshort", "flong", "fshort", "wf_in", "wf_cpu", "pre_small", "pre_big", "cpre_small", "cpre_big",
             "llong", "lshort", "lg_in", "lg_cpu")}
         for _ in range(repeat):
             # Interleaved, so a load spike hits every side alike.
@@ -251,6 +253,10 @@ def main() -> None:
             rows["wf_cpu"].append(inside / (long - 1))
             rows["pre_small"].append(wfops_marked(roots[small], f"chain{small}.local")[0])
             rows["pre_big"].append(wfops_marked(roots[big], f"chain{big}.local")[0])
+            for n, key in ((small, "cpre_small"), (big, "cpre_big")):
+                shutil.rmtree(roots[n] / ".wfops" / "cache" / "runs", ignore_errors=True)
+                wfops(roots[n], "compile")
+                rows[key].append(wfops_marked(roots[n], f"chain{n}.local")[0])
             if peer:
                 llong, lin_long, lcpu_long, _ = langgraph_run(tmp, long)
                 rows["llong"].append(llong)
@@ -291,6 +297,8 @@ def main() -> None:
             print(f"{label:<52}{med[ours]:>10.0f}{'-':>12}{'-':>8}")
     print(f"\npre-step CPU of `wfops run` (ms): {small} steps {med['pre_small'] / 1000:.0f}, {big:,} steps "
           f"{med['pre_big'] / 1000:.0f} (ratio {med['pre_big'] / med['pre_small']:.2f})")
+    print(f"the same right after `wfops compile` (ms): {small} steps {med['cpre_small'] / 1000:.0f}, {big:,} steps "
+          f"{med['cpre_big'] / 1000:.0f} (ratio {med['cpre_big'] / med['cpre_small']:.2f})")
 
 
 if __name__ == "__main__":

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import os
+import queue
 import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -43,3 +45,119 @@ async def in_daemon_thread(work: Callable[[], T], name: str) -> T:
 
     threading.Thread(target=target, name=name, daemon=True).start()
     return await future
+
+
+class DaemonPool:
+    """Sync work on a bounded set of reused daemon threads, awaited from any event loop.
+
+    Starting a thread per call costs more than a small node's work, so calls share at most
+    `size` live workers, started as calls need them and kept waiting for the next. The
+    bound counts live workers only: a call whose caller stopped waiting (a step's timeout,
+    a cancelled run) while it ran gives up its worker's place, so a hung node never holds
+    the pool (a new worker takes the place), and its thread, should it ever return, ends
+    instead of serving again. A call still queued when its caller stops waiting is never
+    run. Like `in_daemon_thread`, nothing is joined: not the loop, not the interpreter.
+    """
+
+    def __init__(self, size: int, name: str) -> None:
+        if size < 1:
+            raise ValueError("a pool needs at least one worker")
+        self.size = size
+        self.name = name
+        self._lock = threading.Lock()
+        self._reset()
+        # A forked child has none of the parent's threads (a Dask worker, multiprocessing).
+        os.register_at_fork(after_in_child=self._reset)
+
+    def _reset(self) -> None:
+        self._jobs: queue.SimpleQueue[_Job] = queue.SimpleQueue()
+        self._idle = threading.Semaphore(0)  # one per worker waiting for a job
+        self._live = 0
+        self._started = 0
+
+    @property
+    def live(self) -> int:
+        """Workers that serve calls now (idle or busy); a worker whose call was abandoned
+        mid-run is not counted."""
+        return self._live
+
+    async def run(self, work: Callable[[], T]) -> T:
+        """`work()` on a worker, with the caller's context variables."""
+        import asyncio  # deferred: asyncio (~33 ms); validation imports python sources but never calls one
+
+        loop = asyncio.get_running_loop()
+        job = _Job(work, contextvars.copy_context(), loop, loop.create_future())
+        self._submit(job)
+        try:
+            return await job.future  # type: ignore[no-any-return]
+        except BaseException:
+            if job.future.cancelled() or not job.future.done():  # the caller stopped waiting
+                self._abandon(job)
+            raise
+
+    def _submit(self, job: _Job) -> None:
+        self._jobs.put(job)
+        if self._idle.acquire(blocking=False):
+            return  # a waiting worker takes it
+        with self._lock:
+            self._spawn_locked()
+
+    def _spawn_locked(self) -> None:
+        """Start a worker if the bound allows; called with the lock held."""
+        if self._live >= self.size:
+            return  # queued until a worker is free
+        self._live += 1
+        self._started += 1
+        threading.Thread(target=self._serve, name=f"{self.name}-{self._started}", daemon=True).start()
+
+    def _abandon(self, job: _Job) -> None:
+        with self._lock:
+            job.abandoned = True
+            if job.running:  # its worker is stuck with it: another takes its place
+                self._live -= 1
+                if not self._jobs.empty():
+                    self._spawn_locked()
+
+    def _serve(self) -> None:
+        while True:
+            job = self._jobs.get()
+            with self._lock:
+                skip = job.abandoned
+                job.running = not skip
+            if skip:
+                self._idle.release()
+                continue
+            result = job.execute()
+            with self._lock:
+                job.running = False
+                if job.abandoned:
+                    return  # its place was given to another worker
+            # Idle before the caller hears back: a caller that calls again at once finds this worker.
+            self._idle.release()
+            job.deliver(result)
+
+
+class _Job:
+    __slots__ = ("abandoned", "context", "future", "loop", "running", "work")
+
+    def __init__(self, work: Callable[[], Any], context: contextvars.Context, loop: Any, future: Any) -> None:
+        self.work, self.context, self.loop, self.future = work, context, loop, future
+        self.running = False
+        self.abandoned = False
+
+    def execute(self) -> tuple[bool, Any]:
+        try:
+            return True, self.context.run(self.work)
+        except BaseException as exc:  # noqa: BLE001 - handed to the awaiting caller, which judges it
+            return False, exc
+
+    def deliver(self, result: tuple[bool, Any]) -> None:
+        with contextlib.suppress(RuntimeError):  # the loop closed: the caller is long gone
+            self.loop.call_soon_threadsafe(self._settle, *result)
+
+    def _settle(self, ok: bool, value: Any) -> None:
+        if not self.future.done():  # cancelled: nobody wants the value any more
+            if ok:
+                self.future.set_result(value)
+            else:
+                self.future.set_exception(value)

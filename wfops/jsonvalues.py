@@ -77,6 +77,22 @@ def parse_json(text: str, what: str, *, text_fallback: bool = False) -> Any:
     return value
 
 
+def strict_json(text: str) -> Any:
+    """`text` as the strict JSON `parse_json` takes, with no key twice in one object (as the
+    YAML loader refuses it); `ValueError` or `RecursionError` for anything else. For large
+    values a reader can afford to parse twice: it tries this, and reads anything refused
+    with a reader that says where the problem is."""
+    return json.loads(text, parse_constant=_not_json, parse_float=_finite_float, parse_int=_bounded_int,
+                      object_pairs_hook=_unique_keys)
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    value = dict(pairs)
+    if len(value) != len(pairs):
+        raise ValueError("a key appears twice in one object")
+    return value
+
+
 def check_json_value(value: Any, what: str) -> None:
     """Refuse what JSON cannot carry in a value that arrived already parsed (an MCP argument, a
     YAML input file): non-finite numbers, integers too long to print, text that is not

@@ -90,3 +90,13 @@ def test_a_validate_cache_hit_loads_only_the_key_and_the_replay(make_project, ar
     assert sorted(loaded & {"dataclasses", "hashlib", "_hashlib", "inspect", "wfops.diagnostics"}) == []
     # the first run (a miss) did the work: the probe sees a miss load what a hit spares
     assert "wfops.diagnostics" in json.loads(runs[0].stdout.splitlines()[-1])
+
+
+def test_version_is_printed_before_any_parser_is_built(tmp_path) -> None:
+    # `wfops --version` answers from the entry point: no command table parse, no typer.
+    done = subprocess.run([sys.executable, "-c", HIT, "--version"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=60, env=process_env())
+    version, code, loaded_json = done.stdout.splitlines()
+    loaded = set(json.loads(loaded_json))
+    assert (version.split()[0], code) == ("wfops", "0")
+    assert sorted(loaded & {"typer", "click", "wfops.cli.app", "pydantic"}) == []

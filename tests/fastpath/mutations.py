@@ -38,8 +38,12 @@ def _change(name: str) -> str:
 
 MUTATIONS = [
     Mutation("validate replay never read", "wfops/fastpath/replay.py",
-             "    entry = current_entry(root)\n    if entry is None:\n        return None\n    try:\n        rendered",
+             "    entry = current_entry(root, record)\n    if entry is None:\n        return None\n    try:\n        rendered",
              "    entry = None\n    if entry is None:\n        return None\n    try:\n        rendered",
+             (f"{TAKEN}::test_each_fast_path_is_taken",)),
+    Mutation("check replay never tried", "wfops/cli/main.py",
+             'elif (call.module, call.function) == ("check_cmd", "run") and not call.kwargs["live"]:',
+             'elif False:',
              (f"{TAKEN}::test_each_fast_path_is_taken",)),
     Mutation("contract record never read", "wfops/fastpath/contracts.py",
              'entry = json.loads((self.root / RECORD_FILE).read_text(encoding="utf-8"))', "entry = None",

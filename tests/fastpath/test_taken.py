@@ -1,9 +1,9 @@
 """The fast paths are taken, and each misses when something its key covers changed.
 
-Three records serve a result without recomputing it: the validate replay (`wfops validate`
-prints the stored report), the contract record (validate reads the python sources' contracts
-without importing them) and the gate record (a run starts from what the last full gate
-decided). All three are decided by one key, `wfops.fastpath.snapshot`.
+Four records serve a result without recomputing it: the validate and check replays (`wfops
+validate` and `wfops check` print the stored report), the contract record (validate reads the
+python sources' contracts without importing them) and the gate record (a run starts from what
+the last full gate decided). All are decided by one key, `wfops.fastpath.snapshot`.
 
 Everything here runs real `wfops` processes in a real project whose node returns a model
 defined outside the project. What a process did is read from what it left behind, never
@@ -167,17 +167,23 @@ def codes(done: Done) -> list[str]:
 
 
 def warm(world: World) -> None:
-    """compile, validate (records with the lock), run (full gate, records), as a user's project has."""
+    """compile (records the gate), validate and check (record with the lock), run, as a user's project has."""
     assert world.wfops("compile").code == 0
     assert world.wfops("validate").code == 0
+    assert world.wfops("check").code == 0
     first = world.wfops("run", "d", "--json")
     assert first.code == 0, first.err
-    assert "wfops.compiler.validate" in first.modules  # the first run has no record: the full gate ran
+    assert gate_hit(first)  # compile left the gate record: the first run did not check everything again
 
 
 def replayed(done: Done) -> bool:
     """The validate replay answered: the API's validate (the checks' route) was never imported."""
     return "wfops.fastpath.replay" in done.modules and "wfops.api.validate" not in done.modules
+
+
+def check_replayed(done: Done) -> bool:
+    """The check replay answered: the lock's checks (and so the python sources) were never imported."""
+    return "wfops.fastpath.replay" in done.modules and "wfops.lock.check" not in done.modules
 
 
 def gate_hit(done: Done) -> bool:
@@ -200,6 +206,15 @@ def test_each_fast_path_is_taken(world: World) -> None:
     # The validate replay: the same report, the checks not loaded.
     report = world.wfops("validate", "--format", "json")
     assert report.code == 0 and codes(report) == [] and replayed(report)
+    # The check replay: the same report, neither the checks nor the python source loaded.
+    checked_again = world.wfops("check", "--format", "json")
+    assert checked_again.code == 0 and codes(checked_again) == [] and check_replayed(checked_again)
+    assert world.imports() == imported and "pydantic" not in checked_again.modules
+    assert world.wfops("check").out.startswith("ok: no problems\nchecked 1 workflow, 1 deployment")
+    # `caps list` reads the python contracts from the contract record too.
+    listed = world.wfops("caps", "list")
+    assert listed.code == 0 and "nodes.make" in listed.out and "Counts" in listed.out
+    assert world.imports() == imported and "pydantic" not in listed.modules
     # The contract record: a workflow edit misses the replay; the python source is not imported.
     write(world.root, {"workflows/w.yaml": WORKFLOW + "# reviewed\n"})
     checked = world.wfops("validate", "--format", "json")
@@ -256,6 +271,8 @@ def test_a_change_the_key_covers_misses_every_record(world: World, change: str) 
     assert report.code == 0 and codes(report) == []
     assert not replayed(report)              # the validate replay missed
     assert world.imports() == imported + 1   # the contract record missed: the source was imported
+    checked = world.wfops("check", "--format", "json")
+    assert checked.code == 0 and not check_replayed(checked)  # the check replay missed
     run = world.wfops("run", "d", "--json")
     assert run.code == 0, run.err
     assert not gate_hit(run)                 # the gate record missed: the full gate ran
@@ -309,6 +326,8 @@ def test_a_model_outside_the_project_changed_is_reported_and_refused(tmp_path: P
     write(world.outside, {"extmodels.py": OUT_STR})
     report = world.wfops("validate", "--format", "json")
     assert report.code == 1 and "type-mismatch" in codes(report)
+    checked = world.wfops("check", "--format", "json")
+    assert checked.code == 1 and "type-mismatch" in codes(checked)
     refused = world.wfops("run", "d")
     assert refused.code == 2 and "type-mismatch" in refused.err
     assert not gate_hit(refused)

@@ -6,6 +6,8 @@ loader tests and the whole-stack CLI test.
 
 from __future__ import annotations
 
+import pytest
+
 from wfops.loader.yaml import MAX_DEPTH, MAX_FILE_BYTES, MAX_NODES, MAX_SCALAR_CHARS
 
 Case = tuple[bytes, str, int, int]
@@ -80,3 +82,14 @@ CASES: dict[str, Case] = {
     "syntax-bad-indent": (b"name: a\nx:\n  - 1\n - 2\n", "yaml-syntax", 4, 2),
     "syntax-unclosed-quote": (b"name: 'a\n", "yaml-syntax", 2, 1),
 }
+
+
+#: Cases that take the loader to the far end of a limit (half a million nodes, over a second
+#: of parsing): the loader's own test keeps them in the fast lane; the passes through a whole
+#: project and the CLI, which prove the same refusal reaches the report, run in the slow lane.
+COSTLY = frozenset({"too-many-nodes"})
+
+
+def whole_stack_cases() -> list[object]:
+    """Every case id for a parametrize, the costly ones marked slow."""
+    return [pytest.param(case, marks=pytest.mark.slow) if case in COSTLY else case for case in sorted(CASES)]

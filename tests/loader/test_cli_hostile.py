@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.harness import run_cli
-from tests.loader.corpus import CASES
+from tests.loader.corpus import CASES, whole_stack_cases
 
 
 def hostile_project(root: Path, raw: bytes) -> Path:
@@ -18,7 +18,7 @@ def hostile_project(root: Path, raw: bytes) -> Path:
     return root
 
 
-@pytest.mark.parametrize("case", sorted(CASES))
+@pytest.mark.parametrize("case", whole_stack_cases())
 def test_validate(case: str, tmp_path: Path) -> None:
     raw, code, line, column = CASES[case]
     root = hostile_project(tmp_path, raw)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.harness import finishes
-from tests.loader.corpus import CASES
+from tests.loader.corpus import CASES, whole_stack_cases
 from wfops.loader.project import load_project
 from wfops.loader.yaml import YamlLoadError, load_yaml_bytes, load_yaml_file
 
@@ -25,7 +25,7 @@ def test_loader_refuses(case: str) -> None:
     assert len(d.message) < 200 and "\n" not in d.message
 
 
-@pytest.mark.parametrize("case", sorted(CASES))
+@pytest.mark.parametrize("case", whole_stack_cases())
 def test_project_reports_exactly_one_diagnostic(case: str, make_project) -> None:
     raw, code, line, column = CASES[case]
     root = make_project({})

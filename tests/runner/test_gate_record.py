@@ -65,7 +65,7 @@ def recorded_project(tmp_path: Path) -> Path:
     ops = root / "nodes/ops.py"
     ops.write_text(ops.read_text().replace("import wfops\n", "import wfops\nfrom nodes.helper import SUFFIX\n"))
     assert run_cli("compile", "--project", str(root)).code == 0
-    assert not hit(root)
+    assert hit(root)  # compile left the record: the first run starts from it
     first = run(root)
     assert hit(root)
     assert run(root)["output"] == first["output"] == {"text": "HELLO ADA"}
@@ -356,3 +356,19 @@ def test_a_run_of_a_deployment_calling_an_mcp_server_starts_from_its_record(tmp_
     assert ready is not None and isinstance(ready.sources["shifty"], McpClientSource)  # built from the record
     again = run_cli("run", "add.local", "--json", cwd=root)
     assert again.code == 0 and again.json()["status"] == "completed"
+
+
+def test_a_run_from_the_record_keeps_the_input_in_the_deployments_order(tmp_path: Path) -> None:
+    # The record must not reorder what it holds: a run from it stores its input as the full gate does.
+    import wfops
+
+    root = write(tmp_path / "proj", {
+        "sources.yaml": "sources: {}\n",
+        "workflows/w.yaml": "name: w\nsteps:\n  - {id: a, uses: std.echo, with: {value: 1}, next: end}\n",
+        "deployments/d.yaml": "name: d.local\nworkflow: w\ninput: {zeta: 1, alpha: {y: 2, b: 3}}\n"})
+    with wfops.Project(root) as project:
+        assert project.compile().written
+        assert hit(root, "d.local")  # compile left the record
+        stored = project.get_run(project.run("d.local").run_id)
+    assert stored.details is not None
+    assert list(stored.details.input) == ["zeta", "alpha"] and list(stored.details.input["alpha"]) == ["y", "b"]

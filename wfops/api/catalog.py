@@ -20,6 +20,7 @@ from wfops.api.results import CallOutcome, Capabilities, CapabilityInfo
 from wfops.diagnostics import Diagnostic
 from wfops.engine.errors import failure_of
 from wfops.errors import CallFailed, StepTimeout, WfopsError
+from wfops.fastpath.contracts import ContractFile
 from wfops.jsonvalues import check_json_value
 from wfops.loader.project import SOURCES_FILE, load_project
 from wfops.lockfile import read_lock
@@ -134,9 +135,12 @@ async def _invoke(source: Source, cap: Capability, payload: dict[str, Any], time
         await source.close()
 
 
-def load_catalog(root: Path) -> Catalog:
+def load_catalog(root: Path, *, to_read: bool = False) -> Catalog:
+    """`to_read`: the catalog is only read (listed, shown), never called, so the python
+    sources' contracts may come from the contract record (`wfops.fastpath.contracts`) while
+    its key holds, their modules not imported."""
     project = load_project(root)
-    sources, diagnostics = build_sources(project)
+    sources, diagnostics = build_sources(project, cached=ContractFile(project.root) if to_read else None)
     return Catalog(project.root, sources, [*project.diagnostics, *diagnostics])
 
 

@@ -11,6 +11,7 @@ written for (a comment per entry and their digest), so a changed schedule makes 
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass, replace
 from importlib import resources
@@ -23,6 +24,7 @@ from wfops.atomic import write_atomic
 from wfops.canonical import sha256_of
 from wfops.diagnostics import Diagnostic, error
 from wfops.loader.project import load_project
+from wfops.sources.modules import note_consulted
 
 #: How often the generated workflow ticks (GitHub runs a schedule at most every 5 minutes).
 TICK_CRON = "*/5 * * * *"
@@ -81,6 +83,11 @@ def refresh(root: Path) -> ScheduleWorkflow:
 def stale_findings(root: Path) -> list[Diagnostic]:
     """`stale-schedule-workflow` when the workflow exists and was written for other schedules."""
     base = git_root(root) or root.resolve()
+    found_path = base / workflow_path(root.resolve().relative_to(base).as_posix())
+    # What this answer read, for the check record's key (as an import's files are): the
+    # workflow file (or its absence) and whether its folder exists.
+    note_consulted(root, [os.path.relpath(found_path, root.resolve()),
+                          os.path.relpath(found_path.parent, root.resolve()) + "/"])
     if not any((base / ".github" / "workflows").glob("*.schedule.yml")):
         return []  # no scheduled workflow (cron, a timer or a cluster may tick instead): nothing loaded
     found = schedule_workflow(root)

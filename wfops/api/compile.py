@@ -12,6 +12,7 @@ from wfops.lock.build import compile_project
 from wfops.lock.drift import EVERYTHING, pin_mismatches
 from wfops.lock.summary import lock_changes
 from wfops.lockfile import dump_lock, read_lock, write_lock
+from wfops.runner.gate_record import save_compiled
 
 
 def compile_lock(root: Path, out: str | Path | None) -> CompileReport:
@@ -31,6 +32,7 @@ def compile_lock(root: Path, out: str | Path | None) -> CompileReport:
     except WfopsError:
         previous = None  # a corrupt lock is exactly what compile repairs
     write_lock(root, lock)
+    save_compiled(root, validation)  # the first run after compile starts from its gate record
     written: list[str] = []
     if out_dir is not None:
         for name, entry in compiled.workflows.items():

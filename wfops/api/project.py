@@ -57,6 +57,7 @@ if TYPE_CHECKING:  # types only: `validate` must not load the engine or the stor
     from wfops.api.scaffold_test import TestSkeleton
     from wfops.api.schedules import ScheduleInfo, TickReport
     from wfops.engine.types import RunSnapshot, TraceEntry
+    from wfops.store.kept import KeptStore
     from wfops.store.protocol import RunRecord, StepLog, Store
     from wfops.testing.results import TestReport
 
@@ -85,6 +86,9 @@ class Project:
                  client: ClientTrust | None = None) -> None:
         self._db = db
         self._client = client
+        # One store connection for every run and read of this Project (and its `acting_for`
+        # twins, which share this dict); made on first use, since validate never opens a store.
+        self._kept: dict[str, KeptStore] = {}
         self._missing: ProjectNotFound | None = None
         self._root: Path | None = None
         try:
@@ -93,6 +97,19 @@ class Project:
             if not (db or os.environ.get("WFOPS_DB")):
                 raise
             self._missing = exc
+
+    def close(self) -> None:
+        """Close the store connection this Project keeps open across its runs (it reopens on
+        the next call that needs it). `with Project(...) as project:` closes it at the end."""
+        kept = self._kept.get("store")
+        if kept is not None:
+            kept.close()
+
+    def __enter__(self) -> Project:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     @classmethod
     def nearest(cls, start: str | Path, *, db: str | Path | None = None) -> Project:
@@ -162,14 +179,11 @@ class Project:
     def check(self, live: bool = False) -> Report:
         """Compare the project with wfops.lock: stale lock, contract drift (`live`: start MCP sources)."""
         # deferred: wfops.lock.check is not needed on the validate cache-hit path (pre-commit)
-        from wfops.api.ci_schedule import stale_findings
-        from wfops.lock.check import check_verified
+        from wfops.api.check import check_project
 
         self._fresh()
         with self._for_client("check --live" if live else None):
-            found, verified = check_verified(self.root, live=live)
-        found += stale_findings(self.root)
-        return Report(found, ["(whole project)"], verified=verified.to_dict())
+            return check_project(self.root, live=live)
 
     def test(self, paths: list[str] | None = None, pattern: str | None = None, *,
              base: str | Path | None = None) -> TestReport:
@@ -298,7 +312,8 @@ class Project:
         with self._for_client("this run"):
             result = _drive(run_deployment(RunOptions(deployment, input=given, project=self.root, db=self._db,
                                                       on_step=on_step, on_start=on_start, executor=executor,
-                                                      unlocked=unlocked, no_cache=no_cache)))
+                                                      unlocked=unlocked, no_cache=no_cache,
+                                                      stores=self._stores())))
         return self._as_stored(result.snapshot, warnings=list(result.warnings))
 
     def resume(self, run_id: str, outcome: str | None = None, payload: Any = None, *,
@@ -319,7 +334,7 @@ class Project:
             result = _drive(resume_run(ResumeOptions(run_id, outcome=outcome, payload=payload,
                                                      project=self._root, db=self.db_path, on_step=on_step,
                                                      executor=executor, on_start=on_start,
-                                                     no_cache=no_cache)))
+                                                     no_cache=no_cache, stores=self._stores())))
         return self._as_stored(result.snapshot, warnings=list(result.warnings))
 
     def fork(self, run_id: str, from_step: str, input: Mapping[str, Any] | None = None, *,  # noqa: A002 - the contract's word
@@ -337,7 +352,8 @@ class Project:
         self._fresh()
         with self._for_client("the forked run"):
             result = _drive(fork_run(ForkOptions(run_id, from_step, input=given, project=self._root,
-                                                 db=self.db_path, on_step=on_step, on_start=on_start)))
+                                                 db=self.db_path, on_step=on_step, on_start=on_start,
+                                                 stores=self._stores())))
         return self._as_stored(result.snapshot, warnings=list(result.warnings))
 
     def cancel(self, run_id: str) -> Run:
@@ -676,7 +692,7 @@ class Project:
         """Every capability (or one source's), with schemas; MCP ones from wfops.lock unless
         `source` names the MCP source (then it is started and listed live)."""
         with self._for_client("listing capabilities"):
-            return self._catalog().listing(source)
+            return self._catalog(to_read=True).listing(source)
 
     def capability(self, ref: str) -> CapabilityInfo:
         """One capability by concrete ref (`<source id>.<name>`)."""
@@ -684,7 +700,7 @@ class Project:
         from wfops.api.catalog import info
 
         with self._for_client(f"describing {ref}"):
-            source, cap = self._catalog().capability(ref)
+            source, cap = self._catalog(to_read=True).capability(ref)
         return info(cap, source, "live")
 
     def call(self, capability_ref: str, input: Any, *,  # noqa: A002 - the contract's word
@@ -771,12 +787,18 @@ class Project:
         if self._root is not None:
             forget_project_modules(self._root)
 
-    def _catalog(self) -> Catalog:
+    def _catalog(self, *, to_read: bool = False) -> Catalog:
         # deferred: wfops.api.catalog is not needed on the validate cache-hit path (pre-commit)
         from wfops.api.catalog import load_catalog
 
         self._fresh()
-        return load_catalog(self.root)
+        return load_catalog(self.root, to_read=to_read)
+
+    def _stores(self) -> KeptStore:
+        # deferred: wfops.store is not needed on the validate cache-hit path (pre-commit)
+        from wfops.store.kept import KeptStore
+
+        return self._kept.get("store") or self._kept.setdefault("store", KeptStore())
 
     def _no_store_yet(self) -> bool:
         """A SQLite file that does not exist yet (a database server is asked, not guessed)."""
@@ -789,14 +811,8 @@ class Project:
         path = self.db_path
         if run_id is not None and self._no_store_yet():
             raise UnknownRunError(f"no run {run_id!r}: there is no store at {path} yet")
-        # deferred: wfops.store is not needed on the validate cache-hit path (pre-commit)
-        from wfops.store import open_store
-
-        store = open_store(path)
-        try:
+        with self._stores().lent(path) as store:
             yield store
-        finally:
-            store.close()
 
 
 def _run_of(record: RunRecord, **extra: Any) -> Run:

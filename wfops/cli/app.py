@@ -18,9 +18,8 @@ os.environ.setdefault("TYPER_USE_RICH", "0")  # rich costs start-up time and ref
 
 import typer  # noqa: E402
 
-from wfops import __version__
 from wfops.cli import complete
-from wfops.cli.fastparse import VerbCall
+from wfops.cli.fastparse import VerbCall, version_line
 from wfops.cli.helpfmt import plain_help
 
 app = typer.Typer(
@@ -58,7 +57,7 @@ NoCache = Annotated[bool, typer.Option("--no-cache", help="Run every step: the s
 
 def _print_version(value: bool) -> None:
     if value:
-        typer.echo(f"wfops {__version__}")
+        typer.echo(version_line(), nl=False)
         raise typer.Exit(0)
 
 

@@ -17,6 +17,7 @@ import os
 from importlib import import_module
 from typing import Any, NamedTuple
 
+from wfops import __version__
 from wfops.cli.argtable import HELP, TABLE
 
 
@@ -26,6 +27,11 @@ class VerbCall(NamedTuple):
     module: str
     function: str
     kwargs: dict[str, Any]
+
+
+def version_line() -> str:
+    """What `wfops --version` prints, whichever parser read the command line."""
+    return f"wfops {__version__}\n"
 
 
 def invoke(call: VerbCall) -> int:

@@ -4,8 +4,8 @@ Known errors print one line and exit with their code; bugs print where the crash
 log is. Plain command lines are parsed from the command table generated from the typer
 app (`fastparse`), without importing typer; only help, completion and malformed command
 lines build typer's parser. Either way the command line becomes one `VerbCall`, made
-here. `validate` of the whole project (pre-commit, every commit) is first answered from
-the validate cache when its inputs are unchanged.
+here. `validate` of the whole project (pre-commit, every commit) and `check` without
+`--live` are first answered from their records when their inputs are unchanged.
 """
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ from typing import Any
 
 from wfops import exits
 from wfops.cli.argtable import TABLE
-from wfops.cli.fastparse import VerbCall, invoke, parse
+from wfops.cli.fastparse import VerbCall, invoke, parse, version_line
 from wfops.cli.pipes import closed_pipes_dropped
 from wfops.errors import UsageError as WfopsUsageError
 from wfops.errors import WfopsError
 from wfops.exits import INTERRUPTED
-from wfops.fastpath.replay import replay_project_report
+from wfops.fastpath.replay import CHECK_FILE, replay_project_report
 
 #: The command groups (`runs list`), read off the generated table of the typer app's commands.
 _GROUPS = frozenset(name.split()[0] for name in TABLE if " " in name)
@@ -29,6 +29,9 @@ _GROUPS = frozenset(name.split()[0] for name in TABLE if " " in name)
 
 def main(argv: list[str] | None = None) -> None:
     args = _project_after_verb(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["--version"]:  # eager, as typer's root option is: nothing after it is read
+        sys.stdout.write(version_line())
+        sys.exit(0)
     with closed_pipes_dropped():
         _boundary(args)
 
@@ -58,11 +61,14 @@ def _boundary(args: list[str]) -> None:
 
 def _run(call: VerbCall) -> int:
     """Make the call a command line stands for; its exit code."""
+    hit = None
     if (call.module, call.function) == ("validate_cmd", "run") and not call.kwargs["paths"]:
         hit = replay_project_report(call.kwargs["project"], call.kwargs["format"])
-        if hit is not None:
-            sys.stdout.write(hit[0])
-            return 0 if hit[1] else 1
+    elif (call.module, call.function) == ("check_cmd", "run") and not call.kwargs["live"]:
+        hit = replay_project_report(call.kwargs["project"], call.kwargs["format"], CHECK_FILE)
+    if hit is not None:
+        sys.stdout.write(hit[0])
+        return 0 if hit[1] else 1
     return invoke(call)
 
 

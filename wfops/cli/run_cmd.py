@@ -34,9 +34,9 @@ def run(*, deployment: str, inputs: list[str], input_file: str | None, json_out:
 
     with _json_on_error(json_out, deployment=deployment):
         given = run_input(inputs, input_file)
-        found = Project(project, db=db)
-        return drive(found, lambda on_step: found.run(deployment, given, on_step=on_step, executor=executor,
-                                                      unlocked=unlocked, no_cache=no_cache), json_out=json_out)
+        with Project(project, db=db) as found:
+            return drive(found, lambda on_step: found.run(deployment, given, on_step=on_step, executor=executor,
+                                                          unlocked=unlocked, no_cache=no_cache), json_out=json_out)
 
 
 def resume(*, run_id: str, outcome: str | None, payload: str | None, json_out: bool,
@@ -44,10 +44,10 @@ def resume(*, run_id: str, outcome: str | None, payload: str | None, json_out: b
 
     with _json_on_error(json_out, run_id=run_id):
         value = parse_payload(payload)
-        found = Project(project, db=db)
-        return drive(found, lambda on_step: found.resume(run_id, outcome, value, on_step=on_step,
-                                                         executor=executor, no_cache=no_cache),
-                     json_out=json_out)
+        with Project(project, db=db) as found:
+            return drive(found, lambda on_step: found.resume(run_id, outcome, value, on_step=on_step,
+                                                             executor=executor, no_cache=no_cache),
+                         json_out=json_out)
 
 
 @contextlib.contextmanager
@@ -76,8 +76,8 @@ def fork(*, run_id: str, from_step: str, inputs: list[str], input_file: str | No
          project: str | None, db: str | None) -> int:
 
     given = run_input(inputs, input_file)
-    found = Project(project, db=db)
-    return drive(found, lambda on_step: found.fork(run_id, from_step, given, on_step=on_step), json_out=json_out)
+    with Project(project, db=db) as found:
+        return drive(found, lambda on_step: found.fork(run_id, from_step, given, on_step=on_step), json_out=json_out)
 
 
 def cancel(*, run_id: str, json_out: bool, project: str | None, db: str | None) -> int:

@@ -14,7 +14,7 @@ from typing import Any
 from wfops.atomic import write_atomic
 from wfops.diagnostics import Diagnostic
 from wfops.errors import WfopsError
-from wfops.fastpath.replay import CACHE_FILE, current_entry
+from wfops.fastpath.replay import CACHE_FILE, CHECK_FILE, current_entry
 from wfops.fastpath.snapshot import build
 from wfops.statedir import make_state_dir
 
@@ -44,7 +44,17 @@ def store(root: Path, files: dict[str, str | None], diagnostics: list[Diagnostic
     }
     if replay is not None:
         entry["replay"] = replay
-    target = root / CACHE_FILE
+    _write(root / CACHE_FILE, entry)
+
+
+def store_check(root: Path, files: dict[str, str | None], replay: dict[str, Any]) -> None:
+    """The record of `wfops check` (`replay.CHECK_FILE`), best effort as `store`: its report by
+    format and `ok`, keyed by the snapshot of every wfops file (`files`, taken before the
+    check read them) and the python the check imported."""
+    _write(root / CHECK_FILE, {"snapshot": build(root, files, names=list(files)), "replay": replay})
+
+
+def _write(target: Path, entry: dict[str, Any]) -> None:
     try:
         make_state_dir(target.parent)  # refuses a symlink on the way: the cache is then skipped
         write_atomic(target, json.dumps(entry), durable=False)

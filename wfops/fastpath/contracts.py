@@ -11,9 +11,10 @@ source id -> module, from sources.yaml), each source's contracts in the lock's f
 A later validate serves the python sources from the record, without importing them, when the
 declarations are the same and the snapshot holds; anything else (a difference, an unreadable
 record) imports them as before. A failed import is never recorded: its findings come from the
-import itself. Only validation of the saved project (the CLI's validate, the API's and MCP's,
-each watch pass) uses the record; compile, check, run and test always import the modules
-(they need them, or must see drift).
+import itself. Validation of the saved project (the CLI's validate, the API's and MCP's, each
+watch pass) and reading the catalog (`caps list`, `caps show`, their MCP tools) use the
+record; compile, check, run, test and `caps call` always import the modules (they call them,
+or must see drift).
 """
 
 from __future__ import annotations

@@ -1,11 +1,12 @@
-"""`wfops validate` of a whole, unchanged project, answered from its cache entry alone.
+"""`wfops validate` and `wfops check` of a whole, unchanged project, answered from a record alone.
 
-pre-commit runs `wfops validate` on every commit, and most commits change no wfops input.
-This route finds the project, reads `.wfops/cache/validate.json` and, when its snapshot
-(`wfops.fastpath.snapshot`) still holds, prints the report the last validate rendered,
-loading no finding type, reporter or loader. Anything else (no project, a miss, a format
-not kept rendered) answers None and the full path runs, whose messages and exit codes are
-the only ones users see.
+pre-commit runs `wfops validate` (and often `wfops check`) on every commit, and most commits
+change no wfops input. This route finds the project, reads `.wfops/cache/validate.json`
+(`check.json`) and, when its snapshot (`wfops.fastpath.snapshot`) still holds, prints the
+report the last validate (check) rendered, loading no finding type, reporter, loader or
+python source. Anything else (no project, a miss, a format not kept rendered, `check
+--live`) answers None and the full path runs, whose messages and exit codes are the only
+ones users see.
 """
 
 from __future__ import annotations
@@ -20,25 +21,28 @@ from wfops.loader.root import find_root
 from wfops.statedir import state_link
 
 CACHE_FILE = Path(".wfops") / "cache" / "validate.json"
+#: `wfops check` (without `--live`): the whole project against wfops.lock, rendered.
+CHECK_FILE = Path(".wfops") / "cache" / "check.json"
 REPLAYED = ("text", "json")  # formats kept rendered; github/sarif depend on the checkout, not only the project
 
 
-def current_entry(root: Path) -> dict[str, Any] | None:
+def current_entry(root: Path, record: Path = CACHE_FILE) -> dict[str, Any] | None:
     """The stored entry when nothing its snapshot recorded changed; else None (a miss, an
     unreadable cache, or one reached through a symlink, which may point anywhere)."""
-    if state_link(root / CACHE_FILE) is not None:
+    if state_link(root / record) is not None:
         return None
     try:
-        entry = json.loads((root / CACHE_FILE).read_text(encoding="utf-8"))
+        entry = json.loads((root / record).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     return entry if isinstance(entry, dict) and unchanged(root, entry.get("snapshot")) else None
 
 
-def replay(root: Path, fmt: str) -> tuple[str, bool] | None:
+def replay(root: Path, fmt: str, record: Path = CACHE_FILE) -> tuple[str, bool] | None:
     """The whole project's report in `fmt` (text or json) and whether it has no errors, as the
-    last validate rendered it, when nothing it depends on changed since; None otherwise."""
-    entry = current_entry(root)
+    last validate (the command `record` is kept for) rendered it, when nothing it depends on
+    changed since; None otherwise."""
+    entry = current_entry(root, record)
     if entry is None:
         return None
     try:
@@ -49,7 +53,7 @@ def replay(root: Path, fmt: str) -> tuple[str, bool] | None:
     return (rendered, ok) if isinstance(rendered, str) and isinstance(ok, bool) else None
 
 
-def replay_project_report(project: str | None, fmt: str) -> tuple[str, bool] | None:
+def replay_project_report(project: str | None, fmt: str, record: Path = CACHE_FILE) -> tuple[str, bool] | None:
     """The whole project's report in `fmt` and whether it has no errors, or None."""
     if fmt not in REPLAYED:
         return None
@@ -57,4 +61,4 @@ def replay_project_report(project: str | None, fmt: str) -> tuple[str, bool] | N
         root = find_root(explicit=project) if project is not None else find_root()
     except (WfopsError, OSError):
         return None
-    return replay(root, fmt)
+    return replay(root, fmt, record)

@@ -14,8 +14,9 @@ import codecs
 import math
 import re
 import stat
+import sys
+import zlib
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -27,10 +28,10 @@ from ruamel.yaml.reader import ReaderError
 from wfops.diagnostics import Diagnostic, error
 from wfops.jsonvalues import MAX_INT_DIGITS, described, number_problem
 
-MAX_FILE_BYTES = 1024 * 1024
+MAX_FILE_BYTES = 8 * 1024 * 1024
 MAX_SCALAR_CHARS = 64 * 1024
 MAX_DEPTH = 64
-MAX_NODES = 50_000
+MAX_NODES = 500_000
 
 Position = tuple[int, int]
 PathKey = tuple[str | int, ...]
@@ -52,26 +53,55 @@ class YamlLoadError(Exception):
         self.diagnostic = diagnostic
 
 
-@dataclass
 class Document:
-    """Loaded data plus where each part of it stands in the file (1-based)."""
+    """Loaded data plus where each part of it stands in the file (1-based).
 
-    file: str
-    data: Any
-    positions: dict[PathKey, Position] = field(default_factory=dict)
-    key_positions: dict[PathKey, Position] = field(default_factory=dict)
+    Positions are only needed to report a finding, and recording one per node costs more
+    memory than the data itself (a project of 3,000 workflows held ~275 MB of them). So a
+    loaded file keeps its text, and the positions are made from it the first time a check
+    asks for one; a document that is never reported on never has them."""
+
+    def __init__(self, file: str, data: Any, positions: dict[PathKey, Position] | None = None,
+                 key_positions: dict[PathKey, Position] | None = None) -> None:
+        self.file = file
+        self.data = data
+        self._positions = positions
+        self._key_positions = key_positions
+        self._text: bytes | None = None  # what the positions are made from, until they are (`_Builder.build`)
+
+    @property
+    def positions(self) -> dict[PathKey, Position]:
+        if self._positions is None:
+            self._locate()
+        assert self._positions is not None
+        return self._positions
+
+    @property
+    def key_positions(self) -> dict[PathKey, Position]:
+        if self._key_positions is None:
+            self._locate()
+        assert self._key_positions is not None
+        return self._key_positions
+
+    def _locate(self) -> None:
+        kept, self._text = self._text, None
+        text = zlib.decompress(kept).decode("utf-8", "surrogatepass") if kept is not None else None
+        located = _Builder(self.file, positions=True).build(text) if text is not None else None
+        self._positions = located._positions if located is not None else {}
+        self._key_positions = located._key_positions if located is not None else {}
 
     def at(self, path: Sequence[str | int], *, key: bool = False) -> Position:
         """Position of the deepest node on `path` that exists (the key itself if `key`)."""
         parts = tuple(path)
+        positions, key_positions = self.positions, self.key_positions
         while parts:
-            table = self.key_positions if key else self.positions
+            table = key_positions if key else positions
             if parts in table:
                 return table[parts]
-            if key is False and parts in self.key_positions:
-                return self.key_positions[parts]
+            if key is False and parts in key_positions:
+                return key_positions[parts]
             parts = parts[:-1]
-        return self.positions.get((), (1, 1))
+        return positions.get((), (1, 1))
 
 
 def load_yaml_file(path: Path, display: str | None = None) -> Document:
@@ -165,9 +195,13 @@ def _pos(mark: Any) -> Position:
 
 
 class _Builder:
-    def __init__(self, file: str) -> None:
+    """`positions`: record every node's position (a document being reported on); else only
+    the data, and the document made from it keeps the text to record them from on demand."""
+
+    def __init__(self, file: str, *, positions: bool = False) -> None:
         self.file = file
-        self.doc = Document(file, None)
+        self.record = positions
+        self.doc = Document(file, None, {}, {}) if positions else Document(file, None)
 
     def fail(self, code: str, message: str, mark: Any = None, hint: str | None = None) -> None:
         at = _pos(mark) if mark is not None else (1, 1)
@@ -204,6 +238,10 @@ class _Builder:
         if not isinstance(doc.data, dict):
             self.fail("yaml-not-mapping", f"the top level must be a mapping, not {described(doc.data)}",
                       None, hint="start the file with `key: value` lines")
+        if not self.record:
+            # Kept compressed: a workflow's YAML shrinks about fivefold, and is inflated again only
+            # if a finding in it is reported.
+            doc._text = zlib.compress(text.encode("utf-8", "surrogatepass"), 1)
         return doc
 
     def _consume(self, yaml: Any, events: Any) -> None:
@@ -233,7 +271,10 @@ class _Builder:
                 if stack and stack[-1][2] is _NO_KEY and isinstance(stack[-1][0], dict):
                     self._take_key(stack[-1], event)
                     continue
-                self._place(stack, self._scalar(event), event)
+                value = self._scalar(event)
+                if value.__class__ is str and len(value) <= _INTERNED:
+                    value = sys.intern(value)  # refs, ids and outcomes repeat across steps and files
+                self._place(stack, value, event)
             elif kind is map_start or kind is seq_start:
                 if stack and stack[-1][2] is _NO_KEY and isinstance(stack[-1][0], dict):
                     self.fail("yaml-key-type", "a mapping key must be a plain scalar, not a collection",
@@ -289,15 +330,19 @@ class _Builder:
             self.fail("yaml-duplicate-key", f"duplicate key {key!r}", event.start_mark,
                       hint="remove or rename one of the two entries")
         frame[3].add(key)
-        frame[2] = key
-        self.doc.key_positions[(*frame[1], key)] = _pos(event.start_mark)
+        # Keys repeat across every step of every file: one string object per distinct key.
+        frame[2] = key if len(key) > _INTERNED else sys.intern(key)
+        if self.record:
+            self.doc.key_positions[(*frame[1], key)] = _pos(event.start_mark)
 
-    def _place(self, stack: list[list[Any]], value: Any, event: Any) -> tuple[Any, ...]:
+    def _place(self, stack: list[list[Any]], value: Any, event: Any) -> tuple[Any, ...] | None:
+        """Put `value` where the parser is; its path when positions are recorded."""
+        record = self.record
+        path: tuple[Any, ...] | None = ()
         if not stack:
             if self.doc.data is not None:
                 self.fail("yaml-multiple-documents", "the file holds more than one YAML document", event.start_mark)
             self.doc.data = value
-            path: tuple[Any, ...] = ()
         else:
             frame = stack[-1]
             container = frame[0]
@@ -305,11 +350,13 @@ class _Builder:
                 key = frame[2]
                 container[key] = value
                 frame[2] = _NO_KEY
-                path = (*frame[1], key)
+                path = (*frame[1], key) if record else None
             else:
-                path = (*frame[1], len(container))
+                path = (*frame[1], len(container)) if record else None
                 container.append(value)
-        self.doc.positions[path] = _pos(event.start_mark)
+        if record:
+            assert path is not None
+            self.doc.positions[path] = _pos(event.start_mark)
         return path
 
     def _scalar(self, event: Any) -> Any:
@@ -339,6 +386,8 @@ class _Builder:
 
 
 _NO_KEY = object()
+#: Strings up to this long are interned as they are loaded (see `_take_key`).
+_INTERNED = 64
 
 
 _CORE_PREFIX = "tag:yaml.org,2002:"

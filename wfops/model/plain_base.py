@@ -14,7 +14,11 @@ class PlainModel:
     __slots__ = ("__dict__", "model_extra")
 
     def __init__(self, fields: dict[str, Any], extra: dict[str, Any] | None = None) -> None:
-        self.__dict__.update(fields)
+        # One attribute at a time, in the declared order: the instances of a class then share
+        # one key table (`__dict__.update` gives each its own), half the memory of a project's
+        # hundreds of thousands of steps.
+        for name, value in fields.items():
+            setattr(self, name, value)
         self.model_extra = extra
 
     def check(self) -> None:

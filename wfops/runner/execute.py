@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import os
 import secrets as _random
-from collections.abc import AsyncIterator, Callable, Mapping
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -37,6 +37,7 @@ from wfops.sources.registry import BoundResolver, build_sources
 from wfops.statedir import refuse_linked_state
 from wfops.store import open_store
 from wfops.store.cache import limits as cache_limits
+from wfops.store.kept import KeptStore
 from wfops.store.protocol import Slot
 
 
@@ -52,6 +53,7 @@ class RunOptions:
     no_cache: bool = False  # `--no-cache`: every step runs; the step cache is neither read nor written
     slot: Slot | None = None  # the schedule slot the run claims as it is created (`SlotTaken` if claimed)
     unlocked: bool = False        # run the working tree (validated, not compared with the lock)
+    stores: KeptStore | None = None  # a store kept open across runs (else one is opened and closed)
 
 
 @dataclass(frozen=True)
@@ -65,6 +67,7 @@ class ResumeOptions:
     executor: str | None = None   # default: the executor the run was started with
     no_cache: bool = False
     on_start: Callable[[str], None] | None = None  # told the run id once its checks passed and it is driven
+    stores: KeptStore | None = None
 
 
 @dataclass(frozen=True)
@@ -76,6 +79,7 @@ class ForkOptions:
     db: str | Path | None = None
     on_step: OnStep | None = None
     on_start: Callable[[str], None] | None = None  # told the new run's id once it is stored and driven
+    stores: KeptStore | None = None
 
 
 @dataclass
@@ -104,6 +108,7 @@ async def run_deployment(options: RunOptions) -> RunResult:
     cache_limits()  # and so are bad step cache limits
     given_executor = ExecutorChoice.parse(options.executor) if options.executor else None
     store: Any = None
+    failed = True  # until the run is driven to its end: a kept store is then kept
     stored: str | None = None  # the run's id once it is in the store: every error after names it
     try:
         async with _gated(root, options.deployment, unlocked=options.unlocked) as (ready, opened):
@@ -113,7 +118,7 @@ async def run_deployment(options: RunOptions) -> RunResult:
             choice = given_executor or ExecutorChoice.parse(ready.executor)
             executor = executor_for(choice, root, options.deployment, opened, ready.source_ids)
             async with opened_executor(executor):
-                store = open_store(project_db_path(root, options.db))
+                store = _take(options.stores, project_db_path(root, options.db))
                 run_id = new_run_id()
                 with store.run_lock(run_id):
                     store.begin_run(run_id, artifacts=ready.artifacts, normalized=ready.normalized,
@@ -131,6 +136,7 @@ async def run_deployment(options: RunOptions) -> RunResult:
                                     cache=None if options.no_cache else store)
                     with stop.on_sigint():
                         snapshot = await engine.start(ready.workflow, run_input, run_id=run_id)
+        failed = False
         return RunResult(snapshot, list(ready.warnings))
     except WfopsError as exc:
         if stored is not None:
@@ -138,7 +144,7 @@ async def run_deployment(options: RunOptions) -> RunResult:
         raise
     finally:
         if store is not None:
-            store.close()
+            _give_back(options.stores, store, failed=failed)
 
 
 @asynccontextmanager
@@ -189,24 +195,20 @@ async def resume_run(options: ResumeOptions) -> RunResult:
     stored for the run, not the files."""
     root, db_path = _resume_paths(options)
     given_executor = ExecutorChoice.parse(options.executor) if options.executor else None
-    store = open_store(db_path)
-    try:
+    with _borrowed(options.stores, db_path) as store:
         first = store.get_run(options.run_id)
         _refuse_finished(first.snapshot)
         if root is None:  # outside the project, with --db / WFOPS_DB: the run remembers its project
             root = _stored_root(first.meta, options.run_id)
         return await _continue(store, root, options.run_id, options.outcome, options.payload, options.on_step,
                                given_executor, options.on_start, no_cache=options.no_cache)
-    finally:
-        store.close()
 
 
 async def fork_run(options: ForkOptions) -> RunResult:
     """A new run of the same artifacts, from the state run `run_id` had just before it first
     ran `from_step`, with its input overlaid by `options.input`; the original is untouched."""
     root, db_path = _resume_paths(ResumeOptions(options.run_id, project=options.project, db=options.db))
-    store = open_store(db_path)
-    try:
+    with _borrowed(options.stores, db_path) as store:
         record = store.get_run(options.run_id)
         source = record.snapshot
         if root is None:
@@ -223,8 +225,32 @@ async def fork_run(options: ForkOptions) -> RunResult:
         meta = {**record.meta, "forked_from": {"run_id": source.run_id, "step": options.from_step, "seq": cut}}
         store.fork_run(source.run_id, run_id, upto_seq=cut, input=run_input, meta=meta)
         return await _continue(store, root, run_id, None, None, options.on_step, on_start=options.on_start)
-    finally:
+
+
+def _take(stores: KeptStore | None, location: Path | str) -> Any:
+    return open_store(location) if stores is None else stores.take(location)
+
+
+def _give_back(stores: KeptStore | None, store: Any, *, failed: bool) -> None:
+    """`failed`: an error on its way out (a store error, an interrupt) may have left the
+    connection mid-transaction, so a kept store is then closed rather than kept."""
+    if stores is None:
         store.close()
+    else:
+        stores.give_back(store, failed=failed)
+
+
+@contextmanager
+def _borrowed(stores: KeptStore | None, location: Path | str) -> Iterator[Any]:
+    """The store a run uses, as `_take` and `_give_back` lend it."""
+    store = _take(stores, location)
+    try:
+        yield store
+    except BaseException:
+        _give_back(stores, store, failed=True)
+        raise
+    _give_back(stores, store, failed=False)
+
 
 
 def _fork_input(schema: dict[str, Any] | None, original: Any, changes: Mapping[str, Any]) -> Any:

@@ -17,7 +17,7 @@ from wfops.fastpath.gate import RECORDS, Ready, contracts_match, record_path, re
 from wfops.fastpath.output_order import declared_outputs
 from wfops.fastpath.snapshot import build, file_hash, listing
 from wfops.loader.project import LOCK_FILE, SOURCES_FILE
-from wfops.runner.sources import used_refs
+from wfops.runner.sources import used_refs, used_sources
 from wfops.statedir import make_state_dir
 
 if TYPE_CHECKING:
@@ -26,7 +26,8 @@ if TYPE_CHECKING:
     from wfops.sources.base import Capability
 
 # The hit side lives with the other fast paths; the run glue imports both sides from here.
-__all__ = ["RECORDS", "Ready", "called", "contracts_match", "from_gate", "record_path", "recorded", "save"]
+__all__ = ["RECORDS", "Ready", "called", "contracts_match", "from_gate", "record_path", "recorded", "save",
+           "save_compiled"]
 
 
 def _called_names(steps: Iterable[Mapping[str, Any]]) -> list[str]:
@@ -90,9 +91,36 @@ def save(root: Path, deployment: str, validation: Validation, ready: Ready,
         texts = [ready.texts.get(digest) or canonical_json(ready.normalized[digest]) for digest in order]
         ready.texts.update(zip(order, texts, strict=True))
         make_state_dir(target.parent)  # refuses a symlink on the way: the record is then skipped
-        write_atomic(target, "\n".join([json.dumps(entry, sort_keys=True), *texts, ""]), durable=False)
+        # Keys as the gate gave them (not sorted): a run from the record stores its input in the
+        # order the full gate would, the deployment's defaults first.
+        write_atomic(target, "\n".join([json.dumps(entry), *texts, ""]), durable=False)
     except (OSError, WfopsError, TypeError, ValueError):  # TypeError/ValueError: input defaults that are not JSON
         pass
+
+
+def save_compiled(root: Path, validation: Validation) -> None:
+    """After `compile` wrote wfops.lock: record each deployment's gate as its first run's full
+    gate would, from the validation compile already did, so that run starts from the record
+    instead of checking everything again. A deployment whose gate does not pass, or whose run
+    calls an MCP server (the record compares with contracts the open servers report, and
+    compile has none open by then), is left to its first run."""
+    # deferred: the lock's gate, only when compile (not a run from its record) needs it
+    from wfops.lock.gate import check_deployment
+    from wfops.sources.executor import ExecutorChoice
+
+    for name in sorted(validation.project.deployments):
+        gate = check_deployment(validation, name)
+        if not gate.ok:
+            continue
+        ids = used_sources(gate.workflows.values(), gate.bindings)
+        opened = {i: validation.sources[i] for i in ids if i in validation.sources}
+        if len(opened) != len(ids) or any(source.kind == "mcp" for source in opened.values()):
+            continue
+        deployment = validation.project.deployments[name].model
+        ready = from_gate(gate, input=dict(deployment.input), secrets=list(deployment.secrets),
+                          sources=dict(validation.sources), source_ids=ids,
+                          executor=ExecutorChoice.of_deployment(deployment.executor).name)
+        save(root, name, validation, ready, {i: dict(source.capabilities()) for i, source in opened.items()})
 
 
 def _declarations(validation: Validation, ids: Iterable[str]) -> dict[str, dict[str, Any]]:

@@ -28,7 +28,7 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from wfops.daemon import in_daemon_thread
+from wfops.daemon import DaemonPool
 from wfops.errors import CapabilityError, WfopsError
 from wfops.model.rules import duration_seconds
 from wfops.sources.base import CallResult, Capability, SourceKind, StepContext
@@ -47,6 +47,11 @@ from wfops.sources.steplogs import capturing
 T = TypeVar("T")
 # Outcomes are `on:` keys, and a subworkflow's outcomes are `end:` values: the same alphabet.
 _OUTCOME = re.compile(r"[A-Za-z0-9_-]+")
+
+#: Where sync nodes run: reused daemon threads, at most this many serving at once (a
+#: `foreach` with `concurrency` above it queues its sync calls; async nodes are unbounded).
+SYNC_WORKERS = 64
+SYNC_NODES = DaemonPool(SYNC_WORKERS, "wfops-node")
 
 
 @dataclass(frozen=True)
@@ -219,7 +224,7 @@ class PythonSource:
                 if spec.is_async:
                     returned = await func(model, **kwargs)
                 else:
-                    returned = await in_daemon_thread(lambda: func(model, **kwargs), f"wfops-node-{self.id}.{name}")
+                    returned = await SYNC_NODES.run(lambda: func(model, **kwargs))
         except (KeyboardInterrupt, SystemExit) as exc:
             # Raised by the node's own code (a real Ctrl-C reaches wfops as a cancellation,
             # never through a node): it fails the step, never the process or the MCP server.

@@ -134,6 +134,12 @@ class SqlStore(CacheStore, ABC):
     def _delete(self, tx: Writes, ids: list[str]) -> None:
         """Delete the runs `ids` (rows of every table in `RUN_TABLES`) and artifacts no run uses."""
 
+    def forget_runs(self) -> None:
+        """Drop what this store object remembers of the runs it drove (their last run row, large
+        outputs), so a run it drives next reads the store as a freshly opened one would."""
+        for remembered in (self._pending, self._heads, self._known, self._fresh):
+            remembered.clear()
+
     @abstractmethod
     def close(self) -> None: ...
 

@@ -172,5 +172,8 @@ class Store(Protocol):
     def run_is_driven(self, run_id: str) -> bool:
         """True while some live process holds the run's lock."""
 
+    def forget_runs(self) -> None:
+        """Forget the per-run memory of the runs this object drove (a store kept open across runs)."""
+
     def close(self) -> None: ...
 

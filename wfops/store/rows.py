@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import json.encoder
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
@@ -24,10 +25,21 @@ def stamp(moment: datetime) -> str:
 
 # allow_nan=False: a stored `NaN` would make every later read of the run unparseable outside Python.
 _encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str, allow_nan=False).encode
+# The same encoding from the C encoder built once: `JSONEncoder.encode` builds it again on every
+# call, a fifth of a step's store work. Without a circular-reference check, which no stored value
+# needs: each one has passed `json_problem`, whose walk stops at 200 levels, so a cycle never
+# gets here (and would raise RecursionError, one of `UNSTORABLE`, rather than loop).
+_make_encoder: Any = getattr(json.encoder, "c_make_encoder", None)  # not in typeshed: CPython's _json
+_c_encode = (_make_encoder(None, str, json.encoder.encode_basestring, None, ":", ",", False, False, False)
+             if _make_encoder is not None else None)
 
 
 def dump(value: Any) -> str | None:
-    return None if value is None else _encode(value)
+    if value is None:
+        return None
+    if _c_encode is None or isinstance(value, str):  # a bare string is not encoded by the C encoder's one-shot form
+        return _encode(value)
+    return "".join(_c_encode(value, 0))
 
 
 def load(text: str | None) -> Any:

@@ -1,0 +1,160 @@
+"""Fan-out: CPU per item of a parallel `foreach` over a python node, against `asyncio.gather`.
+
+    python3 bench/bench_fanout.py [--repeat 5] [--smoke]
+
+(`--smoke`: 20 items, concurrency 8, one repeat.)
+
+In a generated project with two python nodes doing the same trivial work (`async def`
+and plain `def`, pydantic models in and out), runs through `wfops.Project.run` (the
+SQLite store, one committed trace entry per item) a `foreach` with `mode: parallel` over
+N items at concurrency C, and, in the same process, `asyncio.gather` of the same async
+function over the same N validated inputs behind a semaphore of C. Per item: (CPU of the
+N-item run - CPU of a 0-item run) / N, so the run's fixed cost is left out; the gather
+side is its CPU / N. CPU is `time.process_time()` (this process, all threads), wall
+`time.perf_counter()`; medians and ranges of the repeats, each repeat a pair run back to
+back so a load spike hits both sides.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from common import add_smoke
+
+import wfops
+
+NODES = '''
+from pydantic import BaseModel
+
+import wfops
+
+
+class In(BaseModel):
+    n: int
+
+
+class Out(BaseModel):
+    doubled: int
+
+
+@wfops.node
+async def twice(payload: In) -> Out:
+    return Out(doubled=payload.n * 2)
+
+
+@wfops.node
+def twice_sync(payload: In) -> Out:
+    return Out(doubled=payload.n * 2)
+'''
+
+FANOUT = """
+name: fan-{node}-{concurrency}
+input: {{type: object, properties: {{ns: {{type: array, items: {{type: integer}}}}}}}}
+state: {{out: {{type: array}}}}
+output: {{count: $state.out}}
+steps:
+  - id: each
+    foreach: $input.ns
+    uses: py.{node}
+    with: {{n: $item}}
+    mode: parallel
+    concurrency: {concurrency}
+    save: state.out
+    next: end
+"""
+
+
+def make_project(root: Path, concurrencies: list[int]) -> None:
+    (root / "workflows").mkdir(parents=True)
+    (root / "deployments").mkdir()
+    (root / "sources.yaml").write_text("sources:\n  py: {kind: python, module: fannodes}\n")
+    (root / "fannodes.py").write_text(NODES)
+    for node in ("twice", "twice_sync"):
+        for c in concurrencies:
+            (root / "workflows" / f"fan-{node}-{c}.yaml").write_text(FANOUT.format(node=node, concurrency=c))
+            (root / "deployments" / f"fan-{node}-{c}.yaml").write_text(
+                f"name: fan-{node}-{c}.local\nworkflow: fan-{node}-{c}\n")
+
+
+def timed(work: Any) -> tuple[float, float]:
+    cpu, wall = time.process_time(), time.perf_counter()
+    work()
+    return time.process_time() - cpu, time.perf_counter() - wall
+
+
+def run_item_cost(project: wfops.Project, name: str, n: int) -> tuple[float, float]:
+    base = timed(lambda: project.run(name, input={"ns": []}))
+    full = timed(lambda: _checked(project.run(name, input={"ns": list(range(n))}), n))
+    return (full[0] - base[0]) / n, (full[1] - base[1]) / n
+
+
+def _checked(run: Any, n: int) -> None:
+    assert run.status == "completed" and len(run.output["count"]) == n, run.error
+
+
+def gather_item_cost(n: int, concurrency: int) -> tuple[float, float]:
+    nodes = importlib.import_module("fannodes")
+    inputs = [nodes.In(n=i) for i in range(n)]
+
+    async def main() -> None:
+        gate = asyncio.Semaphore(concurrency)
+
+        async def one(payload: Any) -> Any:
+            async with gate:
+                return await nodes.twice(payload)
+
+        await asyncio.gather(*(one(p) for p in inputs))
+
+    cpu, wall = timed(lambda: asyncio.run(main()))
+    return cpu / n, wall / n
+
+
+def spread(values: list[float]) -> str:
+    us = [v * 1e6 for v in values]
+    return f"{statistics.median(us):.0f} ({min(us):.0f}-{max(us):.0f})"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=5)
+    add_smoke(parser)
+    args = parser.parse_args()
+    sizes, concurrencies, repeat = ([20], [8], 1) if args.smoke else ([1000, 10000], [8, 32], args.repeat)
+    with tempfile.TemporaryDirectory() as tmp_name:
+        root = Path(tmp_name) / "proj"
+        make_project(root, concurrencies)
+        sys.path.insert(0, str(root))  # the gather side imports the same module
+        with wfops.Project(root) as project:
+            assert project.compile().written
+            for c in concurrencies:  # warm: the gate record, the imports
+                project.run(f"fan-twice-{c}.local", input={"ns": [1]})
+                project.run(f"fan-twice_sync-{c}.local", input={"ns": [1]})
+            print("us per item: median (min-max) of", repeat, "repeats; CPU of this process, and wall\n")
+            print("| items | concurrency | async node CPU | sync node CPU | asyncio.gather CPU | async / gather "
+                  "| sync / async | async node wall | gather wall |")
+            print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+            for n in sizes:
+                for c in concurrencies:
+                    rows: dict[str, list[tuple[float, float]]] = {"async": [], "sync": [], "gather": []}
+                    for _ in range(repeat):
+                        rows["async"].append(run_item_cost(project, f"fan-twice-{c}.local", n))
+                        rows["sync"].append(run_item_cost(project, f"fan-twice_sync-{c}.local", n))
+                        rows["gather"].append(gather_item_cost(n, c))
+                    cpu = {k: [v[0] for v in rows[k]] for k in rows}
+                    wall = {k: [v[1] for v in rows[k]] for k in rows}
+                    med = {k: statistics.median(cpu[k]) for k in cpu}
+                    print(f"| {n:,} | {c} | {spread(cpu['async'])} | {spread(cpu['sync'])} | {spread(cpu['gather'])} "
+                          f"| {med['async'] / med['gather']:.1f}x | {med['sync'] / med['async']:.2f}x "
+                          f"| {spread(wall['async'])} | {spread(wall['gather'])} |")
+
+
+if __name__ == "__main__":
+    main()
