@@ -62,5 +62,6 @@ NO_TOOL: dict[str, str] = {
     "run_graph": "the web UI's graph of a run; draw_graph and read_trace serve the same facts",
     "overview": "the web UI's project page; list_project and check serve the same facts",
     "resolve_run": "`last` and `last:DEPLOYMENT` are taken wherever a tool takes a run_id",
+    "close": "closes the store connection a Project keeps: the server keeps its own for its lifetime",
     "step_summary": "the GitHub Actions job summary of `wfops run`; show_run and read_trace hold the same facts",
 }

@@ -202,8 +202,8 @@ class _Compiler:
                     continue
             if value is None and nullable:
                 built.append(None)
-            if len(built) > 1:  # `int | float` both take 1: pydantic's smart union keeps the exact type
-                built = [b for b in built if type(b) is type(value)]
+            if len(built) > 1 and type(value) is int:  # `int | float` both take 1: pydantic's smart
+                built = [b for b in built if type(b) is int]  # union keeps the exact type
             if len(built) != 1:
                 raise _Unsure
             return built[0]

@@ -167,8 +167,7 @@ def _defaults(where: str, retry: Any, timeout: Any) -> dict[str, Any]:
     """A node's `retry`/`timeout` defaults, checked as a step's own would be, as JSON."""
     found: dict[str, Any] = {}
     if retry is not None:
-        # deferred: the workflow model (pydantic) is off a recorded run's path; only a node that
-        # declares a retry default pays for checking it
+        # deferred: the workflow model (pydantic) is off a recorded run's path, paid for by a retry default only
         from wfops.model.workflow import Retry
 
         try:
