@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 from tests.conftest import write
 
@@ -57,3 +60,27 @@ def std_project(root: Path) -> Path:
         "deployments/hello.yaml": "name: hello.local\nworkflow: hello\ninput: {who: world}\n",
         "deployments/ask.yaml": "name: ask.local\nworkflow: ask\n",
     })
+
+
+def drive_tools(root: Path, script: Callable[[Any], Awaitable[None]],
+                each: Callable[[Any], None] | None = None) -> None:
+    """Run `script(call)` against a real in-memory server over the SDK's client; `call(tool,
+    **args)` returns the structured result, checked to agree with `isError` (and with `each`)."""
+    # deferred: the SDK client, for the tests that drive a server only
+    from mcp import Client
+
+    from wfops.api import Project
+    from wfops.mcpserver.app import build_server
+
+    async def main() -> None:
+        async with Client(build_server(Project(root))) as client:
+            async def call(tool: str, /, **args: Any) -> dict[str, Any]:
+                result = await client.call_tool(tool, args)
+                data = result.structured_content
+                assert data is not None, result.content
+                assert result.is_error == (data["error"] is not None), result.content
+                if each is not None:
+                    each(result)
+                return dict(data)
+            await script(call)
+    asyncio.run(main())

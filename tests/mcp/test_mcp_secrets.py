@@ -4,16 +4,13 @@ server's environment lacks; a refused run lists every blocker, each with its fix
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp import Client
 
 from tests.conftest import write
-from wfops.api import Project
-from wfops.mcpserver.app import build_server
+from tests.mcp.projects import drive_tools
 
 NODE = '''
 from pydantic import BaseModel, Field
@@ -44,18 +41,12 @@ def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
                             "weather.py": NODE})
 
 
+def _never_the_value(result: Any) -> None:
+    assert VALUE not in result.content[0].text  # never a secret's value, whatever the call
+
+
 def drive(root: Path, script: Any) -> None:
-    async def main() -> None:
-        async with Client(build_server(Project(root))) as client:
-            async def call(tool: str, /, **args: Any) -> dict[str, Any]:
-                result = await client.call_tool(tool, args)
-                data = result.structured_content
-                assert data is not None, result.content
-                assert result.is_error == (data["error"] is not None), result.content
-                assert VALUE not in result.content[0].text  # never a secret's value, whatever the call
-                return data
-            await script(call)
-    asyncio.run(main())
+    drive_tools(root, script, _never_the_value)
 
 
 def test_a_secret_is_scaffolded_by_reference_warned_about_and_listed_among_the_blockers(

@@ -4,15 +4,10 @@ and patch_workflow write tests/**/*.wftest.yaml, validated like other files; run
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Any
 
-from mcp import Client
-
-from tests.mcp.projects import std_project
-from wfops.api import Project
-from wfops.mcpserver.app import build_server
+from tests.mcp.projects import drive_tools, std_project
 
 CASE = """\
 workflow: hello
@@ -24,16 +19,7 @@ cases:
 
 
 def drive(root: Path, script: Any) -> None:
-    async def main() -> None:
-        async with Client(build_server(Project(root))) as client:
-            async def call(tool: str, /, **args: Any) -> dict[str, Any]:
-                result = await client.call_tool(tool, args)
-                data = result.structured_content
-                assert data is not None, result.content
-                assert result.is_error == (data["error"] is not None), result.content
-                return data
-            await script(call)
-    asyncio.run(main())
+    drive_tools(root, script)
 
 
 def test_a_test_file_is_scaffolded_validated_written_patched_and_run(tmp_path: Path) -> None:

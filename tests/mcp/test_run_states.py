@@ -4,7 +4,6 @@ every call its advice suggests is made exactly as given and must succeed. Forks 
 
 from __future__ import annotations
 
-import asyncio
 import os
 import signal
 import subprocess
@@ -12,13 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp import Client
 
 from tests.conftest import write
 from tests.harness import WFOPS, process_env, wait_for
-from tests.mcp.projects import std_project
+from tests.mcp.projects import drive_tools, std_project
 from wfops.api import Project
-from wfops.mcpserver.app import build_server
 
 SLEEPY = "name: sleepy\nsteps:\n  - {id: nap, uses: std.sleep, with: {seconds: 1}, next: end}\n"
 DOOMED = """
@@ -55,16 +52,7 @@ def orphan(root: Path) -> str:
 
 
 def drive(root: Path, script: Any) -> None:
-    async def main() -> None:
-        async with Client(build_server(Project(root))) as client:
-            async def call(tool: str, /, **args: Any) -> dict[str, Any]:
-                result = await client.call_tool(tool, args)
-                data = result.structured_content
-                assert data is not None, result.content
-                assert result.is_error == (data["error"] is not None), result.content
-                return data
-            await script(call)
-    asyncio.run(main())
+    drive_tools(root, script)
 
 
 async def walk(call: Any, result: dict[str, Any], state: str) -> list[dict[str, Any]]:
