@@ -60,6 +60,10 @@ class LockedContract:
     hash: str | None = None
     defaults: dict[str, Any] = field(default_factory=dict)  # the capability's retry/timeout defaults
     pins: dict[str, str] = field(default_factory=dict)
+    # The source's hints (an MCP tool's readOnlyHint, destructiveHint, ...): recorded so that
+    # a run's warnings and the cache's rules know them without starting the server; not part
+    # of the contract (nor its hash).
+    annotations: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """The lock's JSON form (for comparing with a fresh `contract_entry`)."""
@@ -69,13 +73,15 @@ class LockedContract:
             found["defaults"] = self.defaults
         if self.pins:
             found["pins"] = dict(self.pins)
+        if self.annotations:
+            found["annotations"] = dict(self.annotations)
         return found
 
     def as_capability(self, source_id: str, name: str) -> Capability:
         """The capability this contract describes (no outcomes recorded: `ok`)."""
         return Capability(source_id, name, self.input_schema, self.output_schema,
-                          self.outcomes or ("ok",), self.description, defaults=self.defaults,
-                          pins=dict(self.pins))
+                          self.outcomes or ("ok",), self.description, dict(self.annotations),
+                          defaults=self.defaults, pins=dict(self.pins))
 
 
 def contract_entry(cap: Capability) -> dict[str, Any]:
@@ -86,6 +92,8 @@ def contract_entry(cap: Capability) -> dict[str, Any]:
         found["defaults"] = dict(cap.defaults)
     if cap.pins:
         found["pins"] = dict(sorted(cap.pins.items()))
+    if cap.annotations:
+        found["annotations"] = dict(sorted(cap.annotations.items()))
     return found
 
 
@@ -313,6 +321,9 @@ def _contract(where: str, entry: dict[str, Any]) -> LockedContract:
     defaults = entry.get("defaults") or {}
     if not isinstance(defaults, dict):
         raise _Corrupt(f"{where}.defaults is not an object")
+    annotations = entry.get("annotations") or {}
+    if not isinstance(annotations, dict):
+        raise _Corrupt(f"{where}.annotations is not an object")
     return LockedContract(
         input_schema=schemas["input_schema"],
         output_schema=schemas["output_schema"],
@@ -321,6 +332,7 @@ def _contract(where: str, entry: dict[str, Any]) -> LockedContract:
         hash=_optional_str(where, entry, "hash"),
         defaults=defaults,
         pins=_str_map(where, entry, "pins"),
+        annotations=annotations,
     )
 
 

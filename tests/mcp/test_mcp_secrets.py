@@ -4,6 +4,7 @@ server's environment lacks; a refused run lists every blocker, each with its fix
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -115,3 +116,30 @@ def test_a_destructive_capability_is_called_out_before_it_is_tried(tmp_path: Pat
         assert "WARNING" not in " ".join(a["reason"] for a in peek["next_actions"])
 
     drive(root, script)
+
+
+@pytest.mark.slow  # starts a real MCP server (compile lists it)
+def test_a_deployment_calling_a_destructive_tool_carries_a_warning_from_the_lock(tmp_path: Path) -> None:
+    from tests.mcp.helpers import SERVERS
+
+    root = write(tmp_path, {
+        "sources.yaml": f"sources:\n  db: {{kind: mcp, command: [python, {SERVERS / 'annotated.py'}]}}\n",
+        "workflows/clean.yaml": "name: clean\nsteps:\n  - {id: wipe, uses: db.wipe, with: {table: t}, next: end}\n",
+        "workflows/look.yaml": "name: look\nsteps:\n  - {id: peek, uses: db.peek, with: {table: t}, next: end}\n",
+        "deployments/clean.yaml": "name: clean.local\nworkflow: clean\n",
+        "deployments/look.yaml": "name: look.local\nworkflow: look\n"})
+
+    async def script(call: Any) -> None:
+        compiled = await call("compile")
+        assert compiled["ok"], compiled
+        runs = {a["arguments"]["deployment"]: a["reason"] for a in compiled["next_actions"] if a["tool"] == "start_run"}
+        assert "WARNING: it calls db.wipe, annotated destructive" in runs["clean.local"]
+        assert "WARNING" not in runs["look.local"]
+        listed = await call("list_project")
+        assert {d["name"]: d["destructive"] for d in listed["deployments"]} == {"clean.local": ["db.wipe"],
+                                                                                "look.local": []}
+
+    drive(root, script)
+    # The lock records the hints (not part of the contract: the hash is the contract's alone).
+    lock = json.loads((root / "wfops.lock").read_text())
+    assert lock["sources"]["db"]["capabilities"]["wipe"]["annotations"]["destructiveHint"] is True

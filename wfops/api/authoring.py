@@ -40,7 +40,11 @@ from wfops.loader.project import (
     WORKFLOWS_DIR,
     load_project,
 )
+from wfops.loader.project import Project as LoadedProject
 from wfops.loader.testfiles import TESTS_DIR
+from wfops.lockfile import read_lock
+from wfops.model.kinds import walk_steps
+from wfops.model.objects import workflow_name
 from wfops.model.workflow import NAME_PATTERN
 
 FileKind = Literal["workflow", "deployment", "sources", "test", "python", "lock", "yaml"]
@@ -67,6 +71,9 @@ class DeploymentEntry:
     workflow: str
     bindings: dict[str, str]
     schedule: list[dict[str, Any]] = field(default_factory=list)  # its `schedule:` entries, defaults filled
+    # The capabilities its workflows call that their source annotates destructive (as
+    # wfops.lock recorded them): running it acts for real (deletes, sends, ...).
+    destructive: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -191,11 +198,14 @@ def list_project(root: Path) -> ProjectListing:
     project = load_project(root)
     users: dict[str, list[str]] = {}
     deployments = []
+    hints = _locked_hints(root)
     for name, loaded in sorted(project.deployments.items()):
         model = loaded.model
         users.setdefault(model.workflow_name, []).append(name)
+        calls = _calls(project, model.workflow_name, dict(model.bindings))
         deployments.append(DeploymentEntry(name, loaded.file, model.workflow, dict(model.bindings),
-                                           [entry.to_data() for entry in model.schedule]))
+                                           [entry.to_data() for entry in model.schedule],
+                                           [ref for ref in calls if _destructive(hints.get(ref, {}))]))
     workflows = [WorkflowEntry(name, loaded.file, loaded.model.description, loaded.model.input,
                                users.get(name, [])) for name, loaded in sorted(project.workflows.items())]
     sources = []
@@ -210,6 +220,45 @@ def list_project(root: Path) -> ProjectListing:
         if kind is not None:
             files.setdefault(kind, []).append(rel)
     return ProjectListing(str(project.root), workflows, deployments, sources, files, sorted(project.broken_files))
+
+
+def _locked_hints(root: Path) -> dict[str, dict[str, Any]]:
+    """Each locked capability's annotations by concrete ref (`source.name`); none without a lock."""
+    try:
+        lock = read_lock(root)
+    except WfopsError:  # a corrupt lock is validate's and check's to report
+        return {}
+    if lock is None:
+        return {}
+    return {f"{sid}.{name}": dict(contract.annotations) for sid, source in lock.sources.items()
+            for name, contract in source.capabilities.items()}
+
+
+def _calls(project: LoadedProject, workflow: str, bindings: dict[str, str]) -> list[str]:
+    """The concrete capability refs a workflow calls, through its subworkflows too."""
+    refs: list[str] = []
+    seen: set[str] = set()
+    todo = [workflow]
+    while todo:
+        name = todo.pop()
+        if name in seen or name not in project.workflows:
+            continue
+        seen.add(name)
+        for _at, step in walk_steps(project.workflows[name].model.steps):
+            child = getattr(step, "workflow", None)
+            if isinstance(child, str):
+                todo.append(workflow_name(child))
+            uses = getattr(step, "uses", None)
+            if isinstance(uses, str):
+                logical, _, cap = uses.partition(".")
+                ref = f"{bindings.get(logical, logical)}.{cap}"
+                if ref not in refs:
+                    refs.append(ref)
+    return refs
+
+
+def _destructive(hints: dict[str, Any]) -> bool:
+    return hints.get("destructiveHint") is True and hints.get("readOnlyHint") is not True
 
 
 def _project_files(root: Path) -> Iterator[str]:

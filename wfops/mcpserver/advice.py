@@ -9,7 +9,7 @@ resume; a failed run is redriven by resume_run once its cause is fixed.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,33 +60,37 @@ def after_findings(diagnostics: Iterable[Diagnostic], *, clean: list[NextAction]
     return actions
 
 
-def runs_of(deployments: list[str], limit: int = 3) -> list[NextAction]:
-    return [act("start_run", f"run {name} (for real: its steps' side effects happen; describe_capability "
-                             "shows which capabilities are destructive)", deployment=name)
-            for name in deployments[:limit]]
+def runs_of(deployments: Mapping[str, list[str]], limit: int = 3) -> list[NextAction]:
+    """A start_run per deployment; `deployments`: name -> the capabilities it calls that their
+    source annotates destructive, named in its warning."""
+    return [act("start_run", f"run {name} (for real: its steps' side effects happen; "
+                             + (f"WARNING: it calls {', '.join(destructive)}, annotated destructive)" if destructive
+                                else "describe_capability shows which capabilities are destructive)"),
+                deployment=name)
+            for name, destructive in list(deployments.items())[:limit]]
 
 
-def after_clean(stale: bool, deployments: list[str]) -> list[NextAction]:
+def after_clean(stale: bool, deployments: Mapping[str, list[str]]) -> list[NextAction]:
     """A clean project: compile only when the lock is out of date (check would fail), else run."""
     if stale:
         return [act("compile", "the lock is out of date: snapshot capability contracts and write wfops.lock")]
     return runs_of(deployments)
 
 
-def after_validate(diagnostics: Iterable[Diagnostic], deployments: list[str], stale: bool) -> list[NextAction]:
+def after_validate(diagnostics: Iterable[Diagnostic], deployments: Mapping[str, list[str]], stale: bool) -> list[NextAction]:
     return after_findings(diagnostics, clean=after_clean(stale, deployments))
 
 
-def after_compile(deployments: list[str]) -> list[NextAction]:
+def after_compile(deployments: Mapping[str, list[str]]) -> list[NextAction]:
     return [*runs_of(deployments, 5)]
 
 
-def after_check(diagnostics: Iterable[Diagnostic], deployments: list[str]) -> list[NextAction]:
+def after_check(diagnostics: Iterable[Diagnostic], deployments: Mapping[str, list[str]]) -> list[NextAction]:
     return after_findings(diagnostics, clean=runs_of(deployments, 5))
 
 
 def after_write(diagnostics: Iterable[Diagnostic], written: bool, path: str,
-                deployments: list[str], stale: bool) -> list[NextAction]:
+                deployments: Mapping[str, list[str]], stale: bool) -> list[NextAction]:
     found = list(diagnostics)
     if not written:
         return after_findings(found, clean=[act("read_file", "read the file as it is", path=path)])

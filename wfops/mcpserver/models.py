@@ -176,6 +176,8 @@ class ProjectDeploymentOut(BaseModel):
     bindings: dict[str, str] = Field(default_factory=dict)
     schedule: list[dict[str, Any]] = Field(default_factory=list, description="Its `schedule:` entries "
                                            "(cron, timezone, input, overlap, missed, window, enabled).")
+    destructive: list[str] = Field(default_factory=list, description="Capabilities it calls that their source "
+                                   "annotates destructive: running it acts for real.")
 
 
 class ProjectSourceOut(BaseModel):

@@ -69,7 +69,7 @@ def validate_files(project: Project, paths: list[str]) -> ValidateResult:
     report = project.validate(paths)
     found = [*report.diagnostics, *(missing_secrets(project.root) if not paths else [])]
     return ValidateResult(ok=report.ok, diagnostics=_diagnostics(found), checked=report.checked,
-                          next_actions=advice.after_validate(report.diagnostics, project.deployments(),
+                          next_actions=advice.after_validate(report.diagnostics, runnable(project),
                                                              report.ok and lock_stale(project)))
 
 
@@ -80,7 +80,7 @@ def lock_stale(project: Project) -> bool:
 
 def validate_text(project: Project, text: str, kind: str | None, path: str | None) -> ValidateResult:
     report = project.validate(text=text, kind=kind, path=path)
-    steps = [a for a in advice.after_validate(report.diagnostics, project.deployments(), False)
+    steps = [a for a in advice.after_validate(report.diagnostics, runnable(project), False)
              if a.tool != "start_run"]  # the text is not saved: no run sees it yet
     for action in steps:
         if action.tool == "validate" and not action.arguments:  # validate {} would check the files, not the text
@@ -104,10 +104,10 @@ def compile_lock(project: Project) -> CompileResult:
     report = project.compile()
     if not report.written:
         return CompileResult(ok=False, diagnostics=_diagnostics(report.diagnostics),
-                             next_actions=advice.after_validate(report.diagnostics, report.deployments, False))
+                             next_actions=advice.after_validate(report.diagnostics, runnable(project, report.deployments), False))
     return CompileResult(ok=True, lock=report.lock, changed=report.changed, changes=report.changes,
                          workflows=report.workflows, diagnostics=_diagnostics(report.diagnostics),
-                         next_actions=advice.after_compile(report.deployments))
+                         next_actions=advice.after_compile(runnable(project, report.deployments)))
 
 
 def run_tests(project: Project, paths: list[str], pattern: str | None) -> TestsResult:
@@ -165,7 +165,7 @@ def new_test(project: Project, workflow: str, write: bool) -> SkeletonResult:
 def check(project: Project, live: bool) -> CheckResult:
     report = project.check(live=live)
     return CheckResult(ok=report.ok, live=live, diagnostics=_diagnostics(report.diagnostics),
-                       next_actions=advice.after_check(report.diagnostics, project.deployments()))
+                       next_actions=advice.after_check(report.diagnostics, runnable(project)))
 
 
 def capabilities(project: Project, source: str | None) -> CapabilitiesResult:
@@ -347,6 +347,13 @@ def draw_graph(project: Project, workflow: str, format: str) -> GraphResult:  # 
 
 # -- authoring -----------------------------------------------------------------------------------
 
+def runnable(project: Project, names: list[str] | None = None) -> dict[str, list[str]]:
+    """The deployments (or those of `names`) -> the capabilities each calls that their source
+    annotates destructive (from wfops.lock), for the warnings of the runs advised."""
+    found = {d.name: d.destructive for d in project.list_project().deployments}
+    return found if names is None else {name: found.get(name, []) for name in names}
+
+
 def list_project(project: Project) -> ProjectResult:
     listing = project.list_project()
     # Reading comes first: a run acts on the world, and nothing has been read or changed yet.
@@ -363,7 +370,8 @@ def list_project(project: Project) -> ProjectResult:
                                       input_schema=w.input_schema, deployments=w.deployments)
                    for w in listing.workflows],
         deployments=[ProjectDeploymentOut(name=d.name, file=d.file, workflow=d.workflow, bindings=d.bindings,
-                                          schedule=d.schedule) for d in listing.deployments],
+                                          schedule=d.schedule, destructive=d.destructive)
+                     for d in listing.deployments],
         sources=[ProjectSourceOut(id=s.id, kind=s.kind, file=s.file, detail=s.detail) for s in listing.sources],
         files=listing.files, broken=listing.broken, next_actions=steps)
 
@@ -397,7 +405,7 @@ def patch_workflow(project: Project, path: str, patch: Any) -> WriteResult:
 def _write_result(project: Project, report: Any) -> WriteResult:
     """A write or patch: what changed is the diff (read_file shows the whole file)."""
     done = report.written or report.unchanged
-    steps = advice.after_write(report.diagnostics, done, report.path, project.deployments(),
+    steps = advice.after_write(report.diagnostics, done, report.path, runnable(project),
                                done and not report.added and lock_stale(project))
     if not report.written and report.added:
         steps.append(advice.act("write_file", "write it anyway, errors and all (force)", path=report.path,
