@@ -38,8 +38,9 @@ from typing import Any, TypeVar
 REPO = Path(__file__).resolve().parent.parent
 T = TypeVar("T")
 
-# Set by CI around the test run; a test that wants one passes it in `env`.
-ISOLATED = ("GITHUB_STEP_SUMMARY", "GITHUB_ACTIONS", "GITHUB_WORKSPACE", "WFOPS_DB")
+# Set by CI around the test run; a test that wants one passes it in `env`. (`CI` itself
+# refuses `run --unlocked`: a test of the dev loop must see a developer's shell.)
+ISOLATED = ("GITHUB_STEP_SUMMARY", "GITHUB_ACTIONS", "GITHUB_WORKSPACE", "WFOPS_DB", "CI")
 
 # Code loaded from here is wfops or libraries, never a test project's python source.
 _KEEP = tuple(str(p) for p in {Path(sys.prefix), Path(sys.base_prefix), REPO / "wfops", REPO / "tests"})
