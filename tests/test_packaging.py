@@ -22,8 +22,9 @@ def test_floors_are_the_versions_that_work_and_ci_tests_them() -> None:
     floors = subprocess.run([sys.executable, str(REPO / ".ci/floors.py")], capture_output=True, text=True,
                             check=True).stdout.split()
     assert len(floors) == len(PROJECT["dependencies"])
-    # Older typer lacks `typer._click` (every command crashed); mcp 2.3 requires pydantic 2.12.
-    assert {"typer==0.26", "pydantic==2.12", "mcp==2.3"} <= set(floors)
+    # Older typer lacks `typer._click` (every command crashed before 0.26), and the value names
+    # the help replaces and the completion protocol (before 0.29.2); mcp 2.3 requires pydantic 2.12.
+    assert {"typer==0.29.2", "pydantic==2.12", "mcp==2.3"} <= set(floors)
     ci = (REPO / ".ci/run").read_text(encoding="utf-8")
     assert 'python3 .ci/floors.py > "$floors/constraints.txt"' in ci
     assert '--constraint "$floors/constraints.txt" -e \'.[postgres,dask]\' \\\n  pytest pytest-xdist hypothesis mcp-server-time' in ci

@@ -138,8 +138,12 @@ def test_connection_killed_by_the_server_mid_run(project: Path, tmp_path: Path, 
     lock): the driver stops with a clear message, no committed step is lost, and another
     process resumes the run to its end with every step applied once."""
     log = tmp_path / "effects.log"
-    proc = spawn(project, "run", "long.local", "--json", env=env_for(WFOPS_DB=pg_url, WFOPS_TEST_LOG=str(log)))
-    wait_for(lambda: len(read_log(log)) >= 20, what="20 steps")
+    ready = tmp_path / "ready"
+    # The run waits inside step 25 while its connection is killed: a run is faster than any poll.
+    proc = spawn(project, "run", "long.local", "--json",
+                 env=env_for(WFOPS_DB=pg_url, WFOPS_TEST_LOG=str(log), WFOPS_TEST_PAUSE_AT="25",
+                             WFOPS_TEST_PAUSE_FOR="2", WFOPS_TEST_READY=str(ready)))
+    wait_for(ready.exists, what="step 25 under way")
     database = pg_url.split("@/", 1)[1].split("?")[0]
     with pg_cluster.admin() as admin:
         killed = admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
