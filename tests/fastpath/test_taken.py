@@ -198,6 +198,17 @@ def world(tmp_path: Path) -> World:
     return world
 
 
+def test_a_file_made_beside_the_checkout_misses_no_record(world: World) -> None:
+    # wfops' checkout is on the processes' path; its folder's mtime moves with any file made
+    # there (a test run's coverage data, say), which installs nothing: the records still hold.
+    stray = REPO / f".stray-{os.getpid()}"
+    stray.write_text("not a package\n", encoding="utf-8")
+    stray.unlink()
+    again = world.wfops("run", "d", "--json")
+    assert again.code == 0 and gate_hit(again)
+    assert replayed(world.wfops("validate"))
+
+
 def test_each_fast_path_is_taken(world: World) -> None:
     # The gate record: a second run of the unchanged deployment (it imports the source it calls).
     again = world.wfops("run", "d", "--json")

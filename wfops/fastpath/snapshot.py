@@ -149,8 +149,28 @@ def import_path(root: Path) -> list[list[Any]]:
                     continue
             except OSError:
                 pass
-        found.append([entry, _stat(entry, folder=True)])
+        # wfops' own source checkout (PYTHONPATH, an editable install): the tool fingerprint covers
+        # its code, and its folder's mtime moves with every file made beside it (coverage data,
+        # an editor's swap file), which installs no package.
+        found.append([entry, "checkout" if _is_checkout(entry) else _stat(entry, folder=True)])
     return found
+
+
+def _is_checkout(entry: str) -> bool:
+    try:
+        here = Path(entry or os.curdir).resolve()
+    except OSError:
+        return False
+    return here == _CHECKOUT
+
+
+def _source_checkout() -> Path | None:
+    """The folder wfops is imported from when it is a source checkout (not an install)."""
+    home = Path(wfops.__file__).resolve().parent.parent
+    return home if (home / "pyproject.toml").is_file() and (home / "wfops" / "__init__.py").is_file() else None
+
+
+_CHECKOUT = _source_checkout()
 
 
 def loaded_libraries(root: Path) -> dict[str, list[int] | None]:
