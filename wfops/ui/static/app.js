@@ -286,11 +286,17 @@ function renderValues(values, run) {
 }
 
 // -- actions -----------------------------------------------------------------------------------
+// The result line of the last action on this run: kept across the re-render the action causes,
+// so what the action did stays on screen.
+let actionResult = null;
+
 function renderActions(section, run, refresh) {
   section.replaceChildren();
   if (READ_ONLY) return;
-  const result = el("div", { class: "result", role: "status", "aria-live": "polite", id: "action-result" });
   const runId = run.run_id;
+  if (!actionResult || actionResult.runId !== runId)
+    actionResult = { runId, node: el("div", { class: "result", role: "status", "aria-live": "polite", id: "action-result" }) };
+  const result = actionResult.node;
   const act = async (button, path, body) => {
     for (const b of section.querySelectorAll("button")) b.disabled = true;
     result.className = "result";
