@@ -30,6 +30,7 @@ from wfops.api.approvals import ClientWrites
 from wfops.api.jsonpatch import apply_patch
 from wfops.api.validate import Kind, project_diagnostics, validate_overlay
 from wfops.atomic import write_atomic
+from wfops.compiler.artifact import ArtifactSet
 from wfops.diagnostics import Diagnostic
 from wfops.errors import UsageError, WfopsError
 from wfops.loader.guard import inside_project, relative_name
@@ -40,12 +41,10 @@ from wfops.loader.project import (
     WORKFLOWS_DIR,
     load_project,
 )
-from wfops.loader.project import Project as LoadedProject
 from wfops.loader.testfiles import TESTS_DIR
 from wfops.lockfile import read_lock
-from wfops.model.kinds import walk_steps
-from wfops.model.objects import workflow_name
 from wfops.model.workflow import NAME_PATTERN
+from wfops.runner.sources import used_refs
 
 FileKind = Literal["workflow", "deployment", "sources", "test", "python", "lock", "yaml"]
 #: Folders never read or listed: wfops's own state, git's, and environments a project may hold.
@@ -199,10 +198,11 @@ def list_project(root: Path) -> ProjectListing:
     users: dict[str, list[str]] = {}
     deployments = []
     hints = _locked_hints(root)
+    tree = ArtifactSet({name: loaded.model for name, loaded in project.workflows.items()})
     for name, loaded in sorted(project.deployments.items()):
         model = loaded.model
         users.setdefault(model.workflow_name, []).append(name)
-        calls = _calls(project, model.workflow_name, dict(model.bindings))
+        calls = _calls(tree, model.workflow_name, dict(model.bindings))
         deployments.append(DeploymentEntry(name, loaded.file, model.workflow, dict(model.bindings),
                                            [entry.to_data() for entry in model.schedule],
                                            [ref for ref in calls if _destructive(hints.get(ref, {}))]))
@@ -234,27 +234,11 @@ def _locked_hints(root: Path) -> dict[str, dict[str, Any]]:
             for name, contract in source.capabilities.items()}
 
 
-def _calls(project: LoadedProject, workflow: str, bindings: dict[str, str]) -> list[str]:
+def _calls(workflows: ArtifactSet, workflow: str, bindings: dict[str, str]) -> list[str]:
     """The concrete capability refs a workflow calls, through its subworkflows too."""
-    refs: list[str] = []
-    seen: set[str] = set()
-    todo = [workflow]
-    while todo:
-        name = todo.pop()
-        if name in seen or name not in project.workflows:
-            continue
-        seen.add(name)
-        for _at, step in walk_steps(project.workflows[name].model.steps):
-            child = getattr(step, "workflow", None)
-            if isinstance(child, str):
-                todo.append(workflow_name(child))
-            uses = getattr(step, "uses", None)
-            if isinstance(uses, str):
-                logical, _, cap = uses.partition(".")
-                ref = f"{bindings.get(logical, logical)}.{cap}"
-                if ref not in refs:
-                    refs.append(ref)
-    return refs
+    refs = used_refs(workflows.workflows[name] for name in workflows.tree(workflow))
+    return list(dict.fromkeys(f"{bindings.get(source, source)}.{cap}"
+                              for source, _, cap in (ref.partition(".") for ref in refs)))
 
 
 def _destructive(hints: dict[str, Any]) -> bool:
