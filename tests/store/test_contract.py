@@ -284,3 +284,14 @@ def test_step_logs_round_trip_and_go_with_their_run(store) -> None:
     store.delete_run("a")
     start(store, "a")
     assert store.step_logs("a") == []
+
+
+def test_a_run_log_comes_just_before_the_entry_it_was_stored_with(store) -> None:
+    from wfops.store.protocol import StepLog
+
+    start(store, "a")
+    store.commit(snap("a"), [entry(1, step="each[0]"), entry(2, step="each")])
+    store.add_step_logs("a", [StepLog(1, "each[0]", 1, "one\n"), StepLog(2, "each", 1, "two\n"),
+                              StepLog(-2, "", 0, "the run's\n"), StepLog(0, "", 0, "before any\n")])
+    assert [log.seq for log in store.step_logs("a")] == [0, 1, -2, 2]
+    assert [log.seq for log in store.step_logs("a", "each")] == [1, 2]  # a step's logs only

@@ -124,10 +124,14 @@ def _logs(logs: list[StepLog], json_out: bool, step: str | None) -> int:
         print_json([log.to_dict() for log in logs])
         return 0
     if not logs:
-        say("no step logs" + (f" for step {step}" if step else "") + ": its python nodes printed and logged nothing")
+        say("no step logs" + (f" for step {step}" if step else "") + ": its python nodes printed and logged "
+            "nothing, its MCP tools sent no log notifications")
         return 0
     for log in logs:
-        say(f"== #{log.seq} {log.step}" + (f" attempt {log.attempt}" if log.attempt > 1 else "") + " ==")
+        if log.seq <= 0:  # the run's own log, stored with the commit of entry -seq
+            say(f"== run, up to #{-log.seq} ==")
+        else:
+            say(f"== #{log.seq} {log.step}" + (f" attempt {log.attempt}" if log.attempt > 1 else "") + " ==")
         say(log.text.rstrip("\n"))
     return 0
 

@@ -218,6 +218,7 @@ class McpSourceFields(PlainModel):
     tools: dict[str, objects.ToolDefaults]
     description: str | None
     headers: dict[str, str]
+    log_level: Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency", "off"]
 
 
 class ToolDefaultsFields(PlainModel):

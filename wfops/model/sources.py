@@ -43,6 +43,10 @@ class ToolDefaults(_Strict):
         "when the server annotates the tool read-only, unless `unannotated: true`. Not part of its contract.")
 
 
+#: MCP's log levels (RFC 5424 severities, least severe first), and `off`.
+McpLogLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency", "off"]
+
+
 class McpSource(_Strict):
     kind: Literal["mcp"] = Field(description="An MCP server (stdio `command` or HTTP `url`): each tool is a "
                                  "capability.")
@@ -60,6 +64,9 @@ class McpSource(_Strict):
     headers: dict[Annotated[str, Field(pattern=HEADER_NAME_PATTERN)], str] = Field(
         default_factory=dict, description="HTTP headers sent to the `url:` server (and only to its host); "
         "values may use ${NAME} (a secret from the environment, never stored or shown).")
+    log_level: McpLogLevel = Field(
+        "info", description="The least severe log notification the server is asked to send during a tool "
+        "call (kept in that step's log); `off` asks for none.")
 
     @field_validator("command", mode="before")
     @classmethod

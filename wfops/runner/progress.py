@@ -1,14 +1,16 @@
 """The engine's checkpoint sink for runs: commit each step to the store, then tell the caller.
 
-A step's log (what its python node printed and logged in that attempt) is stored right after
-the step's trace entry, under the entry's seq."""
+A step's log (what its python node printed and logged in that attempt, what its MCP tool sent
+as log notifications) is stored right after the step's trace entry, under the entry's seq. The
+run's own log (lines no one step is known to have written) is stored with the commit that
+follows them, under minus that commit's last seq (`runs logs` shows it before that entry)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
 from wfops.engine.types import RunSnapshot, TraceEntry
-from wfops.sources.steplogs import take
+from wfops.sources.steplogs import RUN_LOG, take, take_run
 from wfops.store.protocol import StepLog, Store
 
 OnStep = Callable[[TraceEntry], None]
@@ -22,6 +24,7 @@ class ProgressSink:
         self.store = store
         self.on_step = on_step
         self.on_start = on_start  # told the run id once, when the run is first in the store
+        self._run_logs_at: set[int] = set()  # the seqs of the run logs stored by this sink
 
     def step_started(self, path: str, kind: str, total: int | None, done: int) -> None:
         """The engine's progress notice, passed on to an `on_step` that takes it."""
@@ -33,6 +36,16 @@ class ProgressSink:
         self.store.commit(run, entries)
         logs = [StepLog(e.seq, e.step, e.attempt, text) for e in entries
                 if (text := take(run.run_id, e.step, e.attempt)) is not None]
+        at = -(entries[-1].seq if entries else int(run.cursor.get("seq") or 0))
+        # A second run log at one seq (a commit without entries after one with) would be
+        # refused by the store: it waits for the next commit, unless the run has ended.
+        ended = run.status != "running"
+        if at not in self._run_logs_at or ended:
+            while at in self._run_logs_at:
+                at -= 1
+            if (text := take_run(run.run_id, ended=ended)) is not None:
+                logs.append(StepLog(at, RUN_LOG, 0, text))
+                self._run_logs_at.add(at)
         if logs:
             self.store.add_step_logs(run.run_id, logs)
         if self.on_start is not None:

@@ -7,6 +7,15 @@ runs as a child task of that owner, so a caller that gives up (a step timeout) c
 only its own request and the session stays usable. `close()` stops the owner, which
 shuts the server down (stdin closed, then SIGTERM, then SIGKILL: the SDK's sequence).
 
+Step logs. Every tools/call asks for log notifications at the source's `log_level` (the
+per-request `_meta` opt-in of MCP 2026-07-28; `logging/setLevel` once on older servers). A
+progress notification names its request (its token), so its message goes into the log of
+the step that made the call. A log notification names no request (over stdio nothing can
+say; over HTTP the SDK drops which response stream brought it), so it goes where that is
+known: the one call in flight on the session; else the step that owns all the calls in
+flight (a foreach, for its items), saying which calls it came from; else the run's own
+log, saying which steps were calling, or that none was.
+
 `import mcp` costs ~0.5 s, so it happens inside functions, only when a source opens.
 """
 
@@ -21,14 +30,16 @@ import tempfile
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, get_args
 
 from wfops.errors import CapabilityError, SourceLost, StepTimeout
 from wfops.model.rules import duration_seconds
+from wfops.model.sources import McpLogLevel
 from wfops.redact import mask, masked
 from wfops.sources.base import CallResult, Capability, SourceKind, StepContext
 from wfops.sources.envrefs import expand_all
 from wfops.sources.mcp_result import convert_result, tool_error_text
+from wfops.sources.steplogs import ANY_ATTEMPT, RUN_LOG, Capture, note
 
 if TYPE_CHECKING:
     import asyncio  # imported where used: `wfops validate` builds sources but never opens one
@@ -47,6 +58,12 @@ REQUEST_TIMEOUT = -32001
 #: `_meta` key of every tools/call: where the step runs, so side-effecting tools can deduplicate
 #: by `idempotency_key` (stable across retries and resumes of the step).
 CONTEXT_META_KEY = "wfops/context"
+#: `_meta` key of a request that opts in to log notifications from that level up (MCP 2026-07-28).
+LOG_LEVEL_META_KEY = "io.modelcontextprotocol/logLevel"
+#: MCP's log levels, least severe first.
+LOG_LEVELS: tuple[str, ...] = tuple(level for level in get_args(McpLogLevel) if level != "off")
+#: How many of the calls in flight a log line names when it cannot say which one sent it.
+NAMED_CALLS = 5
 _PYTHON_NAMES = {"python", "python3", f"python3.{sys.version_info.minor}"}
 
 
@@ -59,6 +76,7 @@ class _Request:
     scope: Any = None  # the anyio CancelScope of the child task serving this request
     stderr_at: int = 0  # where the server's stderr stood when the call was made
     done: bool = field(default=False)
+    where: tuple[str, str, int] = ("", "", 0)  # run id, step path, attempt: whose log it writes to
 
 
 class McpClientSource:
@@ -84,6 +102,9 @@ class McpClientSource:
         self._stderr: IO[bytes] | None = None
         self._closed = False
         self._restarting: asyncio.Lock | None = None
+        self._calling: list[_Request] = []  # sent and not yet answered, oldest first
+        self._last_run: str | None = None  # the run of the latest call: its log takes lines sent between calls
+        self._early = Capture()  # lines sent before any call, for the first run that calls
 
     # -- the Source protocol -------------------------------------------------------------
 
@@ -191,8 +212,10 @@ class McpClientSource:
             # One scope for the session's whole life: its deadline bounds start-up and is
             # lifted once the tools are listed (a scope must exit in the task that entered it).
             with anyio.CancelScope(deadline=anyio.current_time() + self.start_timeout) as scope:
-                async with Client(self._transport()) as client, anyio.create_task_group() as group:
+                async with Client(self._transport(), logging_callback=self._on_log) as client, \
+                        anyio.create_task_group() as group:
                     self._capabilities = await self._list_capabilities(client)
+                    await self._ask_for_logs(client)
                     scope.deadline = math.inf
                     ready.set_result(None)
                     await self._serve(client, group)
@@ -231,15 +254,26 @@ class McpClientSource:
     async def _run_request(self, client: Any, request: _Request) -> None:
         import anyio  # deferred: anyio (~9 ms), only once a server runs
 
+        meta: dict[str, Any] = {CONTEXT_META_KEY: request.context}
+        if self.spec.log_level != "off":
+            meta[LOG_LEVEL_META_KEY] = self.spec.log_level
+
+        async def progress(value: float, total: float | None, message: str | None) -> None:
+            of = f"/{total:g}" if total is not None else ""
+            self._note(request.where, f"PROGRESS {self.id}: {value:g}{of}" + (f" {message}" if message else ""))
+
         with anyio.CancelScope() as request.scope:
+            self._calling.append(request)
             try:
                 result = await client.call_tool(request.name, request.payload,
                                                 read_timeout_seconds=self.spec.timeout,
-                                                meta={CONTEXT_META_KEY: request.context})
+                                                progress_callback=progress, meta=meta)
             except Exception as exc:  # noqa: BLE001 - handed to the caller as a step failure
                 self._settle(request, error=self._call_error(request, exc))
             else:
                 self._settle(request, result=result)
+            finally:
+                self._calling.remove(request)
         if not request.done:
             self._settle(request, error=CapabilityError(f"mcp source {self.id!r}: call to "
                                                         f"{request.name!r} was cancelled"))
@@ -292,7 +326,9 @@ class McpClientSource:
         if self._failure is not None or self._owner.done():
             raise CapabilityError(self._failure or f"mcp source {self.id!r}: the session has ended")
         request = _Request(name, dict(payload), asyncio.get_running_loop().create_future(),
-                           context=_context_meta(context), stderr_at=self._stderr_size())
+                           context=_context_meta(context), stderr_at=self._stderr_size(),
+                           where=(context.run_id, context.step, context.attempt))
+        self._calls_for(context.run_id)
         self._pending.add(request)
         self._requests.put_nowait(request)
         return request
@@ -317,6 +353,55 @@ class McpClientSource:
     def _fail_pending(self, message: str) -> None:
         for request in list(self._pending):
             self._settle(request, error=CapabilityError(message))
+
+    # -- step logs -----------------------------------------------------------------------
+
+    async def _ask_for_logs(self, client: Any) -> None:
+        """Before MCP 2026-07-28, a server sends logs at the level `logging/setLevel` set (and
+        may send them unasked); from it on, each call opts in through its `_meta`."""
+        from mcp import MCPError  # deferred: mcp (~1.7 s), only once a server runs
+
+        capabilities = getattr(client.session, "server_capabilities", None)
+        if self.spec.log_level == "off" or getattr(capabilities, "logging", None) is None:
+            return
+        with contextlib.suppress(MCPError):  # a server that declares logging but refuses the level
+            await client.set_logging_level(self.spec.log_level)
+
+    async def _on_log(self, params: Any) -> None:
+        level = str(params.level)
+        wanted = self.spec.log_level
+        if wanted == "off" or (level in LOG_LEVELS and LOG_LEVELS.index(level) < LOG_LEVELS.index(wanted)):
+            return  # below the level asked for (an older server sends every level)
+        data = params.data if isinstance(params.data, str) else json.dumps(params.data, default=str)
+        line = f"{level.upper()} {params.logger or self.id}: {data}"
+        calling = list(self._calling)
+        if len(calling) == 1:
+            self._note(calling[0].where, line)
+            return
+        if not calling:
+            if self._last_run is None:
+                self._early.write(f"[{self.id}: no call in flight] {line}\n")
+            else:
+                note(self._last_run, RUN_LOG, ANY_ATTEMPT, f"[{self.id}: no call in flight] {line}\n")
+            return
+        runs = sorted({request.where[0] for request in calling})
+        owner = _common_step([request.where[1] for request in calling]) if len(runs) == 1 else None
+        for run_id in runs:
+            mine = [request.where[1] for request in calling if request.where[0] == run_id]
+            others = len(calling) - len(mine)
+            said = f"[{self.id}: from one of {_named(mine)}" + (f" or {others} calls of other runs" if others else "")
+            note(run_id, owner if owner is not None else RUN_LOG, ANY_ATTEMPT, f"{said}] {line}\n")
+
+    def _calls_for(self, run_id: str) -> None:
+        """A call of this run is about to be made: lines heard before any call are its run's."""
+        if self._last_run != run_id:
+            self._last_run = run_id
+            if early := self._early.text():
+                note(run_id, RUN_LOG, ANY_ATTEMPT, early)
+            self._early = Capture()
+
+    def _note(self, where: tuple[str, str, int], line: str) -> None:
+        note(where[0], where[1], where[2], line + "\n")
 
     # -- messages ------------------------------------------------------------------------
 
@@ -506,6 +591,24 @@ def _annotations(tool: Any) -> dict[str, Any]:
     """The tool's declared hints (title, readOnlyHint, destructiveHint, idempotentHint, openWorldHint)."""
     hints = getattr(tool, "annotations", None)
     return hints.model_dump(by_alias=True, exclude_none=True) if hints is not None else {}
+
+
+def _named(steps: list[str]) -> str:
+    shown = ", ".join(steps[:NAMED_CALLS])
+    return shown + (f", ... ({len(steps)} calls)" if len(steps) > NAMED_CALLS else "")
+
+
+def _common_step(steps: list[str]) -> str | None:
+    """The innermost step that contains every one of these step paths (`each` for `each[0]` and
+    `each[3]/fetch`), or None when they share none."""
+    def ancestors(path: str) -> list[str]:
+        cuts = [i for i, char in enumerate(path) if char in "/["]
+        return [path[:i] for i in cuts] + [path]
+
+    shared = set(ancestors(steps[0]))
+    for step in steps[1:]:
+        shared &= set(ancestors(step))
+    return max(shared, key=len) if shared else None
 
 
 def _context_meta(context: StepContext) -> dict[str, Any]:

@@ -11,6 +11,11 @@ A finished capture waits, under (run id, step path, attempt), until the runner s
 next to the step's trace entry (`take`). Each attempt keeps at most `MAX_LOG_CHARS`: the
 start and the end, with what was cut in between said in one line. Text is masked by the
 process's redactor when stored.
+
+Sources that hear of a step's log from elsewhere (an MCP server's log notifications) add to
+it with `note`: under an attempt, under a step whichever attempt of it is stored next
+(`ANY_ATTEMPT`: a foreach that owns several calls in flight), or under the run itself
+(`RUN_LOG`), kept apart from any step's attempt and stored with the run's next commit.
 """
 
 from __future__ import annotations
@@ -31,6 +36,10 @@ MAX_LOG_CHARS = 64_000
 _HEAD = MAX_LOG_CHARS // 4
 
 Key = tuple[str, str, int]  # run id, step path, attempt
+#: `note`'s attempt for "the step's attempt that is stored next".
+ANY_ATTEMPT = 0
+#: `note`'s step for the run's own log (lines no single step is known to have written).
+RUN_LOG = ""
 
 
 class Capture:
@@ -72,6 +81,7 @@ class Capture:
 
 _current: contextvars.ContextVar[Capture | None] = contextvars.ContextVar("wfops_step_log", default=None)
 _finished: dict[Key, str] = {}
+_notes: dict[Key, Capture] = {}
 _lock = threading.Lock()
 _users = 0
 _saved: tuple[Any, Any] | None = None
@@ -158,11 +168,49 @@ def capturing(context: StepContext) -> Iterator[None]:
                 _finished[(context.run_id, context.step, context.attempt)] = text
 
 
+def note(run_id: str, step: str, attempt: int, text: str) -> None:
+    """Add `text` to the log of that attempt of a step (`ANY_ATTEMPT`: its next stored one), or
+    to the run's own log (step `RUN_LOG`), bounded as a capture is."""
+    with _lock:
+        capture = _notes.get((run_id, step, attempt))
+        if capture is None:
+            capture = _notes[(run_id, step, attempt)] = Capture()
+        capture.write(text)
+
+
 def take(run_id: str, step: str, attempt: int) -> str | None:
     """The masked log of that attempt (once: it is then forgotten), or None when it wrote nothing."""
     with _lock:
-        text = _finished.pop((run_id, step, attempt), None)
-    return storable(mask(text)) if text is not None else None
+        parts = [_finished.pop((run_id, step, attempt), None)]
+        parts += [c.text() for c in (_notes.pop((run_id, step, attempt), None),
+                                     _notes.pop((run_id, step, ANY_ATTEMPT), None)) if c is not None]
+    return _stored([part for part in parts if part])
+
+
+def take_run(run_id: str, *, ended: bool = False) -> str | None:
+    """The masked run's own log (once), or None. When the run has `ended` (nothing of it is
+    committed any more), what was noted for steps that stored no entry comes with it, each
+    line saying its step: never dropped."""
+    with _lock:
+        if ended:
+            for key in [key for key in _notes if key[0] == run_id and key[1] != RUN_LOG]:
+                label = key[1] + (f" attempt {key[2]}" if key[2] != ANY_ATTEMPT else "")
+                orphan = "".join(f"[for {label}, which stored no entry] {line}"
+                                 for line in _notes.pop(key).text().splitlines(keepends=True))
+                _notes.setdefault((run_id, RUN_LOG, ANY_ATTEMPT), Capture()).write(orphan)
+        found = _notes.pop((run_id, RUN_LOG, ANY_ATTEMPT), None)
+    return _stored([found.text()]) if found is not None else None
+
+
+def _stored(parts: list[str]) -> str | None:
+    if not parts:
+        return None
+    if len(parts) > 1:  # one attempt heard of from two places: one bound for all of it
+        joined = Capture()
+        for part in parts:
+            joined.write(part)
+        parts = [joined.text()]
+    return storable(mask(parts[0]))
 
 
 def storable(text: str) -> str:

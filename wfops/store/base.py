@@ -406,7 +406,8 @@ class SqlStore(CacheStore, ABC):
 
     def step_logs(self, run_id: str, step: str | None = None) -> list[StepLog]:
         self.get_run(run_id)
-        sql = self._q.dialect.sql("SELECT seq, step, attempt, text FROM step_logs WHERE run_id=? ORDER BY seq")
+        sql = self._q.dialect.sql("SELECT seq, step, attempt, text FROM step_logs WHERE run_id=? "
+                                  "ORDER BY abs(seq), seq")  # a run log (-N) just before entry N
         with self._errors("read step logs"):
             rows = self.conn.execute(sql, (run_id,)).fetchall()
         found = [StepLog(int(r[0]), r[1], int(r[2]), r[3]) for r in rows]

@@ -70,9 +70,10 @@ class RunFilter:
 
 @dataclass(frozen=True, slots=True)
 class StepLog:
-    """What one attempt of a step printed and logged (bounded, masked)."""
+    """What one attempt of a step printed and logged (bounded, masked), or the run's own log:
+    step "", attempt 0, seq minus the entry it was stored with (0 before any)."""
 
-    seq: int          # its trace entry
+    seq: int          # its trace entry (the run's own log: -seq of the entry it came before)
     step: str
     attempt: int
     text: str

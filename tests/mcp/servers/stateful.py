@@ -95,6 +95,22 @@ def cwd() -> str:
     return os.getcwd()
 
 
+@app.tool()
+async def chatty(ctx: Context, name: str, lines: int = 2, pause: float = 0, secret_env: str = "") -> str:
+    """Send `lines` log notifications (and a progress message) while working on `name`; with
+    `secret_env`, one of them quotes that environment variable of the server. `pause` seconds
+    pass between the lines, so concurrent calls overlap."""
+    await ctx.report_progress(0, lines, message=f"starting {name}")
+    for i in range(lines):
+        await ctx.info(f"{name}: line {i}")
+        if pause:
+            await anyio.sleep(pause)
+    if secret_env:
+        await ctx.warning(f"{name}: the token is {os.environ.get(secret_env, 'unset')}")
+    await ctx.debug(f"{name}: debug detail")
+    return f"done {name}"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--pid-file")
