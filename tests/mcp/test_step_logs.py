@@ -207,3 +207,27 @@ def test_the_run_log_is_stored_before_the_entry_it_came_with_and_shown_so(
         (-1, "", "the run's\n"), (1, "one", "its own\n"), (-2, "", "later\n")]
     _logs(logs[:2], False, None)
     assert capsys.readouterr().out == "== run, up to #1 ==\nthe run's\n== #1 one ==\nits own\n"
+
+
+def test_read_trace_gives_each_entry_its_log_and_the_run_log_stored_with_it(tmp_path: Path) -> None:
+    from tests.mcp.projects import std_project
+    from wfops.api import Project
+    from wfops.store.protocol import StepLog
+
+    root = std_project(tmp_path / "p")
+    assert run_cli("compile", cwd=root).code == 0
+    assert run_cli("run", "hello.local", cwd=root).code == 0
+    project = Project(root)
+    run_id = project.runs()[0].run_id
+    with project._store(run_id) as store:
+        store.add_step_logs(run_id, [StepLog(0, "", 0, "first\n"), StepLog(2, "shout", 1, "its own\n"),
+                                     StepLog(-2, "", 0, "before shout\n")])
+
+    async def script(call: Any) -> None:
+        trace = await call("read_trace", run_id=run_id)
+        assert [(e["step"], e["logs"], e["run_log"]) for e in trace["entries"]] == [
+            ("greet", None, "first\n"), ("shout", "its own\n", "before shout\n")]
+        second = await call("read_trace", run_id=run_id, from_seq=2)
+        assert [e["run_log"] for e in second["entries"]] == ["before shout\n"]
+
+    drive_tools(root, script)

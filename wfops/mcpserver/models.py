@@ -267,7 +267,10 @@ class TraceEntryOut(BaseModel):
     extra: dict[str, Any] | None = Field(None, description="What the capability returned beside its output "
                                          "(never saved to state).")
     logs: str | None = Field(None, description="What a python node printed and logged in this attempt "
-                             "(its traceback when it failed), bounded and masked.")
+                             "(its traceback when it failed), or its MCP tool sent as log notifications, "
+                             "bounded and masked.")
+    run_log: str | None = Field(None, description="Lines of the run's own log stored with this entry: log "
+                                "notifications no one step is known to have sent (they came before it).")
 
 
 class TraceResult(Envelope):

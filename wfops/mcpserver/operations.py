@@ -322,8 +322,15 @@ def read_trace(project: Project, run_id: str, from_seq: int | None, limit: int |
     page = max(1, min(limit or 100, MAX_TRACE_PAGE))
     entries = project.trace(run_id, from_seq=from_seq, limit=page)
     seqs = {e.seq for e in entries}
-    logs = {log.seq: log.text for log in project.step_logs(run_id) if log.seq in seqs} if entries else {}
-    out = [TraceEntryOut(**e.to_dict(), logs=logs.get(e.seq)) for e in entries]
+    logs = {log.seq: log.text for log in project.step_logs(run_id) if abs(log.seq) in seqs or log.seq == 0} \
+        if entries else {}
+    first = entries[0].seq if entries else None  # the run log from before any entry goes with entry #1
+
+    def run_log(seq: int) -> str | None:
+        parts = [text for text in (logs.get(0) if seq == first == 1 else None, logs.get(-seq)) if text]
+        return "".join(parts) or None
+
+    out = [TraceEntryOut(**e.to_dict(), logs=logs.get(e.seq), run_log=run_log(e.seq)) for e in entries]
     more = len(out) == page
     next_from = out[-1].seq + 1 if more else None
     steps = [advice.act("read_trace", "the next page", run_id=run_id, from_seq=next_from, limit=page)] if more \
