@@ -27,6 +27,7 @@ import logging
 import math
 import sys
 import tempfile
+import warnings
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -364,7 +365,10 @@ class McpClientSource:
         capabilities = getattr(client.session, "server_capabilities", None)
         if self.spec.log_level == "off" or getattr(capabilities, "logging", None) is None:
             return
-        with contextlib.suppress(MCPError):  # a server that declares logging but refuses the level
+        # The SDK warns (a UserWarning, on the user's terminal) that the request is deprecated
+        # from 2026-07-28 on: this is the older server it is still meant for.
+        with contextlib.suppress(MCPError), warnings.catch_warnings():  # refused: it logs as it likes
+            warnings.simplefilter("ignore")
             await client.set_logging_level(self.spec.log_level)
 
     async def _on_log(self, params: Any) -> None:
