@@ -231,3 +231,49 @@ def test_read_trace_gives_each_entry_its_log_and_the_run_log_stored_with_it(tmp_
         assert [e["run_log"] for e in second["entries"]] == ["before shout\n"]
 
     drive_tools(root, script)
+
+
+@pytest.mark.slow  # starts its own MCP server process
+def test_over_streamable_http_the_same_rule_holds(tmp_path: Path) -> None:
+    import asyncio
+    import socket
+    import subprocess
+    import time
+
+    from tests.mcp.helpers import STATEFUL, Loop, ctx
+    from tests.mcp.test_source_start import _free_port
+    from wfops.model.sources import McpSource
+    from wfops.sources.mcp import McpClientSource
+    from wfops.sources.steplogs import take
+
+    port = _free_port()
+    server = subprocess.Popen([sys.executable, STATEFUL, "--http", str(port)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    loop = Loop()
+    try:
+        deadline = time.monotonic() + 60  # a hang guard
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        source = McpClientSource("remote", McpSource(kind="mcp", url=f"http://127.0.0.1:{port}/mcp"), tmp_path)
+        loop.run(source.open())
+        loop.run(source.call("chatty", {"name": "one"}, ctx("one")))
+        assert take("run-1", "one", 1) == (
+            "PROGRESS remote: 0/2 starting one\nINFO remote: one: line 0\nINFO remote: one: line 1\n")
+
+        async def both() -> None:
+            await asyncio.gather(*(source.call("chatty", {"name": n, "pause": 0.3}, ctx(f"each[{i}]"))
+                                   for i, n in enumerate("ab")))
+
+        loop.run(both())
+        assert take("run-1", "each[0]", 1) == "PROGRESS remote: 0/2 starting a\n"
+        lines = (take("run-1", "each", 1) or "").splitlines()
+        assert len(lines) == 4 and all(line.startswith("[remote: from one of each[") for line in lines)
+        loop.run(source.close())
+    finally:
+        loop.close()
+        server.terminate()
+        server.wait(10)
