@@ -138,7 +138,7 @@ def test_sources_errors(make_project) -> None:
         ("invalid-source", 9, 6, "source `v`: an mcp source needs exactly one of `command` or `url`"),
     ]
     assert "[python, -m, server]" in found[3].hint
-    assert found[4].hint.endswith("allowed here: kind, command, url, env, cwd, timeout, tools, description, headers")
+    assert found[4].hint.endswith("allowed here: kind, command, url, env, cwd, timeout, tools, description, headers, auth")
 
 
 def test_std_is_reserved(make_project) -> None:

@@ -37,6 +37,7 @@ MODELS: tuple[str, ...] = (
     "McpSource",
     "ToolDefaults",
     "ToolCache",
+    "OAuthClientCredentials",
     "OpenapiSource",
     "CommandSource",
     "CommandCapability",
@@ -218,6 +219,7 @@ class McpSourceFields(PlainModel):
     tools: dict[str, objects.ToolDefaults]
     description: str | None
     headers: dict[str, str]
+    auth: objects.OAuthClientCredentials | None
 
 
 class ToolDefaultsFields(PlainModel):
@@ -229,6 +231,15 @@ class ToolDefaultsFields(PlainModel):
 class ToolCacheFields(PlainModel):
     ttl: str | float | None
     unannotated: bool
+
+
+class OAuthClientCredentialsFields(PlainModel):
+    kind: Literal["client_credentials"]
+    issuer: str
+    client_id: str
+    client_secret: str
+    scope: str | None
+    token_endpoint_auth_method: Literal["client_secret_basic", "client_secret_post"]
 
 
 class OpenapiSourceFields(PlainModel):
