@@ -21,6 +21,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 TAKEN = "tests/fastpath/test_taken.py"
+DECLARED = "tests/fastpath/test_declared_kinds.py"
+SNAPSHOT = "wfops/fastpath/snapshot.py"
+IGNORE_CONSULTED = ('{**snapshot["files"], **snapshot["python"]}', '{**snapshot["files"]}')
 
 
 @dataclass(frozen=True)
@@ -30,6 +33,7 @@ class Mutation:
     old: str
     new: str
     tests: tuple[str, ...]
+    also: tuple[tuple[str, str, str], ...] = ()  # more (file, old, new) edits: a key covered twice
 
 
 def _change(name: str) -> str:
@@ -77,6 +81,24 @@ MUTATIONS = [
     Mutation("key ignores wfops' own code", "wfops/fastpath/snapshot.py",
              'return bool(snapshot["tool"] == tool_fingerprint())', "return True",
              (f"{TAKEN}::test_wfops_code_edited_misses_every_record",)),
+    Mutation("gate record builds no openapi or command source", "wfops/fastpath/gate.py",
+             '        elif spec["kind"] in ("openapi", "command"):', "        elif False:",
+             (f"{DECLARED}::test_a_run_of_openapi_and_command_sources_starts_from_its_record",)),
+    # A script's or a document's bytes are covered twice: the snapshot holds them by content (the
+    # source notes them as consulted), and the rebuilt source's contract, pinning their sha256, is
+    # compared with the recorded one. Only both ignored lets a stale record through.
+    Mutation("gate record ignores a command script's bytes", "wfops/fastpath/gate.py",
+             "    if ready.contracts is None:\n        return True", "    if True:\n        return True",
+             (f"{DECLARED}::test_a_change_that_matters_misses_the_record[the command's script edited]",),
+             also=((SNAPSHOT, *IGNORE_CONSULTED),)),
+    Mutation("gate record ignores an OpenAPI document's bytes", "wfops/fastpath/gate.py",
+             "    if ready.contracts is None:\n        return True", "    if True:\n        return True",
+             (f"{DECLARED}::test_a_change_that_matters_misses_the_record[the OpenAPI document edited]",),
+             also=((SNAPSHOT, *IGNORE_CONSULTED),)),
+    Mutation("gate record ignores sources.yaml", "wfops/runner/gate_record.py",
+             "SOURCES_FILE, LOCK_FILE]", "LOCK_FILE]",
+             (f"{DECLARED}::test_a_change_that_matters_misses_the_record[base_url changed]",
+              f"{DECLARED}::test_a_change_that_matters_misses_the_record[argv changed]")),
     Mutation("a served contract record forgets the modules its imports loaded", "wfops/fastpath/contracts.py",
              'note_consulted(self.root, snapshot["python"], snapshot["libraries"])',
              'note_consulted(self.root, snapshot["python"])',
@@ -95,11 +117,12 @@ def check(mutation: Mutation) -> str:
     with tempfile.TemporaryDirectory(prefix="wfops-mutant-") as scratch:
         copy = Path(scratch) / "repo"
         shutil.copytree(REPO, copy, ignore=_SKIP)
-        target = copy / mutation.file
-        text = target.read_text(encoding="utf-8")
-        if text.count(mutation.old) != 1:
-            return "STALE"
-        target.write_text(text.replace(mutation.old, mutation.new), encoding="utf-8")
+        for file, old, new in ((mutation.file, mutation.old, mutation.new), *mutation.also):
+            target = copy / file
+            text = target.read_text(encoding="utf-8")
+            if text.count(old) != 1:
+                return "STALE"
+            target.write_text(text.replace(old, new), encoding="utf-8")
         done = subprocess.run([sys.executable, "-m", "pytest", "-n", "0", "-q", "-x", "-p", "no:cacheprovider",
                                *mutation.tests], cwd=copy, capture_output=True, text=True,
                               env={**_env(), "PYTHONPATH": str(copy)})

@@ -139,7 +139,7 @@ def test_sources_errors(make_project) -> None:
     ]
     assert "[python, -m, server]" in found[3].hint
     assert found[4].hint.endswith("allowed here: kind, command, url, env, cwd, timeout, tools, description, headers, "
-                                  "log_level")
+                                  "log_level, auth")
 
 
 def test_std_is_reserved(make_project) -> None:

@@ -8,7 +8,10 @@ depends on (`wfops.fastpath.snapshot`: the deployment file, every workflow it re
 sources.yaml and wfops.lock by content, every wfops file by name, the project's python, the
 modules loaded from outside it, the installed packages, this wfops). Any difference is a miss:
 the full gate runs. On a hit the sources are still opened (a run needs them) and the contracts
-they report must equal the recorded ones, or the full gate runs (it reports the drift).
+they report must equal the recorded ones, or the full gate runs (it reports the drift). An
+OpenAPI or command source is built again from its recorded declaration, reading its document or
+scripts: the snapshot holds those files by content (the source notes them as consulted), and its
+contracts, which pin their sha256, are compared too.
 
 The file is one line of JSON (the decision), then the canonical JSON of each recorded
 normalized workflow, one per line. A hit checks each against its artifact hash by hashing
@@ -29,7 +32,7 @@ from wfops.diagnostics import Diagnostic
 from wfops.fastpath.output_order import with_declared_output
 from wfops.fastpath.snapshot import unchanged
 from wfops.redact import declare_names
-from wfops.sources.registry import load_mcp_source, load_python_source
+from wfops.sources.registry import load_declared_data, load_mcp_source, load_python_source
 from wfops.sources.std import StdSource
 
 if TYPE_CHECKING:
@@ -128,6 +131,13 @@ def _build_sources(root: Path, specs: Mapping[str, Mapping[str, Any]]) -> dict[s
             if mcp is None:
                 return None  # not a declaration this wfops reads: the full gate decides
             built[source_id] = mcp
+        elif spec["kind"] in ("openapi", "command"):
+            # Built afresh, its document or scripts read now: its contracts (pinning their bytes)
+            # are then compared with the recorded ones (`contracts_match`).
+            declared = load_declared_data(root, source_id, spec["spec"])
+            if declared is None:
+                return None
+            built[source_id] = declared
         else:
             return None
     return built

@@ -184,11 +184,17 @@ class ToolDefaults(declared.ToolDefaultsFields):
     pass
 
 
+class OAuthClientCredentials(declared.OAuthClientCredentialsFields):
+    def check(self) -> None:
+        rules.check_secret_reference(self.client_secret)
+
+
 class McpSource(declared.McpSourceFields):
     def check(self) -> None:
         rules.check_cwd(self.cwd)
         rules.check_transport(self.command, self.url, self.env, self.cwd)
         rules.check_headers_need_url(self.url, self.headers)
+        rules.check_auth_needs_url(self.url, self.headers, self.auth)
 
 
 class OpenapiSource(declared.OpenapiSourceFields):

@@ -37,6 +37,7 @@ MODELS: tuple[str, ...] = (
     "McpSource",
     "ToolDefaults",
     "ToolCache",
+    "OAuthClientCredentials",
     "OpenapiSource",
     "CommandSource",
     "CommandCapability",
@@ -219,6 +220,7 @@ class McpSourceFields(PlainModel):
     description: str | None
     headers: dict[str, str]
     log_level: Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency", "off"]
+    auth: objects.OAuthClientCredentials | None
 
 
 class ToolDefaultsFields(PlainModel):
@@ -230,6 +232,15 @@ class ToolDefaultsFields(PlainModel):
 class ToolCacheFields(PlainModel):
     ttl: str | float | None
     unannotated: bool
+
+
+class OAuthClientCredentialsFields(PlainModel):
+    kind: Literal["client_credentials"]
+    issuer: str
+    client_id: str
+    client_secret: str
+    scope: str | None
+    token_endpoint_auth_method: Literal["client_secret_basic", "client_secret_post"]
 
 
 class OpenapiSourceFields(PlainModel):

@@ -8,11 +8,15 @@ so that a valid project is checked without importing it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
 from wfops.model.paths import ROOTS, Location
 
+#: A `${NAME}` or `${NAME:-default}` reference to the wfops process's environment, in the values
+#: of a source's `env:`, `headers:` and `auth:`; `$${` is a literal `${`.
+ENV_REF = re.compile(r"(?<!\$)\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 CONDITION_OPERATORS = ("eq", "ne", "gt", "ge", "lt", "le", "in", "exists", "and", "or", "not")
 #: The error types a step failure carries (`error.type`), as `retry.on` and `catch.errors` name
 #: them -> when each happens. A capability's own exception keeps its own type (`ValueError`,
@@ -187,6 +191,25 @@ def check_headers_need_url(url: str | None, headers: Mapping[str, str]) -> None:
     if headers and url is None:
         raise Broken("invalid-source", "`headers` apply only to a `url:` source",
                      "give a stdio server its token through `env:` instead")
+
+
+def check_auth_needs_url(url: str | None, headers: Mapping[str, str], auth: Any) -> None:
+    if auth is None:
+        return
+    if url is None:
+        raise Broken("invalid-source", "`auth` applies only to a `url:` source",
+                     "give a stdio server its credentials through `env:` instead", ("auth",))
+    if any(name.lower() == "authorization" for name in headers):
+        raise Broken("invalid-source", "`headers` cannot set `Authorization` when `auth` obtains the token",
+                     "remove `Authorization` from `headers`, or remove `auth`", ("headers",))
+
+
+def check_secret_reference(value: str) -> None:
+    """A client secret is named, never written: sources.yaml is committed."""
+    if not ENV_REF.search(value):
+        raise Broken("invalid-source", "`client_secret` must be a `${NAME}` reference, not the secret itself",
+                     'write `client_secret: "${NAME}"` and export NAME in the environment of wfops; '
+                     "sources.yaml is committed with the project")
 
 
 def check_cwd(value: str | None) -> None:

@@ -47,6 +47,30 @@ class ToolDefaults(_Strict):
 McpLogLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency", "off"]
 
 
+class OAuthClientCredentials(_Strict):
+    """The OAuth 2.0 client credentials grant (RFC 6749 4.4), as the MCP SDK runs it."""
+
+    kind: Literal["client_credentials"] = Field(
+        description="The grant: the client's own id and secret are exchanged for an access token.")
+    issuer: str = Field(pattern=r"^https?://[^/?#]+", description="The authorization server's issuer URL. "
+                        "Its metadata must name exactly this issuer, and the token request goes to its "
+                        "origin and nowhere else, whatever the MCP server's metadata points at.")
+    client_id: str = Field(min_length=1, description="The client's id; may use ${NAME}.")
+    client_secret: str = Field(min_length=1, description='The client\'s secret, as a reference: "${NAME}" '
+                               "(an environment variable of wfops, never stored or shown).")
+    scope: str | None = Field(None, min_length=1, description="Space-separated scopes to ask for "
+                              "(default: what the MCP server's metadata asks for).")
+    token_endpoint_auth_method: Literal["client_secret_basic", "client_secret_post"] = Field(
+        "client_secret_basic", description="How the secret is sent to the token endpoint: an HTTP Basic "
+        "header, or form fields.")
+
+    @field_validator("client_secret")
+    @classmethod
+    def _named(cls, value: str) -> str:
+        enforce(rules.check_secret_reference, value)
+        return value
+
+
 class McpSource(_Strict):
     kind: Literal["mcp"] = Field(description="An MCP server (stdio `command` or HTTP `url`): each tool is a "
                                  "capability.")
@@ -68,6 +92,11 @@ class McpSource(_Strict):
         "info", description="The least severe log notification the server is asked to send during a tool "
         "call (kept in that step's log); `off` asks for none.")
 
+
+    auth: OAuthClientCredentials | None = Field(
+        None, description="How a `url:` source obtains its bearer token: OAuth client credentials. The "
+        "token lives in memory for the session; it is never stored or shown.")
+
     @field_validator("command", mode="before")
     @classmethod
     def _argv(cls, value: Any) -> Any:
@@ -84,6 +113,7 @@ class McpSource(_Strict):
     def _one_transport(self) -> McpSource:
         enforce(rules.check_transport, self.command, self.url, self.env, self.cwd)
         enforce(rules.check_headers_need_url, self.url, self.headers)
+        enforce(rules.check_auth_needs_url, self.url, self.headers, self.auth)
         return self
 
 

@@ -14,10 +14,10 @@ import re
 from collections.abc import Mapping
 
 from wfops.errors import CapabilityError
+from wfops.model.rules import ENV_REF
 from wfops.redact import declare
 
-#: `${NAME}` or `${NAME:-default}`; `$${` is a literal `${`.
-ENV_REF = re.compile(r"(?<!\$)\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+__all__ = ["ENV_REF", "expand", "expand_all", "referenced"]
 
 
 def referenced(value: str) -> list[str]:

@@ -234,7 +234,7 @@ class McpClientSource:
             if not ready.done():
                 leaf = _first_leaf(exc)
                 own = leaf.hint if isinstance(leaf, CapabilityError) else None  # e.g. an unset env variable
-                ready.set_exception(CapabilityError(message, hint=own or self._start_hint()))
+                ready.set_exception(CapabilityError(message, hint=own or self._start_hint(leaf)))
             else:
                 self._failure = message
             if isinstance(exc, asyncio.CancelledError):
@@ -441,11 +441,26 @@ class McpClientSource:
         if _is_mcp_error(leaf) and getattr(leaf, "code", None) == CONNECTION_CLOSED:
             where = "the server exited before it answered" if not started else "the server exited"
             return f"mcp source {self.id!r}: {where}{self._stderr_tail()}"
+        refused = self._oauth_failure(leaf)
+        if refused is not None:
+            return refused[0]
         if self.spec.url is not None and not started:
             return f"mcp source {self.id!r}: cannot connect to {self.spec.url}: {_short(leaf)}"
         return f"mcp source {self.id!r}: {what}: {_short(leaf)}{self._stderr_tail()}"
 
-    def _start_hint(self) -> str:
+    def _oauth_failure(self, leaf: BaseException) -> tuple[str, str] | None:
+        """(message, hint) when the session failed in its OAuth grant (`auth:`)."""
+        if self.spec.auth is None:
+            return None
+        # deferred: mcp (~1.7 s), only for a source with `auth:`
+        from wfops.sources.mcp_auth import oauth_failure
+
+        return oauth_failure(self.id, self.spec.auth, leaf)
+
+    def _start_hint(self, leaf: BaseException | None = None) -> str:
+        refused = self._oauth_failure(leaf) if leaf is not None else None
+        if refused is not None:
+            return refused[1]
         if self.spec.url is not None:
             return "check the server is running and `url:` points at its MCP endpoint (e.g. .../mcp)"
         return "run the `command:` of this source in the project root to see why it does not start"
@@ -498,15 +513,20 @@ class McpClientSource:
 
     def _transport(self) -> Any:
         if self.spec.url is not None:
-            if not self.spec.headers:
+            auth = self.spec.auth
+            if not self.spec.headers and auth is None:
                 return self.spec.url
             # deferred: mcp and httpx2 (~1.7 s), only once a server starts
             from mcp.client.streamable_http import streamable_http_client
 
             from wfops.sources.http import same_host_client
+            from wfops.sources.mcp_auth import oauth_client
 
-            headers = expand_all(f"mcp source {self.id!r}", "headers", self.spec.headers)
-            client = same_host_client(self.spec.url, headers, timeout=None)
+            if auth is not None:
+                client = oauth_client(self.id, self.spec.url, self.spec.headers, auth)
+            else:
+                headers = expand_all(f"mcp source {self.id!r}", "headers", self.spec.headers)
+                client = same_host_client(self.spec.url, headers, timeout=None, owner=f"mcp source {self.id!r}")
             return _owning(self.spec.url, client, streamable_http_client)
         # deferred: mcp (~1.7 s), only once a server starts
         from mcp import StdioServerParameters
@@ -539,6 +559,8 @@ class _OneLineHandler(logging.Handler):
         try:
             message = record.getMessage()
             exc = record.exc_info[1] if record.exc_info else None
+            if message == "OAuth flow error":
+                return  # the SDK raises it too: it is the source's failure, reported once, as its error
             if message.startswith("Failed to parse JSONRPC message"):
                 message = ("an MCP server wrote a line that is not JSON-RPC to its stdout "
                            "(a server must log to stderr); the line was ignored")

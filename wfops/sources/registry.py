@@ -11,7 +11,7 @@ from typing import Any
 from wfops.diagnostics import Diagnostic, error, warning
 from wfops.errors import CapabilityError, WfopsError
 from wfops.loader.project import Project
-from wfops.model.objects import McpSource, SourcesFile
+from wfops.model.objects import CommandSource, McpSource, OpenapiSource, SourcesFile
 from wfops.model.plain import load as plain_load
 from wfops.redact import declare_names, mask
 from wfops.sources.base import CallResult, Capability, Source, StepContext
@@ -177,6 +177,20 @@ def load_mcp_source(root: Path, source_id: str, declaration: Any) -> Source | No
     declared = plain_load("sources", {"sources": {source_id: declaration}})
     spec = declared.sources[source_id] if isinstance(declared, SourcesFile) else None
     return McpClientSource(source_id, spec, root) if isinstance(spec, McpSource) else None
+
+
+def load_declared_data(root: Path, source_id: str, declaration: Any) -> Source | None:
+    """An OpenAPI or command source from its declaration as sources.yaml gives it (plain data),
+    its document or program files read now; None when it is not a declaration this wfops reads
+    or its files no longer load (the full gate then says why)."""
+    declared = plain_load("sources", {"sources": {source_id: declaration}})
+    spec = declared.sources[source_id] if isinstance(declared, SourcesFile) else None
+    if not isinstance(spec, OpenapiSource | CommandSource):
+        return None
+    try:
+        return load_declared_source(root, source_id, spec)
+    except WfopsError:
+        return None
 
 
 def _missing_package(root: Path, module: str, exc: ModuleNotFoundError) -> str | None:
