@@ -23,6 +23,9 @@ if TYPE_CHECKING:
     from wfops.engine.run import RunContext
     from wfops.sources.base import StepContext
 
+_UNSET: Any = object()
+_DESTRUCTIVE: Any = object()
+
 #: Changes when what goes into a key does: every entry of an older form is then a miss.
 KEY_FORMAT = 1
 
@@ -49,10 +52,9 @@ def policy(run: RunContext, sp: StepPlan) -> tuple[float | None, Any] | None:
     declared = sp.step.__dict__.get("cache")
     if declared is False:
         return None
-    cap = run.capability(sp.uses or "")
-    if cap.destructive:  # validate reports `cache:` on it; a hit must never skip a side effect
+    default = _default_of(run, sp.uses or "")
+    if default is _DESTRUCTIVE:  # validate reports `cache:` on it; a hit must never skip a side effect
         return None
-    default = cap.cache
     default_ttl = None if default is None or isinstance(default, bool) else float(default)
     if declared is None:
         return None if default is None or default is False else (default_ttl, None)
@@ -60,6 +62,16 @@ def policy(run: RunContext, sp: StepPlan) -> tuple[float | None, Any] | None:
         return None, None
     ttl = duration_seconds(declared.ttl) if declared.ttl is not None else default_ttl
     return ttl, declared.key
+
+
+def _default_of(run: RunContext, ref: str) -> Any:
+    """The capability's own cache default (`Capability.cache`), or `_DESTRUCTIVE`; asked of
+    the capability once per run and ref, not on every step that calls it."""
+    found = run.cache_policies.get(ref, _UNSET)
+    if found is _UNSET:
+        cap = run.capability(ref)
+        found = run.cache_policies[ref] = _DESTRUCTIVE if cap.destructive else cap.cache
+    return found
 
 
 def look_up(run: RunContext, frame: Frame, sp: StepPlan, ctx: StepContext, payload: Any) -> Lookup | None:

@@ -131,14 +131,14 @@ class StepPlan:
     catches: tuple[CatchPlan, ...] = ()
     when: dict[str, Predicate] = field(default_factory=dict)  # a parallel step's conditional branches
     parallel: bool = False  # a foreach whose items run side by side
+    # The declared step's id and kind, read several times per executed step: kept as plain
+    # attributes rather than looked up through the declaration each time.
+    id: str = field(init=False)
+    kind: StepKind = field(init=False)
 
-    @property
-    def id(self) -> str:
-        return self.step.id
-
-    @property
-    def kind(self) -> StepKind:
-        return self.step.kind
+    def __post_init__(self) -> None:
+        self.id = self.step.id
+        self.kind = self.step.kind
 
 
 @dataclass(slots=True)
@@ -155,6 +155,9 @@ class Plan:
     list_schemas: dict[str, dict[str, Any]] = field(default_factory=dict)  # the same, minus list-size keywords
     timeout: float | None = None  # seconds for the whole run (when this is the run's workflow)
     reducer_names: dict[str, str] = field(default_factory=dict)  # field -> its declared reducer
+    # Fields whose schema is a bare `type`: the Python types a value of that JSON type has
+    # (exact types: a subclass, or an integral float for "integer", takes the full check).
+    state_types: dict[str, tuple[type, ...]] = field(default_factory=dict)
 
     def fresh_state(self) -> dict[str, Any]:
         return copy.deepcopy(self.initial_state) if self.initial_state else {}
@@ -230,6 +233,8 @@ def _compile(workflow: Workflow, *, steps_only: bool = False) -> Plan:
                       for name, schema in schemas.items()},
         timeout=None if steps_only else workflow.timeout,
         reducer_names={name: spec.reducer for name, spec in state.items()},
+        state_types={name: _EXACT_TYPES[schema["type"]] for name, schema in schemas.items()
+                     if _bare_type(schema)},
     )
 
 
@@ -239,6 +244,20 @@ _LIST_SIZE = frozenset({"minItems", "maxItems", "uniqueItems", "contains", "minC
 
 
 _ANNOTATIONS = frozenset({"default", "description", "title", "examples", "$comment", "deprecated"})
+
+
+#: The Python types of a JSON value of each type, as the store's JSON reads them back.
+_EXACT_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,), "integer": (int,), "number": (int, float), "boolean": (bool,),
+    "object": (dict,), "array": (list,), "null": (type(None),)}
+
+
+def _bare_type(schema: dict[str, Any]) -> bool:
+    """Whether a state field's schema asserts its JSON type alone (`{type: integer}`, and
+    annotations), so a write of a value of an exact type passes without the validator."""
+    kind = schema.get("type")
+    return isinstance(kind, str) and kind in _EXACT_TYPES and all(
+        key == "type" or key in _ANNOTATIONS for key in schema)
 
 
 def _constrains(schema: dict[str, Any]) -> bool:

@@ -114,6 +114,10 @@ class RunContext:
         # A resumed run keeps what it was started with unless the caller says otherwise.
         self.artifact = engine.artifacts.get(workflow) or (resumed.artifact if resumed else "")
         self.deployment = engine.deployment or (resumed.deployment if resumed else None)
+        # Asked of the sink once, not before every step: a sink that shows no progress has none.
+        self._notice: Callable[[str, str, int | None, int], None] | None = getattr(engine.sink, "step_started", None)
+        # Per capability ref, what the step cache needs of it (`cache.policy`): asked once.
+        self.cache_policies: dict[str, Any] = {}
 
     # -- snapshots and commits -------------------------------------------------------
     def snapshot(self, status: str = "running", **fields: Any) -> RunSnapshot:
@@ -137,12 +141,11 @@ class RunContext:
         return run
 
     def step_started(self, path: str, kind: str, total: int | None = None, done: int = 0) -> None:
-        """Tell a sink that shows progress (one with an optional `step_started(path, kind,
-        total, done)`) that a step begins; `total`/`done`: a foreach's items. Not durable: a
+        """Tell a sink that shows progress (one whose `step_started` attribute is a callable
+        `(path, kind, total, done)`, not None) that a step begins; `total`/`done`: a foreach's items. Not durable: a
         progress display only, nothing is stored."""
-        notice = getattr(self.engine.sink, "step_started", None)
-        if notice is not None:
-            notice(path, kind, total, done)
+        if self._notice is not None:
+            self._notice(path, kind, total, done)
 
     def elapsed(self) -> float:
         """Seconds this run has been driven, over all its drives (waits at interrupts excluded)."""
@@ -183,9 +186,10 @@ class RunContext:
     def capability(self, ref: str) -> Capability:
         return self.engine.capability(ref)
 
-    async def call(self, sp: StepPlan, payload: Any, ctx: StepContext
+    async def call(self, sp: StepPlan, payload: Any, ctx: StepContext, started: str | None = None
                    ) -> tuple[str, Any, int, dict[str, Any] | None]:
-        """Call `sp.uses` with retries and a per-attempt timeout; (outcome, output, attempts, extra)."""
+        """Call `sp.uses` with retries and a per-attempt timeout; (outcome, output, attempts, extra).
+        `started`: when the first attempt started, if the caller has just read the clock."""
         ref = sp.uses or ""
         cap = self.capability(ref)  # an unknown ref fails here, once, not on every attempt
         # The step's own `retry`/`timeout`, else its capability's defaults (its contract's).
@@ -201,7 +205,7 @@ class RunContext:
         if attempt != ctx.attempt:
             ctx = StepContext(ctx.run_id, ctx.workflow, ctx.deployment, path, attempt, ctx.idempotency_key)
         while True:
-            started = now()
+            started = started or now()
             lost: SourceLost | None = None
             try:
                 coro = resolver.call(ref, payload, ctx)
@@ -234,6 +238,7 @@ class RunContext:
                                     failure.as_error(path), started)])
             await asyncio.sleep(delay)
             attempt += 1
+            started = None
             ctx = StepContext(ctx.run_id, ctx.workflow, ctx.deployment, ctx.step, attempt, ctx.idempotency_key)
 
     def stage(self, frame: Frame, targets: tuple[SaveTarget, ...], value: Any, *, listwise: bool = False
@@ -276,17 +281,24 @@ class RunContext:
         A list reducer's field checks only the items this write added (against the schema
         without its list-size keywords), so a long loop does not re-check the whole list
         on every write; other fields check their new value."""
-        written = {c["path"]: c["value"] for c in changes}
+        written: dict[str, Any] | None = None
         for target in targets:
             schema = plan.state_schemas.get(target.field)
-            if schema is None or target.path not in written:
+            if schema is None:
+                continue
+            if written is None:
+                written = {c["path"]: c["value"] for c in changes}
+            if target.path not in written:
                 continue
             if not target.keys and plan.reducers.get(target.field) in LIST_REDUCERS:
                 value = written[target.path]
                 added = [value] if plan.reducers[target.field] is APPEND or not isinstance(value, list) else value
                 self._check_state(target.field, plan.list_schemas[target.field], added)
             else:
-                self._check_state(target.field, schema, state.get(target.field))
+                value = state.get(target.field)
+                if type(value) in plan.state_types.get(target.field, ()):
+                    continue  # a bare `type` the value has: what the validator would conclude
+                self._check_state(target.field, schema, value)
 
     @staticmethod
     def _check_state(name: str, schema: dict[str, Any], value: Any) -> None:
@@ -341,7 +353,8 @@ class RunContext:
                     self.commit([], self.final(frame))
                 return
             pending, frame.pending = frame.pending, []
-            self.step_started(frame.prefix + sp.id, sp.kind)
+            if self._notice is not None:
+                self._notice(frame.prefix + sp.id, sp.kind, None, 0)
             move = await executors[sp.kind](self, frame, sp, pending)
             entry = move.entry
             before = (frame.state, frame.visits.get(sp.id), frame.current)

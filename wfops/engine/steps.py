@@ -30,10 +30,10 @@ async def run_call(run: RunContext, frame: Frame, sp: StepPlan, pending: list[Tr
     cached = look_up(run, frame, sp, ctx, payload) if run.engine.cache is not None else None
     if cached is not None and cached.hit is not None:
         return _served(run, frame, sp, path, payload, cached, started)
-    clock = time.monotonic()
+    clock = time.monotonic() if cached is not None else 0.0  # the time a later hit saves
     attempt, extra = 1, None
     try:
-        outcome, output, attempt, extra = await run.call(sp, payload, ctx)
+        outcome, output, attempt, extra = await run.call(sp, payload, ctx, started)
         target = run.route(sp, outcome, path)
         state, changes = run.stage(frame, sp.save, output)
     except StepFailed as failure:

@@ -26,11 +26,11 @@ class ProgressSink:
         self.on_start = on_start  # told the run id once, when the run is first in the store
         self._run_logs_at: set[int] = set()  # the seqs of the run logs stored by this sink
 
-    def step_started(self, path: str, kind: str, total: int | None, done: int) -> None:
-        """The engine's progress notice, passed on to an `on_step` that takes it."""
-        notice = getattr(self.on_step, "step_started", None)
-        if notice is not None:
-            notice(path, kind, total, done)
+    @property
+    def step_started(self) -> Callable[[str, str, int | None, int], None] | None:
+        """The engine's progress notice `(path, kind, total, done)`: the `on_step`'s own, or
+        None when it takes none (the engine then builds no notice at all)."""
+        return getattr(self.on_step, "step_started", None)
 
     def commit(self, run: RunSnapshot, entries: list[TraceEntry]) -> None:
         self.store.commit(run, entries)

@@ -16,6 +16,7 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from functools import cache
+from json.encoder import encode_basestring  # what `dump` writes strings with
 from typing import Any, ClassVar, NamedTuple, Protocol, Self
 
 from wfops.canonical import canonical_json
@@ -88,6 +89,10 @@ class SqlStore(CacheStore, ABC):
     conn: Reads
     _q: ClassVar[Queries]
     _failures: ClassVar[tuple[type[Exception], ...]]  # the driver's errors, as `_errors` catches them
+    # Whether the driver itself refuses text that is not valid Unicode (a lone surrogate) with
+    # a `UnicodeEncodeError` as it binds a step's rows, inside the step's transaction (rolled
+    # back, then reported as unstorable): the per-step `check_text` is then not needed.
+    _binding_checks_text: ClassVar[bool] = False
 
     def __init__(self) -> None:
         # Artifacts and inputs are written with a run's first commit, so a run the
@@ -171,14 +176,14 @@ class SqlStore(CacheStore, ABC):
             known = {**self._known.get(run.run_id, {}), **fresh} if fresh else self._known.get(run.run_id, {})
             output, refs = shared_output(run.output, known)
             head: Head = (run.status, run.outcome, output, dump(run.error), dump(interrupt_dict(run.interrupt)), refs)
-            cursor = dump(run.cursor) or "{}"
+            cursor = _cursor_text(run.cursor)
             # A plain step (same status, nothing new to report) is ONE row insert: the cursor
             # rides on the step's trace row and the run row is left alone. This halves the
             # per-step cost; readers take the newest cursor from either place.
             light = bool(entries) and self._heads.get(run.run_id) == head
-            rows = _trace_rows(run.run_id, entries, max(e.seq for e in entries) if light else None, cursor,
-                               outputs)
-            check_text([*rows, head])
+            rows = _trace_rows(run.run_id, entries, _last_seq(entries) if light else None, cursor, outputs)
+            if not self._binding_checks_text:
+                check_text([*rows, head])
         except UNSTORABLE as exc:
             raise unstorable(run.run_id, exc) from None
         return head, cursor, light, rows
@@ -481,6 +486,20 @@ def _entry(r: Any) -> TraceEntry:
     return TraceEntry(seq=r[0], step=r[1], kind=r[2], attempt=r[3], input=load(r[4]), outcome=r[5], output=output,
                       state_changes=resolved_changes(output, load(r[7]) or []), next=r[8], error=load(r[9]),
                       started_at=r[10], ended_at=r[11], extra=load(r[12]))
+
+
+def _cursor_text(cursor: dict[str, Any]) -> str:
+    """`dump(cursor)`, written directly for the engine's plain cursor `{"seq": n, "step": s}`
+    (once per step; the same bytes the encoder writes)."""
+    if len(cursor) == 2 and next(iter(cursor)) == "seq":
+        seq, step = cursor.get("seq"), cursor.get("step")
+        if type(seq) is int and type(step) is str:
+            return f'{{"seq":{seq},"step":{encode_basestring(step)}}}'
+    return dump(cursor) or "{}"
+
+
+def _last_seq(entries: list[TraceEntry]) -> int:
+    return entries[0].seq if len(entries) == 1 else max(e.seq for e in entries)
 
 
 def _trace_rows(run_id: str, entries: list[TraceEntry], cursor_at: int | None,

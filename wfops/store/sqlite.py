@@ -31,6 +31,7 @@ class SqliteStore(SqlStore):
     _q = queries(SQLITE)
     conn: sqlite3.Connection
     _failures = (sqlite3.Error, OSError)
+    _binding_checks_text = True  # sqlite3 encodes every str parameter to UTF-8 as it binds it
 
     def __init__(self, path: Path, *, timeout: float | None = None) -> None:
         super().__init__()
