@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any, NamedTuple
 
 from wfops.engine.errors import StepFailed
@@ -227,25 +228,29 @@ async def run_foreach(run: RunContext, frame: Frame, sp: StepPlan, pending: list
         else:
             await group.commit(item, entry, mark)
 
-    if sp.parallel and items:
-        limit = asyncio.Semaphore(sp.concurrency or len(items))
+    async def all_items() -> None:
+        if sp.parallel and items:
+            limit = asyncio.Semaphore(sp.concurrency or len(items))
 
-        async def bounded(index: int) -> None:
-            async with limit:
+            async def bounded(index: int) -> None:
+                async with limit:
+                    await one(index)
+
+            tasks = [asyncio.ensure_future(bounded(i)) for i in range(len(items))]
+            try:
+                await asyncio.gather(*tasks)
+            except BaseException:
+                # A store error or cancellation: leave no item running behind the caller's back.
+                for task in tasks:
+                    task.cancel()
+                await asyncio.gather(*tasks, return_exceptions=True)
+                raise
+        else:
+            for index in range(len(items)):
                 await one(index)
 
-        tasks = [asyncio.ensure_future(bounded(i)) for i in range(len(items))]
-        try:
-            await asyncio.gather(*tasks)
-        except BaseException:
-            # A store error or cancellation: leave no item running behind the caller's back.
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-            raise
-    else:
-        for index in range(len(items)):
-            await one(index)
+    with _calls_held(run, sp, len(items) - len(done)):
+        await all_items()
     shown = {"items": len(items)}
     if save_failed:
         return run.fail(frame, sp, path, save_failed[0], kind="foreach", input=shown, attempt=1, started=started)
@@ -266,6 +271,13 @@ async def run_foreach(run: RunContext, frame: Frame, sp: StepPlan, pending: list
     except StepFailed as failure:
         return run.fail(frame, sp, path, failure, kind="foreach", input=shown, attempt=1, started=started)
     return Transition(run.entry(path, "foreach", 1, shown, "ok", ordered, changes, target, None, started), state)
+
+
+def _calls_held(run: RunContext, sp: StepPlan, calls: int) -> AbstractContextManager[Any]:
+    """Around many items' calls, what the capability's source sets up for each call, held
+    once for them all (a resolver with `calls_held(ref)`: a python node's guards)."""
+    held = getattr(run.engine.resolver, "calls_held", None) if sp.uses is not None and calls > 1 else None
+    return held(sp.uses) if held is not None else nullcontext()
 
 
 def _clashing_save_each(frame: Frame, sp: StepPlan, path: str) -> StepFailed | None:

@@ -15,13 +15,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import inspect
 import json
 import re
 import sys
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Generic, TypeVar
@@ -42,7 +43,7 @@ from wfops.sources.modules import (  # re-exported: python sources are loaded th
     module_file,
     prints_to_stderr,
 )
-from wfops.sources.steplogs import capturing
+from wfops.sources.steplogs import capturing, installed
 
 T = TypeVar("T")
 # Outcomes are `on:` keys, and a subworkflow's outcomes are `end:` values: the same alphabet.
@@ -229,6 +230,17 @@ class PythonSource:
             # never through a node): it fails the step, never the process or the MCP server.
             raise NodeExit(exc) from None
         return _to_result(f"{self.id}.{name}", spec, returned)
+
+    @contextlib.contextmanager
+    def calls_held(self) -> Iterator[None]:
+        """What every call sets up around the node (the log capture's wrappers, stdout sent to
+        stderr, the project root as working directory), set up once for many calls: a
+        fan-out's items, which would otherwise each set it up and take it down again, since
+        a node that never waits finishes before the next starts. Each call inside only counts
+        itself in; wfops's own work between the calls (committing items) runs inside too, as
+        it does between overlapping calls."""
+        with installed(), prints_to_stderr(), in_project_dir(self.root):
+            yield
 
     def call_here(self, name: str, payload: dict[str, Any], context: StepContext) -> CallResult:
         """The same call, in the calling thread (a Dask worker's task thread, which has no
