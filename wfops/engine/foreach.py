@@ -230,13 +230,15 @@ async def run_foreach(run: RunContext, frame: Frame, sp: StepPlan, pending: list
 
     async def all_items() -> None:
         if sp.parallel and items:
-            limit = asyncio.Semaphore(sp.concurrency or len(items))
+            # `concurrency` workers taking the next item in turn: as many tasks as may run at
+            # once, not one per item waiting on a semaphore.
+            todo = iter(range(len(items)))
 
-            async def bounded(index: int) -> None:
-                async with limit:
+            async def worker() -> None:
+                for index in todo:
                     await one(index)
 
-            tasks = [asyncio.ensure_future(bounded(i)) for i in range(len(items))]
+            tasks = [asyncio.ensure_future(worker()) for _ in range(min(sp.concurrency or len(items), len(items)))]
             try:
                 await asyncio.gather(*tasks)
             except BaseException:
