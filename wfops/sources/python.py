@@ -22,6 +22,7 @@ import json
 import re
 import sys
 import typing
+import weakref
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -349,20 +350,26 @@ def _to_result(ref: str, spec: NodeSpec, returned: Any) -> CallResult:
         if outcome == "ok" and spec.output_model is not None:
             raise CapabilityError("returned no output for outcome `ok`")
         return CallResult(outcome, None, extra)
-    declared = spec.output_model.model_fields if spec.output_model is not None else None
+    declared = _aliases(spec.output_model) if spec.output_model is not None else None
     if isinstance(output, BaseModel):
-        return CallResult(outcome, *split_undeclared(model_output(ref, output), _aliases(declared), extra))
+        return CallResult(outcome, *split_undeclared(model_output(ref, output), declared, extra))
     if isinstance(output, dict):
-        return CallResult(outcome, *split_undeclared(output, _aliases(declared), extra))
+        return CallResult(outcome, *split_undeclared(output, declared, extra))
     raise CapabilityError(f"returned {type(output).__name__}; return a pydantic model or wfops.Result")
 
 
-def _aliases(fields: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    """The output keys a model declares: its fields by the name the JSON output uses."""
-    if fields is None:
-        return None
-    return {(getattr(info, "serialization_alias", None) or getattr(info, "alias", None) or name): info
-            for name, info in fields.items()}
+_ALIASES: weakref.WeakKeyDictionary[type[BaseModel], dict[str, Any]] = weakref.WeakKeyDictionary()
+
+
+def _aliases(model: type[BaseModel]) -> dict[str, Any]:
+    """The output keys a model declares: its fields by the name the JSON output uses (worked
+    out once per model, not on every call; a reloaded module's models are new keys)."""
+    found = _ALIASES.get(model)
+    if found is None:
+        found = _ALIASES[model] = {
+            (getattr(info, "serialization_alias", None) or getattr(info, "alias", None) or name): info
+            for name, info in model.model_fields.items()}
+    return found
 
 
 def _brief(exc: ValidationError) -> str:
