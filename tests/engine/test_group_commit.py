@@ -11,7 +11,7 @@ import pytest
 
 from wfops.errors import UnstorableValue
 
-from .helpers import Crash, MemorySink, TestSource, make_engine, run
+from .helpers import Crash, MemorySink, make_engine, run
 
 
 def fan(concurrency: int, **step: Any) -> dict[str, Any]:

@@ -22,7 +22,7 @@ from wfops.model.rules import concurrent_write_message, writes_conflict
 class _Finished(NamedTuple):
     """What an item's call gave, before its entry is made."""
 
-    index: int
+    number: int  # the item's index in the list
     path: str
     attempt: int
     payload: Any
@@ -152,9 +152,9 @@ async def run_foreach(run: RunContext, frame: Frame, sp: StepPlan, pending: list
         """Record a finished item and make its entry (its `save_each` writes applied); the
         state as it was before those writes, to undo them should the entry not be stored."""
         if item.error is None:
-            results[item.index] = item.output
+            results[item.number] = item.output
         else:
-            errors[item.index] = item.error
+            errors[item.number] = item.error
             if sp.on_item_error == "fail":
                 stop.set()
         mark = _Mark(frame.state, written, len(frame.log or []), len(save_failed))
@@ -162,7 +162,7 @@ async def run_foreach(run: RunContext, frame: Frame, sp: StepPlan, pending: list
         entry = run.entry(item.path, "item", item.attempt, item.payload, item.outcome, item.output, changes, None,
                           item.error, item.started, item.extra)
         if item.error is not None:
-            errors[item.index] = entry.error or item.error
+            errors[item.number] = entry.error or item.error
         return entry, mark
 
     def undo(mark: _Mark) -> None:
@@ -178,9 +178,9 @@ async def run_foreach(run: RunContext, frame: Frame, sp: StepPlan, pending: list
         except UnstorableValue as exc:
             # Nothing of this commit was stored: undo its `save_each` writes, fail the item.
             undo(mark)
-            results.pop(item.index, None)
+            results.pop(item.number, None)
             entry = run.unstorable(entry, exc)
-            errors[item.index] = entry.error or {}
+            errors[item.number] = entry.error or {}
             if sp.on_item_error == "fail":
                 stop.set()
             entry.state_changes = flush() if sp.save_each else []
@@ -196,8 +196,8 @@ async def run_foreach(run: RunContext, frame: Frame, sp: StepPlan, pending: list
         # one, as if each had finished alone, so only the unstorable one fails.
         undo(batch[0][2])
         for item, _, _ in batch:
-            results.pop(item.index, None)
-            errors.pop(item.index, None)
+            results.pop(item.number, None)
+            errors.pop(item.number, None)
         for item, _, _ in batch:
             commit_alone(item, *finish(item))
 
