@@ -6,7 +6,8 @@
 
 In a generated project with two python nodes doing the same trivial work (`async def`
 and plain `def`, pydantic models in and out), runs through `wfops.Project.run` (the
-SQLite store, one committed trace entry per item) a `foreach` with `mode: parallel` over
+SQLite store, one committed trace entry per item, items that finish together in one
+transaction) a `foreach` with `mode: parallel` over
 N items at concurrency C, and, in the same process, `asyncio.gather` of the same async
 function over the same N validated inputs behind a semaphore of C. Per item: (CPU of the
 N-item run - CPU of a 0-item run) / N, so the run's fixed cost is left out; the gather

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from wfops.schemacheck import _plainly_valid, first_error
+from wfops.schemacheck import _compile_plain, _plainly_valid, first_error
 
 TYPES = ["object", "array", "string", "integer", "number", "boolean", "null"]
 
@@ -44,6 +44,14 @@ def test_the_shortcut_never_accepts_what_jsonschema_rejects(schema: Any, value: 
         assert valid
     if isinstance(schema, dict) and schema:
         assert (first_error(schema, value) is None) == valid
+
+
+@settings(max_examples=400, deadline=None)
+@given(schemas(), json_values)
+def test_the_compiled_shortcut_decides_as_the_shortcut(schema: Any, value: Any) -> None:
+    # first_error asks a schema's compiled form (built once per schema), never the walk itself.
+    assert _compile_plain(schema, 0)(value) == _plainly_valid(schema, value)
+    assert _compile_plain(schema, 31)(value) == _plainly_valid(schema, value)  # past the depth: the walk
 
 
 def test_plain_cases() -> None:

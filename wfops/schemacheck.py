@@ -14,7 +14,7 @@ from __future__ import annotations
 import copy
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from typing import Any, Protocol
 
@@ -125,7 +125,7 @@ def _validator(schema: dict[str, Any]) -> _Validator:
 
 def first_error(schema: dict[str, Any] | None, value: Any) -> str | None:
     """None when `value` matches `schema`; else `where: reason` of the most relevant error."""
-    if not schema or _plainly_valid(schema, value):
+    if not schema or _plain_check(schema)(value):
         return None
     budget = _PATTERN_BUDGET.set([PATTERN_SECONDS])  # is_valid and iter_errors share it
     try:
@@ -214,6 +214,70 @@ def _plainly_valid(schema: Any, value: Any) -> bool:
         items = schema["items"]
         return all(_plainly_valid(items, item) for item in value)
     return True
+
+
+PlainCheck = Callable[[Any], bool]
+_PLAIN_CHECKS: dict[int, tuple[Any, PlainCheck]] = {}
+_COMPILE_DEPTH = 32  # deeper parts of a schema are judged by `_plainly_valid` as they are met
+
+
+def _plain_check(schema: dict[str, Any]) -> PlainCheck:
+    """`_plainly_valid` for one schema, its decisions about the schema taken once (a
+    capability's output schema is asked about on every call of a fan-out's items)."""
+    hit = _PLAIN_CHECKS.get(id(schema))
+    if hit is not None and hit[0] is schema:
+        return hit[1]
+    check = _compile_plain(schema, 0)
+    if len(_PLAIN_CHECKS) >= _MAX_CACHED:
+        _PLAIN_CHECKS.clear()
+    _PLAIN_CHECKS[id(schema)] = (schema, check)  # kept alive, so its id stays unique
+    return check
+
+
+def _yes(value: Any) -> bool:
+    return True
+
+
+def _no(value: Any) -> bool:
+    return False
+
+
+def _compile_plain(schema: Any, depth: int) -> PlainCheck:
+    """A function deciding what `_plainly_valid(schema, value)` decides, keyword for keyword."""
+    if schema is True:
+        return _yes
+    if not isinstance(schema, dict) or not schema.keys() <= _PLAIN:
+        return _no
+    if depth >= _COMPILE_DEPTH:
+        return lambda value: _plainly_valid(schema, value)
+    kind = schema.get("type")
+    kinds = None if kind is None else tuple(kind if isinstance(kind, list) else [kind])
+    properties = schema.get("properties", {})
+    required = schema.get("required", [])
+    extra = schema.get("additionalProperties", True)
+    no_object = not isinstance(properties, dict) or not isinstance(required, list) or extra is not True \
+        and extra is not False and not isinstance(extra, dict)
+    named = {} if no_object else {key: _compile_plain(sub, depth + 1) for key, sub in properties.items()}
+    other = _compile_plain(extra, depth + 1)
+    items = _compile_plain(schema["items"], depth + 1) if "items" in schema else None
+
+    def check(value: Any) -> bool:
+        if kinds is not None and not any(_is_type(value, k) for k in kinds):
+            return False
+        if isinstance(value, dict):
+            if no_object:
+                return False
+            for key in required:
+                if key not in value:
+                    return False
+            for key, item in value.items():
+                if not (named.get(key, other) if isinstance(key, str) else other)(item):
+                    return False
+        elif items is not None and isinstance(value, list):
+            return all(items(item) for item in value)
+        return True
+
+    return check
 
 
 def _is_type(value: Any, kind: Any) -> bool:

@@ -5,7 +5,9 @@ the items already done. Results are kept in item order whatever order items fini
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
+from typing import Any, NamedTuple
 
 from wfops.engine.errors import StepFailed
 from wfops.engine.frame import Frame
@@ -15,6 +17,69 @@ from wfops.engine.types import TraceEntry
 from wfops.errors import UnstorableValue
 from wfops.jsonvalues import described
 from wfops.model.rules import concurrent_write_message, writes_conflict
+
+
+class _Finished(NamedTuple):
+    """What an item's call gave, before its entry is made."""
+
+    number: int  # the item's index in the list
+    path: str
+    attempt: int
+    payload: Any
+    outcome: str | None
+    output: Any
+    error: dict[str, Any] | None
+    started: str
+    extra: dict[str, Any] | None
+
+
+class _Mark(NamedTuple):
+    """The fan-out's state before an item's `save_each` writes (what undoing them restores)."""
+
+    state: dict[str, Any]
+    written: int
+    logged: int
+    failed: int
+
+
+Batch = list[tuple[_Finished, TraceEntry, _Mark]]
+
+
+class _Group:
+    """Group commit: the items that finish in one turn of the event loop are committed
+    together, in ONE transaction (each still its own trace entry), at the start of the next
+    turn. An item's task waits for that commit: its result is durable before the item ends
+    and gives its place (`concurrency`) to another. A crash loses only items not committed
+    yet, which a resume runs again."""
+
+    def __init__(self, commit: Callable[[Batch], None]) -> None:
+        self._commit = commit
+        self._batch: list[tuple[_Finished, TraceEntry, _Mark, asyncio.Future[None]]] = []
+
+    def commit(self, item: _Finished, entry: TraceEntry, mark: _Mark) -> asyncio.Future[None]:
+        loop = asyncio.get_running_loop()
+        if not self._batch:
+            loop.call_soon(self._flush)
+        done: asyncio.Future[None] = loop.create_future()
+        self._batch.append((item, entry, mark, done))
+        return done
+
+    def _flush(self) -> None:
+        batch, self._batch = self._batch, []
+        try:
+            self._commit([(item, entry, mark) for item, entry, mark, _ in batch])
+        except BaseException as exc:
+            # A store error (or the process being stopped): every item of the group fails
+            # with it. Raised in a loop callback it would only be logged, leaving them waiting.
+            for *_, done in batch:
+                if not done.done():
+                    done.set_exception(exc)
+            if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+                raise
+            return
+        for *_, done in batch:
+            if not done.done():  # its task was cancelled meanwhile: nothing waits for it
+                done.set_result(None)
 
 
 def _split_pending(path: str, pending: list[TraceEntry], retry_failed: bool
@@ -83,6 +148,61 @@ async def run_foreach(run: RunContext, frame: Frame, sp: StepPlan, pending: list
             frame.log.extend(changes)
         return changes
 
+    def finish(item: _Finished) -> tuple[TraceEntry, _Mark]:
+        """Record a finished item and make its entry (its `save_each` writes applied); the
+        state as it was before those writes, to undo them should the entry not be stored."""
+        if item.error is None:
+            results[item.number] = item.output
+        else:
+            errors[item.number] = item.error
+            if sp.on_item_error == "fail":
+                stop.set()
+        mark = _Mark(frame.state, written, len(frame.log or []), len(save_failed))
+        changes = flush() if sp.save_each else []
+        entry = run.entry(item.path, "item", item.attempt, item.payload, item.outcome, item.output, changes, None,
+                          item.error, item.started, item.extra)
+        if item.error is not None:
+            errors[item.number] = entry.error or item.error
+        return entry, mark
+
+    def undo(mark: _Mark) -> None:
+        nonlocal written
+        frame.state, written = mark.state, mark.written
+        if frame.log is not None:
+            del frame.log[mark.logged:]
+        del save_failed[mark.failed:]
+
+    def commit_alone(item: _Finished, entry: TraceEntry, mark: _Mark) -> None:
+        try:
+            run.commit([entry])
+        except UnstorableValue as exc:
+            # Nothing of this commit was stored: undo its `save_each` writes, fail the item.
+            undo(mark)
+            results.pop(item.number, None)
+            entry = run.unstorable(entry, exc)
+            errors[item.number] = entry.error or {}
+            if sp.on_item_error == "fail":
+                stop.set()
+            entry.state_changes = flush() if sp.save_each else []
+            run.commit([entry])
+
+    def commit_group(batch: list[tuple[_Finished, TraceEntry, _Mark]]) -> None:
+        try:
+            run.commit_items([entry for _, entry, _ in batch])
+            return
+        except UnstorableValue:
+            pass
+        # Nothing of the group was stored: take back all its items and commit them one by
+        # one, as if each had finished alone, so only the unstorable one fails.
+        undo(batch[0][2])
+        for item, _, _ in batch:
+            results.pop(item.number, None)
+            errors.pop(item.number, None)
+        for item, _, _ in batch:
+            commit_alone(item, *finish(item))
+
+    group = _Group(commit_group) if sp.parallel and len(items) - len(done) > 1 else None
+
     async def one(index: int) -> None:
         if index in done or stop.is_set():
             return
@@ -101,54 +221,38 @@ async def run_foreach(run: RunContext, frame: Frame, sp: StepPlan, pending: list
         except StepFailed as failure:
             attempt = max(attempt, failure.attempt)
             error = failure.as_error(failure.inner_step or item_path)
-        nonlocal written
-        if error is None:
-            results[index] = output
+        item = _Finished(index, item_path, attempt, payload, outcome, output, error, item_started, extra)
+        entry, mark = finish(item)
+        if group is None:
+            commit_alone(item, entry, mark)
         else:
-            errors[index] = error
-            if sp.on_item_error == "fail":
-                stop.set()
-        before, mark, logged = frame.state, written, len(frame.log or [])
-        changes = flush() if sp.save_each else []
-        entry = run.entry(item_path, "item", attempt, payload, outcome, output, changes, None, error, item_started,
-                          extra)
-        try:
-            run.commit([entry])
-        except UnstorableValue as exc:
-            # Nothing of this commit was stored: undo its `save_each` writes, fail the item.
-            frame.state, written = before, mark
-            if frame.log is not None:
-                del frame.log[logged:]
-            results.pop(index, None)
-            entry = run.unstorable(entry, exc)
-            error = entry.error
-            errors[index] = entry.error or {}
-            if sp.on_item_error == "fail":
-                stop.set()
-            entry.state_changes = flush() if sp.save_each else []
-            run.commit([entry])
-        if error is not None:
-            errors[index] = entry.error or error
+            await group.commit(item, entry, mark)
 
-    if sp.parallel and items:
-        limit = asyncio.Semaphore(sp.concurrency or len(items))
+    async def all_items() -> None:
+        if sp.parallel and items:
+            # `concurrency` workers taking the next item in turn: as many tasks as may run at
+            # once, not one per item waiting on a semaphore.
+            todo = iter(range(len(items)))
 
-        async def bounded(index: int) -> None:
-            async with limit:
+            async def worker() -> None:
+                for index in todo:
+                    await one(index)
+
+            tasks = [asyncio.ensure_future(worker()) for _ in range(min(sp.concurrency or len(items), len(items)))]
+            try:
+                await asyncio.gather(*tasks)
+            except BaseException:
+                # A store error or cancellation: leave no item running behind the caller's back.
+                for task in tasks:
+                    task.cancel()
+                await asyncio.gather(*tasks, return_exceptions=True)
+                raise
+        else:
+            for index in range(len(items)):
                 await one(index)
 
-        tasks = [asyncio.ensure_future(bounded(i)) for i in range(len(items))]
-        try:
-            await asyncio.gather(*tasks)
-        except BaseException:
-            # A store error or cancellation: leave no item running behind the caller's back.
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-            raise
-    else:
-        for index in range(len(items)):
-            await one(index)
+    with _calls_held(run, sp, len(items) - len(done)):
+        await all_items()
     shown = {"items": len(items)}
     if save_failed:
         return run.fail(frame, sp, path, save_failed[0], kind="foreach", input=shown, attempt=1, started=started)
@@ -169,6 +273,13 @@ async def run_foreach(run: RunContext, frame: Frame, sp: StepPlan, pending: list
     except StepFailed as failure:
         return run.fail(frame, sp, path, failure, kind="foreach", input=shown, attempt=1, started=started)
     return Transition(run.entry(path, "foreach", 1, shown, "ok", ordered, changes, target, None, started), state)
+
+
+def _calls_held(run: RunContext, sp: StepPlan, calls: int) -> AbstractContextManager[Any]:
+    """Around many items' calls, what the capability's source sets up for each call, held
+    once for them all (a resolver with `calls_held(ref)`: a python node's guards)."""
+    held = getattr(run.engine.resolver, "calls_held", None) if sp.uses is not None and calls > 1 else None
+    return held(sp.uses) if held is not None else nullcontext()
 
 
 def _clashing_save_each(frame: Frame, sp: StepPlan, path: str) -> StepFailed | None:

@@ -128,6 +128,11 @@ class CheckpointSink(Protocol):
 
     def commit(self, run: RunSnapshot, entries: list[TraceEntry]) -> None: ...
 
+    def commit_items(self, run: RunSnapshot, entries: list[TraceEntry]) -> None:
+        """Group commit: the entries of fan-out items that finished together, each its own
+        trace entry, with the run snapshot after the last, in ONE transaction (as `commit`
+        writes a step's). Every entry is durable when it returns; on failure none is."""
+
 
 class CancelSignal(Protocol):
     """Says whether someone asked to stop a run; the engine polls it while it drives one.

@@ -34,6 +34,13 @@ class ProgressSink:
 
     def commit(self, run: RunSnapshot, entries: list[TraceEntry]) -> None:
         self.store.commit(run, entries)
+        self._committed(run, entries)
+
+    def commit_items(self, run: RunSnapshot, entries: list[TraceEntry]) -> None:
+        self.store.commit_items(run, entries)
+        self._committed(run, entries)
+
+    def _committed(self, run: RunSnapshot, entries: list[TraceEntry]) -> None:
         logs = [StepLog(e.seq, e.step, e.attempt, text) for e in entries
                 if (text := take(run.run_id, e.step, e.attempt)) is not None]
         at = -(entries[-1].seq if entries else int(run.cursor.get("seq") or 0))

@@ -15,13 +15,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import inspect
 import json
 import re
 import sys
 import typing
-from collections.abc import Callable, Mapping
+import weakref
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Generic, TypeVar
@@ -42,7 +44,7 @@ from wfops.sources.modules import (  # re-exported: python sources are loaded th
     module_file,
     prints_to_stderr,
 )
-from wfops.sources.steplogs import capturing
+from wfops.sources.steplogs import capturing, installed
 
 T = TypeVar("T")
 # Outcomes are `on:` keys, and a subworkflow's outcomes are `end:` values: the same alphabet.
@@ -230,6 +232,17 @@ class PythonSource:
             raise NodeExit(exc) from None
         return _to_result(f"{self.id}.{name}", spec, returned)
 
+    @contextlib.contextmanager
+    def calls_held(self) -> Iterator[None]:
+        """What every call sets up around the node (the log capture's wrappers, stdout sent to
+        stderr, the project root as working directory), set up once for many calls: a
+        fan-out's items, which would otherwise each set it up and take it down again, since
+        a node that never waits finishes before the next starts. Each call inside only counts
+        itself in; wfops's own work between the calls (committing items) runs inside too, as
+        it does between overlapping calls."""
+        with installed(), prints_to_stderr(), in_project_dir(self.root):
+            yield
+
     def call_here(self, name: str, payload: dict[str, Any], context: StepContext) -> CallResult:
         """The same call, in the calling thread (a Dask worker's task thread, which has no
         event loop): a sync node is called directly, an async one on a loop of its own."""
@@ -337,20 +350,26 @@ def _to_result(ref: str, spec: NodeSpec, returned: Any) -> CallResult:
         if outcome == "ok" and spec.output_model is not None:
             raise CapabilityError("returned no output for outcome `ok`")
         return CallResult(outcome, None, extra)
-    declared = spec.output_model.model_fields if spec.output_model is not None else None
+    declared = _aliases(spec.output_model) if spec.output_model is not None else None
     if isinstance(output, BaseModel):
-        return CallResult(outcome, *split_undeclared(model_output(ref, output), _aliases(declared), extra))
+        return CallResult(outcome, *split_undeclared(model_output(ref, output), declared, extra))
     if isinstance(output, dict):
-        return CallResult(outcome, *split_undeclared(output, _aliases(declared), extra))
+        return CallResult(outcome, *split_undeclared(output, declared, extra))
     raise CapabilityError(f"returned {type(output).__name__}; return a pydantic model or wfops.Result")
 
 
-def _aliases(fields: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    """The output keys a model declares: its fields by the name the JSON output uses."""
-    if fields is None:
-        return None
-    return {(getattr(info, "serialization_alias", None) or getattr(info, "alias", None) or name): info
-            for name, info in fields.items()}
+_ALIASES: weakref.WeakKeyDictionary[type[BaseModel], dict[str, Any]] = weakref.WeakKeyDictionary()
+
+
+def _aliases(model: type[BaseModel]) -> dict[str, Any]:
+    """The output keys a model declares: its fields by the name the JSON output uses (worked
+    out once per model, not on every call; a reloaded module's models are new keys)."""
+    found = _ALIASES.get(model)
+    if found is None:
+        found = _ALIASES[model] = {
+            (getattr(info, "serialization_alias", None) or getattr(info, "alias", None) or name): info
+            for name, info in model.model_fields.items()}
+    return found
 
 
 def _brief(exc: ValidationError) -> str:

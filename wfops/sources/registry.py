@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
@@ -229,6 +229,16 @@ class BoundResolver:
         if cap is None:
             raise CapabilityError(f"source {source.id!r} has no capability {name!r}")
         return cap
+
+    def calls_held(self, ref: str) -> AbstractContextManager[None]:
+        """What the source behind `ref` sets up around each call, held for many calls (a
+        fan-out's items) where the source has such a thing (`calls_held()`); else nothing."""
+        try:
+            source, _ = self.split(ref)
+        except CapabilityError:
+            return nullcontext()  # the calls fail on their own, each as a step failure
+        held = getattr(source, "calls_held", None)
+        return held() if held is not None else nullcontext()
 
     async def call(self, ref: str, payload: dict[str, Any], context: StepContext) -> CallResult:
         source, _ = self.split(ref)

@@ -149,6 +149,17 @@ def _uninstall() -> None:
 
 
 @contextlib.contextmanager
+def installed() -> Iterator[None]:
+    """The capture's stream wrappers and log handler kept in place while inside (a fan-out's
+    many calls): each `capturing` inside then only counts itself in and out."""
+    _install()
+    try:
+        yield
+    finally:
+        _uninstall()
+
+
+@contextlib.contextmanager
 def capturing(context: StepContext) -> Iterator[None]:
     """Capture the log of one attempt of a step while inside; a failure's traceback ends it."""
     capture = Capture()
