@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from wfops.engine.commits import ItemCommits
 from wfops.engine.errors import StepFailed
 from wfops.engine.frame import Frame
 from wfops.engine.plan import StepPlan
@@ -62,6 +63,9 @@ async def run_foreach(run: RunContext, frame: Frame, sp: StepPlan, pending: list
     while written in done:
         written += 1
     save_failed: list[StepFailed] = []
+    # Items that end together (a Dask chunk's) commit in one transaction; `save_each` writes
+    # depend on the order items are written in, so those items commit one by one.
+    grouped = ItemCommits(run) if sp.parallel and not sp.save_each else None
 
     def flush() -> list[dict[str, Any]]:
         nonlocal written
@@ -113,7 +117,10 @@ async def run_foreach(run: RunContext, frame: Frame, sp: StepPlan, pending: list
         entry = run.entry(item_path, "item", attempt, payload, outcome, output, changes, None, error, item_started,
                           extra)
         try:
-            run.commit([entry])
+            if grouped is not None:
+                await grouped.commit(entry)
+            else:
+                run.commit([entry])
         except UnstorableValue as exc:
             # Nothing of this commit was stored: undo its `save_each` writes, fail the item.
             frame.state, written = before, mark

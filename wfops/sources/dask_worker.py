@@ -1,4 +1,4 @@
-"""The worker side of the Dask executor: one capability call, as a Dask task.
+"""The worker side of the Dask executor: a chunk of capability calls, as one Dask task.
 
 A worker loads the project's python source (or, for a command or OpenAPI source, builds it
 from its declaration, which the driver sends as `declared:<json>`) itself (from `WFOPS_PROJECT` when that is
@@ -7,7 +7,8 @@ the same machine or a shared filesystem sees), checks that the capability's cont
 computed from the code the worker really has, is the one the run was locked with, and
 only then calls it. The answer is a plain record, never an exception: the driver turns
 an error record into the failure a local call would have given (same type, same
-message), and Dask keeps no failed task around to retry behind wfops's back.
+message), and Dask keeps no failed task around to retry behind wfops's back. So one
+failing call of a chunk never costs its chunk-mates their results.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +35,22 @@ DRIFT = "capability-drift"
 # new code on a worker needs a worker restart (docs/distributed.md).
 _loaded: dict[tuple[str, str, str], tuple[Source, dict[str, str]]] = {}
 _loading = threading.Lock()  # a worker runs tasks in several threads: import once
+
+
+#: One call of a chunk: (module, source id, capability name, expected contract hash, payload, context).
+Call = tuple[str, str, str, str, dict[str, Any], dict[str, Any]]
+
+
+def run_chunk(driver_root: str, calls: list[Call]) -> list[dict[str, Any]]:
+    """Run each call in turn on this worker thread; one record per call (`call_on_worker`'s),
+    each with the `seconds` it took, from which the driver sizes its next chunks."""
+    records = []
+    for module, source_id, name, expected, payload, context in calls:
+        started = time.perf_counter()
+        record = call_on_worker(driver_root, module, source_id, name, expected, payload, context)
+        record["seconds"] = time.perf_counter() - started
+        records.append(record)
+    return records
 
 
 def call_on_worker(driver_root: str, module: str, source_id: str, name: str, expected: str,
