@@ -42,20 +42,13 @@ Call = tuple[str, str, str, str, dict[str, Any], dict[str, Any]]
 
 
 def run_chunk(driver_root: str, calls: list[Call]) -> list[dict[str, Any]]:
-    """Run each call in turn on this worker thread; one record per call (`call_on_worker`'s),
-    each with the `seconds` it took, from which the driver sizes its next chunks."""
-    records = []
-    for module, source_id, name, expected, payload, context in calls:
-        started = time.perf_counter()
-        record = call_on_worker(driver_root, module, source_id, name, expected, payload, context)
-        record["seconds"] = time.perf_counter() - started
-        records.append(record)
-    return records
+    """Run each call in turn on this worker thread; one record per call (`call_on_worker`'s)."""
+    return [call_on_worker(driver_root, *call) for call in calls]
 
 
 def call_on_worker(driver_root: str, module: str, source_id: str, name: str, expected: str,
                    payload: dict[str, Any], context: dict[str, Any]) -> dict[str, Any]:
-    """Run capability `source_id.name` here; `{"outcome", "output"}`, `{"error": {type, message}}`,
+    """Run capability `source_id.name` here; `{"outcome", "output", "seconds"}`, `{"error": {type, message}}`,
     or `{"exit": code}` for a node that called sys.exit."""
     try:
         source, hashes = _source(driver_root, module, source_id)
@@ -68,8 +61,10 @@ def call_on_worker(driver_root: str, module: str, source_id: str, name: str, exp
                           "the worker runs other code; deploy the locked code to the workers and restart them")
         ctx = StepContext(context["run_id"], context["workflow"], context["deployment"], context["step"],
                           context["attempt"], context["idempotency_key"], dict(context.get("extra") or {}))
+        started = time.perf_counter()
         result = source.call_here(name, payload, ctx)  # type: ignore[attr-defined]
-        record = {"outcome": result.outcome, "output": result.output}
+        # The call's own time (not the source's first import), from which the driver sizes chunks.
+        record = {"outcome": result.outcome, "output": result.output, "seconds": time.perf_counter() - started}
         if result.extra is not None:
             record["extra"] = result.extra
         return record
