@@ -14,8 +14,8 @@ from tests.dask.project import OPS, drifted, free_port, make_dask_project, read_
 from tests.runner.helpers import as_json
 from tests.runner.helpers import wfops as cli
 from wfops.errors import RefusedError, UsageError
-from wfops.sources.dask_executor import MAX_CHUNK, chunk_size
 from wfops.loader.project import load_project
+from wfops.sources.dask_executor import MAX_CHUNK, chunk_size
 from wfops.sources.dask_worker import call_on_worker
 from wfops.sources.executor import ExecutorChoice
 from wfops.sources.registry import load_python_source
