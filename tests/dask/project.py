@@ -32,6 +32,8 @@ class WorkIn(BaseModel):
     fail_at: int = -1
     pause_at: int = -1
     ready: str = ""
+    flaky_at: int = -1
+    slow_at: int = -1
 
 
 class WorkOut(BaseModel):
@@ -47,6 +49,10 @@ def work(payload: WorkIn, context) -> WorkOut:
                             "pid": os.getpid()}) + "\\n")
     if payload.n == payload.fail_at:
         raise ValueError(f"bad item {payload.n}")
+    if payload.n == payload.flaky_at and context.attempt == 1:
+        raise ValueError(f"flaky item {payload.n}")
+    if payload.n == payload.slow_at and context.attempt == 1:
+        time.sleep(3)
     if payload.n == payload.pause_at and context.attempt == 1:
         Path(payload.ready).write_text(str(os.getpid()))
         time.sleep(120)

@@ -15,6 +15,7 @@ from tests.runner.helpers import as_json
 from tests.runner.helpers import wfops as cli
 from wfops.errors import RefusedError, UsageError
 from wfops.loader.project import load_project
+from wfops.sources.dask_executor import MAX_CHUNK, chunk_size
 from wfops.sources.dask_worker import call_on_worker
 from wfops.sources.executor import ExecutorChoice
 from wfops.sources.registry import load_python_source
@@ -100,6 +101,8 @@ def test_a_worker_runs_the_locked_code_with_the_context_unchanged(tmp_path: Path
     log = tmp_path / "log.jsonl"
     record = call_on_worker(str(root), "ops", "ops", "work", _locked_hash(root), {"n": 3, "log": str(log)},
                             _context())
+    seconds = record.pop("seconds")  # the call's time, which sizes the driver's chunks
+    assert isinstance(seconds, float) and seconds >= 0
     assert record == {"outcome": "ok", "output": {"n": 30, "pid": os.getpid(), "key": "r1:fan#1[3]"}}
     assert read_log(log)[0]["attempt"] == 2
 
@@ -142,3 +145,13 @@ def test_the_api_takes_the_executor_as_the_cli_does(tmp_path: Path) -> None:
     log = tmp_path / "log.jsonl"
     run = project.run("fan.local", {"items": [3], "log": str(log)}, executor="local")
     assert run.status == "completed" and run.output == {"out": [{"n": 30, "pid": os.getpid(), "key": f"{run.run_id}:fan#1[0]"}]}
+
+
+def test_the_chunk_size_rule() -> None:
+    # 996 calls of 50 µs on 4 threads: 4 chunks per thread, not the 1,000 the time would allow.
+    assert chunk_size(996, 4, 0.00005) == 63
+    # Calls of 10 ms: five fit in the 50 ms a chunk should take.
+    assert chunk_size(1000, 4, 0.01) == 5
+    # A call past the budget, or few calls: one per task.
+    assert chunk_size(1000, 4, 0.1) == chunk_size(3, 4, 0.0) == chunk_size(1, 1, 0.0) == 1
+    assert chunk_size(10 ** 6, 1, 0.0) == MAX_CHUNK

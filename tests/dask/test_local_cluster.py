@@ -221,3 +221,67 @@ def test_an_exception_whose_str_raises_is_reported_as_a_local_run_reports_it(clu
     dask_done, remote = _run(root, "fan.dask", items=[1, 2], log=str(log), fail_at=2)
     assert local_done.code == dask_done.code == 1
     assert remote["error"] == local["error"] == {"type": "Unreadable", "message": "item 1: Unreadable", "step": "fan"}
+
+
+WIDE = """
+name: wide
+input:
+  type: object
+  required: [items, log]
+  properties:
+    items: {type: array, items: {type: integer}}
+    log: {type: string}
+    fail_at: {type: integer, default: -1}
+    flaky_at: {type: integer, default: -1}
+    slow_at: {type: integer, default: -1}
+state: {out: {type: array}, errors: {type: array}}
+output: {out: $state.out, errors: $state.errors}
+steps:
+  - id: fan
+    foreach: $input.items
+    uses: ops.work
+    with: {n: $item, log: $input.log, fail_at: $input.fail_at, flaky_at: $input.flaky_at, slow_at: $input.slow_at}
+    mode: parallel
+    retry: {attempts: 3, backoff: 0}
+    timeout: 1.5
+    on_item_error: collect
+    save: state.out
+    errors: state.errors
+    next: end
+"""
+
+
+def test_items_in_chunks_keep_their_own_failures_retries_and_timeouts(cluster: Any, tmp_path: Path) -> None:
+    """No concurrency limit: the items go in chunks (one task, several items). A failing item,
+    a flaky one and one past its timeout each cost only themselves: their chunk-mates' results
+    are kept, and every item's result is committed as its own row."""
+    root = make_dask_project(tmp_path, cluster.scheduler_address)
+    (root / "workflows" / "wide.yaml").write_text(WIDE.lstrip("\n"), encoding="utf-8")
+    (root / "deployments" / "wide.yaml").write_text(
+        f"name: wide.dask\nworkflow: wide\nexecutor: {{kind: dask, address: '{cluster.scheduler_address}'}}\n",
+        encoding="utf-8")
+    assert cli(root, "compile").code == 0
+    seen: list[str] = []
+    cluster.scheduler.add_plugin(_Seen(seen), name="wfops-test-chunks")
+    items = list(range(60))
+    try:
+        run = wfops.Project(root).run("wide.dask", {"items": items, "log": str(tmp_path / "log.jsonl"),
+                                                    "fail_at": 20, "flaky_at": 21, "slow_at": 40})
+    finally:
+        cluster.scheduler.remove_plugin(name="wfops-test-chunks")
+    assert run.status == "completed", run.error
+    assert run.output is not None
+    assert [o["n"] for o in run.output["out"]] == [i * 10 for i in items if i != 20]
+    assert run.output["errors"] == [{"index": 20, "type": "ValueError", "message": "bad item 20"}]
+    assert len(seen) < len(items) - 10, f"{len(seen)} tasks for {len(items)} items: not chunked"
+    trace = wfops.Project(root).trace(run.run_id)
+    rows = [e for e in trace if e.kind == "item"]
+    assert sorted(e.step for e in rows) == sorted(f"fan[{i}]" for i in items)  # one row per item
+    retried = {e.step: e.error["type"] for e in trace if e.kind == "retry" and e.error}
+    assert retried.get("fan[21]") == "ValueError"  # flaky: failed once, then ran again
+    assert retried.get("fan[40]") == "Timeout"  # past its timeout: failed, then ran again
+    # Item 20 failed all its attempts; its retries are its own, not its chunk-mates'.
+    assert [e.attempt for e in trace if e.step == "fan[20]"] == [1, 2, 3]
+    work = read_log(tmp_path / "log.jsonl")
+    assert all(sum(1 for e in work if e["n"] == i) == 1 for i in items if i not in (20, 21, 40) and
+               not any(e.step == f"fan[{i}]" for e in trace if e.kind == "retry"))

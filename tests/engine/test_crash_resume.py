@@ -98,18 +98,25 @@ FAN = {"name": "fan", "state": {"out": {}}, "output": {"out": "$state.out"},
                   "mode": "parallel", "concurrency": 2, "save": {"s": "state.out"}, "next": "end"}]}
 
 
-@pytest.mark.parametrize("crash_at", [2, 3, 4, 5])
+@pytest.mark.parametrize("crash_at", [2, 3, 4])
 def test_crash_in_a_parallel_foreach_skips_finished_items(crash_at: int) -> None:
+    # Items that finish together share one commit, so how many items a crash at commit N
+    # leaves behind depends on the grouping: read it from the trace at the crash.
     items = ["p", "q", "r", "s"]
-    snap, sink, before, after = crash_then_resume([FAN], "fan", {"items": items}, crash_at,
-                                                  lambda s: s.add("note", note))
+    sink = MemorySink(crash_at=crash_at)
+    engine, source, _ = make_engine([FAN], sink=sink)
+    source.add("note", note)
+    with pytest.raises(Crash):
+        run(engine.start("fan", {"items": items}, run_id="R"))
+    done_before = [e.step for e in sink.trace if e.kind == "item"]
+    before = len(source.calls)
+    sink.crash_at = None
+    snap = run(engine.resume(sink.last, sink.trace))
     assert snap.output == {"out": items}
-    done_before = {e.step for e in sink.trace[: crash_at - 2]}
-    assert len(done_before) == crash_at - 2
-    rerun = {k for _, k in after}
-    for entry in sink.trace[: crash_at - 2]:
-        index = entry.step[len("fan["):-1]
-        assert f"R:fan#1[{index}]" not in rerun
+    rerun = {c.idempotency_key for _, _, c in source.calls[before:]}
+    assert len(rerun) == len(items) - len(done_before)
+    for step in done_before:
+        assert f"R:fan#1[{step[len('fan['):-1]}]" not in rerun
     item_entries = [e for e in sink.trace if e.kind == "item"]
     assert sorted(e.step for e in item_entries) == [f"fan[{i}]" for i in range(4)]
 

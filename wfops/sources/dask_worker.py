@@ -1,4 +1,4 @@
-"""The worker side of the Dask executor: one capability call, as a Dask task.
+"""The worker side of the Dask executor: a chunk of capability calls, as one Dask task.
 
 A worker loads the project's python source (or, for a command or OpenAPI source, builds it
 from its declaration, which the driver sends as `declared:<json>`) itself (from `WFOPS_PROJECT` when that is
@@ -7,7 +7,8 @@ the same machine or a shared filesystem sees), checks that the capability's cont
 computed from the code the worker really has, is the one the run was locked with, and
 only then calls it. The answer is a plain record, never an exception: the driver turns
 an error record into the failure a local call would have given (same type, same
-message), and Dask keeps no failed task around to retry behind wfops's back.
+message), and Dask keeps no failed task around to retry behind wfops's back. So one
+failing call of a chunk never costs its chunk-mates their results.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -35,9 +37,18 @@ _loaded: dict[tuple[str, str, str], tuple[Source, dict[str, str]]] = {}
 _loading = threading.Lock()  # a worker runs tasks in several threads: import once
 
 
+#: One call of a chunk: (module, source id, capability name, expected contract hash, payload, context).
+Call = tuple[str, str, str, str, dict[str, Any], dict[str, Any]]
+
+
+def run_chunk(driver_root: str, calls: list[Call]) -> list[dict[str, Any]]:
+    """Run each call in turn on this worker thread; one record per call (`call_on_worker`'s)."""
+    return [call_on_worker(driver_root, *call) for call in calls]
+
+
 def call_on_worker(driver_root: str, module: str, source_id: str, name: str, expected: str,
                    payload: dict[str, Any], context: dict[str, Any]) -> dict[str, Any]:
-    """Run capability `source_id.name` here; `{"outcome", "output"}`, `{"error": {type, message}}`,
+    """Run capability `source_id.name` here; `{"outcome", "output", "seconds"}`, `{"error": {type, message}}`,
     or `{"exit": code}` for a node that called sys.exit."""
     try:
         source, hashes = _source(driver_root, module, source_id)
@@ -50,8 +61,10 @@ def call_on_worker(driver_root: str, module: str, source_id: str, name: str, exp
                           "the worker runs other code; deploy the locked code to the workers and restart them")
         ctx = StepContext(context["run_id"], context["workflow"], context["deployment"], context["step"],
                           context["attempt"], context["idempotency_key"], dict(context.get("extra") or {}))
+        started = time.perf_counter()
         result = source.call_here(name, payload, ctx)  # type: ignore[attr-defined]
-        record = {"outcome": result.outcome, "output": result.output}
+        # The call's own time (not the source's first import), from which the driver sizes chunks.
+        record = {"outcome": result.outcome, "output": result.output, "seconds": time.perf_counter() - started}
         if result.extra is not None:
             record["extra"] = result.extra
         return record
