@@ -3,7 +3,6 @@ place to put findings that knows where each YAML node stands."""
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -148,9 +147,14 @@ class Fields:
         return hasattr(self._step, name)
 
 
-@functools.cache
+_CLASS_NAMES: dict[type, frozenset[str]] = {}
+
+
 def _class_names(cls: type) -> frozenset[str]:
-    return frozenset(dir(cls))
+    names = _CLASS_NAMES.get(cls)
+    if names is None:
+        names = _CLASS_NAMES[cls] = frozenset(dir(cls))
+    return names
 
 
 def fields(step: Any) -> Fields:
