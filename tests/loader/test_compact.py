@@ -30,7 +30,12 @@ def test_positions_are_made_from_the_marks_without_parsing_again() -> None:
     assert doc.at(("steps", 1, "end")) == (9, 21)
     assert doc.at(("steps", 1, "missing", "deeper")) == (9, 5)  # the deepest node that exists
     assert doc.at(("steps", 0, "with", "value"), key=True) == (6, 12)
-    assert doc._marks is None  # the marks are gone once the tables are made
+    assert doc._positions is None  # a few lookups walk the data and keep no table
+    asked = [(("steps", 0, "with", "nested", "deep", i), key) for i in range(3) for key in (False, True)]
+    walked = [doc.at(path, key=key) for path, key in asked * 3]
+    assert doc._positions is not None and doc._marks is None  # many: the tables, made once
+    assert [doc.at(path, key=key) for path, key in asked * 3] == walked
+    assert walked[:6] == [(6, 38), (6, 31), (6, 41), (6, 31), (6, 37), (6, 31)]
 
 
 def test_a_loaded_files_mappings_are_kept_not_copied() -> None:

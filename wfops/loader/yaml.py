@@ -71,6 +71,7 @@ class Document:
         self._positions = positions
         self._key_positions = key_positions
         self._marks: bytes | None = None  # what the tables are made from, until they are (`_Builder.build`)
+        self._lookups = 0
 
     @property
     def positions(self) -> dict[PathKey, Position]:
@@ -87,17 +88,30 @@ class Document:
         return self._key_positions
 
     def _locate(self) -> None:
-        kept, self._marks = self._marks, None
+        marks = self._unpacked()
+        self._marks = None
         self._positions, self._key_positions = {}, {}
-        if kept is None:
-            return
+        if marks is not None:
+            _Tables(self._positions, self._key_positions, marks).walk((), self.data)
+
+    def _unpacked(self) -> array[int] | None:
+        if self._marks is None:
+            return None
         marks = array("I")
-        marks.frombytes(zlib.decompress(kept))
-        _Tables(self._positions, self._key_positions, marks).walk((), self.data)
+        marks.frombytes(zlib.decompress(self._marks))
+        return marks
 
     def at(self, path: Sequence[str | int], *, key: bool = False) -> Position:
-        """Position of the deepest node on `path` that exists (the key itself if `key`)."""
+        """Position of the deepest node on `path` that exists (the key itself if `key`: the
+        deepest mapping key on it)."""
         parts = tuple(path)
+        if self._positions is None and self._lookups < _LOOKUPS_BEFORE_TABLES:
+            # A file reported on a few times (a warning in each of 3,000 files) is walked
+            # for each, and never keeps the tables (~100 KB per file).
+            self._lookups += 1
+            marks = self._unpacked()
+            if marks is not None:
+                return _one_position(self.data, parts, key, marks)
         positions, key_positions = self.positions, self.key_positions
         while parts:
             table = key_positions if key else positions
@@ -107,6 +121,56 @@ class Document:
                 return key_positions[parts]
             parts = parts[:-1]
         return positions.get((), (1, 1))
+
+
+#: Lookups on one document answered by walking its data before it keeps path tables.
+_LOOKUPS_BEFORE_TABLES = 16
+
+
+def _size(node: Any) -> int:
+    """How many marks a node and everything under it hold (a key has one of its own)."""
+    if node.__class__ is dict:
+        return 1 + sum(1 + _size(value) for value in node.values())
+    if node.__class__ is list:
+        return 1 + sum(_size(value) for value in node)
+    return 1
+
+
+def _one_position(data: Any, parts: PathKey, key: bool, marks: array[int]) -> Position:
+    """What the path tables would answer for `parts`, from a walk of the data to it."""
+    index = 0  # the mark of `node`
+    node = data
+    found: list[tuple[int, int | None]] = []  # (value mark, key mark) of each prefix that exists
+    for part in parts:
+        if node.__class__ is dict:
+            if part.__class__ is not str or part not in node:
+                break
+            index += 1
+            for name, value in node.items():
+                if name == part:
+                    found.append((index + 1, index))
+                    index, node = index + 1, value
+                    break
+                index += 1 + _size(value)
+        elif node.__class__ is list:
+            if not isinstance(part, int) or not 0 <= part < len(node):
+                break
+            index += 1
+            for value in node[:part]:
+                index += _size(value)
+            found.append((index, None))
+            node = node[part]
+        else:
+            break
+    chosen = 0  # the root's mark
+    for value_mark, key_mark in reversed(found):
+        if not key:
+            chosen = value_mark
+            break
+        if key_mark is not None:
+            chosen = key_mark
+            break
+    return (marks[2 * chosen] + 1, marks[2 * chosen + 1] + 1)
 
 
 class _Tables:
