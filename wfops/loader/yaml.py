@@ -60,9 +60,9 @@ class Document:
     Positions are only needed to report a finding, and a table of them keyed by path costs
     more memory than the data itself (a project of 3,000 workflows held ~275 MB of them). So
     the loader keeps only each node's (line, column) in the order the parser met them,
-    packed and compressed, and the tables are made from them by one walk of the data (which
-    holds the nodes in that same order) the first time a check asks for a position; a
-    document that is never reported on never has them, and none is ever parsed twice."""
+    packed and compressed. A position is found by walking the data (which holds the nodes in
+    that same order) to its node; a document asked for many builds the path tables once
+    (`positions`, `key_positions`). None is ever parsed twice."""
 
     def __init__(self, file: str, data: Any, positions: dict[PathKey, Position] | None = None,
                  key_positions: dict[PathKey, Position] | None = None) -> None:
