@@ -29,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from common import add_smoke, child_cpu
 
@@ -388,7 +389,7 @@ def check_jsonschema() -> str:
     return str(beside) if beside.exists() else shutil.which("check-jsonschema") or "check-jsonschema"
 
 
-def bench(root: Path, files: list[Path], schema: Path, runs: int) -> dict[str, float]:
+def bench(root: Path, files: list[Path], schema: Path, runs: int) -> dict[str, Any]:
     """Runs interleaved (check-jsonschema, cold, warm, edited, ...) so a load spike hits all alike."""
     wfops = [sys.executable, "-m", "wfops", "validate"]
     check = [check_jsonschema(), "--schemafile", str(schema), *map(str, files)]
@@ -401,7 +402,14 @@ def bench(root: Path, files: list[Path], schema: Path, runs: int) -> dict[str, f
         with files[0].open("a") as edited:  # a commit that changed one workflow file
             edited.write(f"# edited {run}\n")
         times["wfops edited"].append(timed(wfops, root))
-    return {name: statistics.median(values) for name, values in times.items()}
+    return {**{name: statistics.median(values) for name, values in times.items()},
+            **{f"{name} range": (min(values), max(values)) for name, values in times.items()}}
+
+
+def shown(r: dict[str, Any], name: str) -> str:
+    """The median and the range of one column, in ms."""
+    low, high = r[f"{name} range"]
+    return f"{r[name] * 1000:.0f} ms ({low * 1000:.0f}-{high * 1000:.0f})"
 
 
 def main() -> None:
@@ -431,9 +439,11 @@ def main() -> None:
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for label, r in rows:
         base_t = r["check-jsonschema"]
-        print(f"| {label} | {base_t * 1000:.0f} ms | {r['wfops cold'] * 1000:.0f} ms | {r['wfops edited'] * 1000:.0f} ms"
-              f" | {r['wfops warm'] * 1000:.0f} ms | {r['wfops cold'] / base_t:.2f}x | {r['wfops edited'] / base_t:.2f}x"
+
+        print(f"| {label} | {shown(r, 'check-jsonschema')} | {shown(r, 'wfops cold')} | {shown(r, 'wfops edited')}"
+              f" | {shown(r, 'wfops warm')} | {r['wfops cold'] / base_t:.2f}x | {r['wfops edited'] / base_t:.2f}x"
               f" | {r['wfops warm'] / base_t:.2f}x |")
+    print(f"\nload average at the end: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
 
 
 if __name__ == "__main__":

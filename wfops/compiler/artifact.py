@@ -17,11 +17,10 @@ of a cycle is recorded as "missing" / "cycle" (validation reports it as an error
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping
 from typing import Any
 
-from wfops.canonical import canonical_json
+from wfops.canonical import canonical_json, sha256
 from wfops.model.kinds import walk_steps
 from wfops.model.objects import ParallelStep, Step, Workflow
 from wfops.model.plain import built, validated
@@ -68,12 +67,12 @@ def text_hash(text: bytes, subworkflows: Mapping[str, str]) -> str:
     """The artifact hash of a normalized workflow given as its canonical JSON (UTF-8): sha256 of
     the canonical JSON of `{"workflow": ..., "subworkflows": ...}`, assembled around `text` (sorted
     keys put `subworkflows` first), so a holder of the text checks it without parsing it."""
-    digest = hashlib.sha256(b'{"subworkflows":')
+    digest = sha256(b'{"subworkflows":')
     digest.update(canonical_json(dict(subworkflows)).encode("utf-8"))
     digest.update(b',"workflow":')
     digest.update(text)
     digest.update(b"}")
-    return digest.hexdigest()
+    return str(digest.hexdigest())
 
 
 class ArtifactSet:

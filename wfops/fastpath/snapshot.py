@@ -30,18 +30,9 @@ from pathlib import Path
 from typing import Any
 
 import wfops
+from wfops.canonical import sha256
 from wfops.loader.testfiles import project_test_files
 from wfops.sources.modules import consulted_files, consulted_libraries, project_roots_on_path
-
-try:
-    # The same SHA-256 as hashlib's, from the C module that hashlib falls back to: hashlib
-    # itself would load OpenSSL (~3 ms), about a fifth of a hit.
-    from _sha256 import sha256  # type: ignore[import-not-found]
-except ImportError:  # pragma: no cover - Python 3.12+ calls it _sha2; a build may have neither
-    try:
-        from _sha2 import sha256  # type: ignore[import-not-found]
-    except ImportError:
-        from hashlib import sha256
 
 # The one format of every record's key. Each record's payload needs no number of its own:
 # `tool` changes with any edit of wfops' code, so no record outlives the code that wrote it.
@@ -80,8 +71,7 @@ def file_hash(path: Path) -> str | None:
         return None
     # The same digest; where hashlib is loaded already (a run), OpenSSL's is ~7x faster on
     # a long workflow's file than the C module's.
-    loaded = sys.modules.get("hashlib")
-    return str((sha256 if loaded is None else loaded.sha256)(data).hexdigest())
+    return str(sha256(data).hexdigest())
 
 
 def place_hash(root: Path, rel: str) -> str | None:

@@ -3,7 +3,7 @@
 It builds plain JSON-like data straight from the parser's event stream (the C
 parser when available), so it never recurses, never expands aliases and never
 constructs objects from tags. Every value's and key's position is recorded as it
-goes, which is what lets any later check point at file:line:col.
+goes (compactly, see `Document`), which is what lets any later check point at file:line:col.
 
 Anything hostile or broken raises `YamlLoadError` carrying one `Diagnostic`.
 """
@@ -16,6 +16,7 @@ import re
 import stat
 import sys
 import zlib
+from array import array
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -56,10 +57,12 @@ class YamlLoadError(Exception):
 class Document:
     """Loaded data plus where each part of it stands in the file (1-based).
 
-    Positions are only needed to report a finding, and recording one per node costs more
-    memory than the data itself (a project of 3,000 workflows held ~275 MB of them). So a
-    loaded file keeps its text, and the positions are made from it the first time a check
-    asks for one; a document that is never reported on never has them."""
+    Positions are only needed to report a finding, and a table of them keyed by path costs
+    more memory than the data itself (a project of 3,000 workflows held ~275 MB of them). So
+    the loader keeps only each node's (line, column) in the order the parser met them,
+    packed and compressed. A position is found by walking the data (which holds the nodes in
+    that same order) to its node; a document asked for many builds the path tables once
+    (`positions`, `key_positions`). None is ever parsed twice."""
 
     def __init__(self, file: str, data: Any, positions: dict[PathKey, Position] | None = None,
                  key_positions: dict[PathKey, Position] | None = None) -> None:
@@ -67,7 +70,8 @@ class Document:
         self.data = data
         self._positions = positions
         self._key_positions = key_positions
-        self._text: bytes | None = None  # what the positions are made from, until they are (`_Builder.build`)
+        self._marks: bytes | None = None  # what the tables are made from, until they are (`_Builder.build`)
+        self._lookups = 0
 
     @property
     def positions(self) -> dict[PathKey, Position]:
@@ -84,15 +88,30 @@ class Document:
         return self._key_positions
 
     def _locate(self) -> None:
-        kept, self._text = self._text, None
-        text = zlib.decompress(kept).decode("utf-8", "surrogatepass") if kept is not None else None
-        located = _Builder(self.file, positions=True).build(text) if text is not None else None
-        self._positions = located._positions if located is not None else {}
-        self._key_positions = located._key_positions if located is not None else {}
+        marks = self._unpacked()
+        self._marks = None
+        self._positions, self._key_positions = {}, {}
+        if marks is not None:
+            _Tables(self._positions, self._key_positions, marks).walk((), self.data)
+
+    def _unpacked(self) -> array[int] | None:
+        if self._marks is None:
+            return None
+        marks = array("I")
+        marks.frombytes(zlib.decompress(self._marks))
+        return marks
 
     def at(self, path: Sequence[str | int], *, key: bool = False) -> Position:
-        """Position of the deepest node on `path` that exists (the key itself if `key`)."""
+        """Position of the deepest node on `path` that exists (the key itself if `key`: the
+        deepest mapping key on it)."""
         parts = tuple(path)
+        if self._positions is None and self._lookups < _LOOKUPS_BEFORE_TABLES:
+            # A file reported on a few times (a warning in each of 3,000 files) is walked
+            # for each, and never keeps the tables (~100 KB per file).
+            self._lookups += 1
+            marks = self._unpacked()
+            if marks is not None:
+                return _one_position(self.data, parts, key, marks)
         positions, key_positions = self.positions, self.key_positions
         while parts:
             table = key_positions if key else positions
@@ -102,6 +121,80 @@ class Document:
                 return key_positions[parts]
             parts = parts[:-1]
         return positions.get((), (1, 1))
+
+
+#: Lookups on one document answered by walking its data before it keeps path tables.
+_LOOKUPS_BEFORE_TABLES = 16
+
+
+def _size(node: Any) -> int:
+    """How many marks a node and everything under it hold (a key has one of its own)."""
+    if node.__class__ is dict:
+        return 1 + sum(1 + _size(value) for value in node.values())
+    if node.__class__ is list:
+        return 1 + sum(_size(value) for value in node)
+    return 1
+
+
+def _one_position(data: Any, parts: PathKey, key: bool, marks: array[int]) -> Position:
+    """What the path tables would answer for `parts`, from a walk of the data to it."""
+    index = 0  # the mark of `node`
+    node = data
+    found: list[tuple[int, int | None]] = []  # (value mark, key mark) of each prefix that exists
+    for part in parts:
+        if node.__class__ is dict:
+            if part.__class__ is not str or part not in node:
+                break
+            index += 1
+            for name, value in node.items():
+                if name == part:
+                    found.append((index + 1, index))
+                    index, node = index + 1, value
+                    break
+                index += 1 + _size(value)
+        elif node.__class__ is list:
+            if not isinstance(part, int) or not 0 <= part < len(node):
+                break
+            index += 1
+            for value in node[:part]:
+                index += _size(value)
+            found.append((index, None))
+            node = node[part]
+        else:
+            break
+    chosen = 0  # the root's mark
+    for value_mark, key_mark in reversed(found):
+        if not key:
+            chosen = value_mark
+            break
+        if key_mark is not None:
+            chosen = key_mark
+            break
+    return (marks[2 * chosen] + 1, marks[2 * chosen + 1] + 1)
+
+
+class _Tables:
+    """The path tables from the marks: the data walked in document order (a mapping's keys
+    in insertion order, each key's mark before its value's) meets the nodes in the order
+    the parser did."""
+
+    def __init__(self, positions: dict[PathKey, Position], keys: dict[PathKey, Position], marks: array[int]) -> None:
+        self.positions, self.keys, self.marks, self.next = positions, keys, marks, 0
+
+    def _mark(self) -> Position:
+        i, self.next = self.next, self.next + 2
+        return (self.marks[i] + 1, self.marks[i + 1] + 1)
+
+    def walk(self, path: PathKey, node: Any) -> None:
+        self.positions[path] = self._mark()
+        if node.__class__ is dict:
+            for key, value in node.items():
+                inner = (*path, key)
+                self.keys[inner] = self._mark()
+                self.walk(inner, value)
+        elif node.__class__ is list:
+            for index, value in enumerate(node):
+                self.walk((*path, index), value)
 
 
 def load_yaml_file(path: Path, display: str | None = None) -> Document:
@@ -195,13 +288,13 @@ def _pos(mark: Any) -> Position:
 
 
 class _Builder:
-    """`positions`: record every node's position (a document being reported on); else only
-    the data, and the document made from it keeps the text to record them from on demand."""
+    """The data of one document, and the marks its positions are made from (see `Document`)."""
 
-    def __init__(self, file: str, *, positions: bool = False) -> None:
+    def __init__(self, file: str) -> None:
         self.file = file
-        self.record = positions
-        self.doc = Document(file, None, {}, {}) if positions else Document(file, None)
+        self.doc = Document(file, None)
+        # Each node's 0-based line and column, in the order the parser met them (keys included).
+        self.marks = array("I")
 
     def fail(self, code: str, message: str, mark: Any = None, hint: str | None = None) -> None:
         at = _pos(mark) if mark is not None else (1, 1)
@@ -210,7 +303,7 @@ class _Builder:
     def build(self, text: str) -> Document:
         yaml = YAML(typ="safe")
         try:
-            self._consume(yaml, yaml.parse(text))
+            self._consume(yaml.parse(text))
         except YamlLoadError:
             raise
         except MarkedYAMLError as exc:
@@ -238,18 +331,21 @@ class _Builder:
         if not isinstance(doc.data, dict):
             self.fail("yaml-not-mapping", f"the top level must be a mapping, not {described(doc.data)}",
                       None, hint="start the file with `key: value` lines")
-        if not self.record:
-            # Kept compressed: a workflow's YAML shrinks about fivefold, and is inflated again only
-            # if a finding in it is reported.
-            doc._text = zlib.compress(text.encode("utf-8", "surrogatepass"), 1)
+        # Line numbers grow slowly and columns repeat: compressed, the marks take about a
+        # tenth of their packed size.
+        doc._marks = zlib.compress(self.marks, 1)
         return doc
 
-    def _consume(self, yaml: Any, events: Any) -> None:
+    def _consume(self, events: Any) -> None:
         # Local names: this loop runs once per event, up to MAX_NODES times.
         scalar_event, map_start, seq_start = ev.ScalarEvent, ev.MappingStartEvent, ev.SequenceStartEvent
         map_end, seq_end = ev.MappingEndEvent, ev.SequenceEndEvent
-        # Each open collection: [container, path, pending key (for maps), seen keys]
+        mark = self.marks.append
+        intern = sys.intern
+        # Each open collection: [container, the key its next value goes under, or _NO_KEY
+        # while a mapping waits for a key, or _ITEM for a list]
         stack: list[list[Any]] = []
+        frame: list[Any] | None = None
         documents = 0
         nodes = 0
         for event in events:
@@ -264,29 +360,49 @@ class _Builder:
                               event.start_mark, hint="write the value out in full where it is used")
                 if event.tag is not None:
                     self._check_tag(event)
+                start = event.start_mark
+                mark(start.line)
+                mark(start.column)
             if kind is scalar_event:
-                if len(event.value) > MAX_SCALAR_CHARS:
+                text = event.value
+                if len(text) > MAX_SCALAR_CHARS:
                     self.fail("yaml-too-large", f"a scalar is longer than {MAX_SCALAR_CHARS} characters",
                               event.start_mark, hint="move large data out of YAML")
-                if stack and stack[-1][2] is _NO_KEY and isinstance(stack[-1][0], dict):
-                    self._take_key(stack[-1], event)
+                if frame is not None and frame[1] is _NO_KEY:
+                    self._check_key(frame[0], event)
+                    # Keys repeat across every step of every file: one string object per distinct key.
+                    frame[1] = text if len(text) > _INTERNED else intern(text)
                     continue
-                value = self._scalar(event)
+                value = text if event.style and event.tag is None else self._scalar(event)
                 if value.__class__ is str and len(value) <= _INTERNED:
-                    value = sys.intern(value)  # refs, ids and outcomes repeat across steps and files
-                self._place(stack, value, event)
+                    value = intern(value)  # refs, ids and outcomes repeat across steps and files
+                if frame is None:
+                    self._root(value, event)
+                elif frame[1] is _ITEM:
+                    frame[0].append(value)
+                else:
+                    frame[0][frame[1]] = value
+                    frame[1] = _NO_KEY
             elif kind is map_start or kind is seq_start:
-                if stack and stack[-1][2] is _NO_KEY and isinstance(stack[-1][0], dict):
+                if frame is not None and frame[1] is _NO_KEY:
                     self.fail("yaml-key-type", "a mapping key must be a plain scalar, not a collection",
                               event.start_mark, hint="use a string key")
                 if len(stack) >= MAX_DEPTH:
                     self.fail("yaml-too-deep", f"nesting is deeper than {MAX_DEPTH} levels", event.start_mark,
                               hint="flatten the structure")
                 container: dict[str, Any] | list[Any] = {} if kind is map_start else []
-                path = self._place(stack, container, event)
-                stack.append([container, path, _NO_KEY, set()])
+                if frame is None:
+                    self._root(container, event)
+                elif frame[1] is _ITEM:
+                    frame[0].append(container)
+                else:
+                    frame[0][frame[1]] = container
+                    frame[1] = _NO_KEY
+                frame = [container, _NO_KEY if kind is map_start else _ITEM]
+                stack.append(frame)
             elif kind is map_end or kind is seq_end:
                 stack.pop()
+                frame = stack[-1] if stack else None
             elif kind is ev.AliasEvent:
                 self.fail("yaml-alias", f"aliases (*{event.anchor}) are not allowed in wfops files",
                           event.start_mark, hint="write the value out in full where it is used")
@@ -321,43 +437,20 @@ class _Builder:
             self.fail("yaml-tag", f"the tag !!{tag.rsplit(':', 1)[-1]} does not fit a {node}", event.start_mark,
                       hint="remove the tag; wfops files hold plain data only")
 
-    def _take_key(self, frame: list[Any], event: Any) -> None:
-        if event.tag is None and not event.style and event.value == "<<":
+    def _check_key(self, mapping: dict[str, Any], event: Any) -> None:
+        key = event.value
+        if key == "<<" and event.tag is None and not event.style:
             self.fail("yaml-merge-key", "merge keys (<<) are not allowed in wfops files", event.start_mark,
                       hint="write the merged keys out in full")
-        key = event.value
-        if key in frame[3]:
+        # Every earlier key's value is placed before the next key comes: the mapping holds them all.
+        if key in mapping:
             self.fail("yaml-duplicate-key", f"duplicate key {key!r}", event.start_mark,
                       hint="remove or rename one of the two entries")
-        frame[3].add(key)
-        # Keys repeat across every step of every file: one string object per distinct key.
-        frame[2] = key if len(key) > _INTERNED else sys.intern(key)
-        if self.record:
-            self.doc.key_positions[(*frame[1], key)] = _pos(event.start_mark)
 
-    def _place(self, stack: list[list[Any]], value: Any, event: Any) -> tuple[Any, ...] | None:
-        """Put `value` where the parser is; its path when positions are recorded."""
-        record = self.record
-        path: tuple[Any, ...] | None = ()
-        if not stack:
-            if self.doc.data is not None:
-                self.fail("yaml-multiple-documents", "the file holds more than one YAML document", event.start_mark)
-            self.doc.data = value
-        else:
-            frame = stack[-1]
-            container = frame[0]
-            if isinstance(container, dict):
-                key = frame[2]
-                container[key] = value
-                frame[2] = _NO_KEY
-                path = (*frame[1], key) if record else None
-            else:
-                path = (*frame[1], len(container)) if record else None
-                container.append(value)
-        if record:
-            assert path is not None
-            self.doc.positions[path] = _pos(event.start_mark)
-        return path
+    def _root(self, value: Any, event: Any) -> None:
+        if self.doc.data is not None:
+            self.fail("yaml-multiple-documents", "the file holds more than one YAML document", event.start_mark)
+        self.doc.data = value
 
     def _scalar(self, event: Any) -> Any:
         value = event.value
@@ -386,6 +479,7 @@ class _Builder:
 
 
 _NO_KEY = object()
+_ITEM = object()
 #: Strings up to this long are interned as they are loaded (see `_take_key`).
 _INTERNED = 64
 
