@@ -23,9 +23,9 @@ def test_each_item_keeps_what_its_node_printed_and_logged(tmp_path: Path) -> Non
     logs = run_cli("runs", "logs", "last", "--json", cwd=root).json()
     assert logs == [
         {"seq": 1, "step": "each[0]", "attempt": 1,
-         "text": "working on 1\nstderr note 1\nWARNING loop: logged 1\n"},
+         "text": "working on 1\nstderr note 1\nWARNING loop: logged 1\n", "cut": 0},
         {"seq": 2, "step": "each[1]", "attempt": 1,
-         "text": "working on 2\nstderr note 2\nWARNING loop: logged 2\n"}]
+         "text": "working on 2\nstderr note 2\nWARNING loop: logged 2\n", "cut": 0}]
     one = run_cli("runs", "logs", "last", "each[1]", cwd=root)
     assert one.stdout == "== #2 each[1] ==\nworking on 2\nstderr note 2\nWARNING loop: logged 2\n"
     assert [log["seq"] for log in run_cli("runs", "logs", "last", "each", "--json", cwd=root).json()] == [1, 2]
@@ -51,6 +51,7 @@ def test_logs_are_masked_and_bounded(tmp_path: Path) -> None:
     assert "the token is ***" in seven["text"] and "s3cr3t" not in seven["text"]
     assert len(eight["text"]) < MAX_LOG_CHARS + 100
     assert "characters cut ...]" in eight["text"] and eight["text"].endswith("WARNING loop: logged 8\n")
+    assert eight["cut"] > 0 and seven["cut"] == 0  # the JSON says the bound cut it, as the UI shows
 
 
 def test_the_bound_keeps_the_start_and_the_end() -> None:

@@ -1,6 +1,6 @@
 """The project the browser tests run: std capabilities only, one workflow per thing a page
 shows (a slow run to watch live, an interrupt to answer, a failure to redrive, an echo of
-whatever input it is given)."""
+whatever input it is given, a python node that prints)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,53 @@ from tests.conftest import write
 from tests.harness import run_cli
 
 FILES = {
-    "sources.yaml": "sources: {}\n",
+    "sources.yaml": "sources:\n  talk: {kind: python, module: nodes.talk}\n",
+    "nodes/__init__.py": "",
+    "nodes/talk.py": """
+        from __future__ import annotations
+
+        import logging
+        import os
+
+        from pydantic import BaseModel, Field
+
+        import wfops
+
+
+        class SayIn(BaseModel):
+            n: int = Field(description="How many lines to print; negative fails.")
+
+
+        class SayOut(BaseModel):
+            n: int = Field(description="The lines printed.")
+
+
+        @wfops.node
+        def say(payload: SayIn) -> SayOut:
+            \"\"\"Print a line with markup and the secret, then n more lines; fail on a negative n.\"\"\"
+            print("printed <script>window.__pwned = 3</script> token=" + os.environ.get("UI_TEST_TOKEN", "unset"))
+            for i in range(abs(payload.n)):
+                print(f"line {i}")
+            logging.getLogger("talk").warning("said %s lines", payload.n)
+            if payload.n < 0:
+                raise ValueError(f"refused {payload.n}")
+            return SayOut(n=payload.n)
+        """,
+    "workflows/talk.yaml": """
+        name: talk
+        description: A python node that prints, logs, and fails on a negative count.
+        input:
+          type: object
+          properties:
+            n: {type: integer}
+        steps:
+          - id: speak
+            uses: talk.say
+            with: {n: $input.n}
+            next: end
+        """,
+    "deployments/talk.local.yaml": "name: talk.local\nworkflow: talk\nbindings: {talk: talk}\n"
+                                   "input: {n: 2}\nsecrets: [UI_TEST_TOKEN]\n",
     "workflows/echo.yaml": """
         name: echo
         description: Say back what it is given.

@@ -20,6 +20,7 @@ from wfops.ui.app import UiOptions, build_app
 from wfops.ui.guard import CSP, TOKEN_VARIABLE, Access
 
 LOCAL = {"host": "127.0.0.1:8765"}
+SECRET = "hunter2-correct-horse-battery"
 
 
 class Answer:
@@ -174,8 +175,10 @@ def test_actions_go_through_the_core_api(root: Path) -> None:
 def test_the_project_reads_its_workflows_deployments_lock_and_catalog(root: Path) -> None:
     app = app_for(root)
     project = call(app, "GET", "/api/project").json()
-    assert [w["name"] for w in project["workflows"]] == ["approve", "boom", "echo", "lanes", "secretive", "slow"]
-    assert [d["workflow"] for d in project["deployments"]] == ["approve", "boom", "echo", "lanes", "secretive", "slow"]
+    assert [w["name"] for w in project["workflows"]] == ["approve", "boom", "echo", "lanes", "secretive", "slow",
+                                                        "talk"]
+    assert [d["workflow"] for d in project["deployments"]] == ["approve", "boom", "echo", "lanes", "secretive", "slow",
+                                                               "talk"]
     assert project["deployments"][0]["executor"] == "local"
     echo = next(d for d in project["deployments"] if d["name"] == "echo.local")
     [nightly] = echo["schedule"]
@@ -202,7 +205,7 @@ def test_wfops_ui_refuses_a_host_without_a_token_and_a_port_in_use(root: Path) -
 
 
 def test_secrets_show_masked(root: Path) -> None:
-    secret = "hunter2-correct-horse-battery"
+    secret = SECRET
     assert run_cli("run", "secretive.local", cwd=root, env={"UI_TEST_TOKEN": secret}).code == 0
     app = app_for(root)
     rid = call(app, "GET", "/api/runs?deployment=secretive.local").json()["runs"][0]["run_id"]
@@ -220,3 +223,27 @@ def test_a_huge_run_value_is_folded_until_asked_for(root: Path) -> None:
     assert run["state"]["$folded"] == "/state"
     whole = call(app, "GET", f"/api/runs/{rid}/value?pointer=/output").json()["value"]
     assert whole["said"]["value"]["blob"] == "z" * 40_000
+
+
+def test_a_runs_step_logs_read_as_runs_logs_does_masked_and_marked_when_cut(root: Path) -> None:
+    for args, code in ((["talk.local"], 0), (["talk.local", "-i", "n=-1"], 1)):
+        assert run_cli("run", *args, cwd=root, env={"UI_TEST_TOKEN": SECRET}).code == code
+    app = app_for(root)
+    failed, done = call(app, "GET", "/api/runs?deployment=talk.local").json()["runs"][:2]
+    answer = call(app, "GET", f"/api/runs/{done['run_id']}/logs")
+    assert answer.status == 200 and SECRET not in answer.body.decode()
+    # The same JSON as `wfops runs logs RUN --json`, markup and all: the page sets it as text.
+    assert answer.json() == run_cli("runs", "logs", done["run_id"], "--json", cwd=root).json() == [
+        {"seq": 1, "step": "speak", "attempt": 1, "cut": 0,
+         "text": "printed <script>window.__pwned = 3</script> token=***\nline 0\nline 1\nWARNING talk: said 2 lines\n"}]
+    [log] = call(app, "GET", f"/api/runs/{failed['run_id']}/logs?step=speak").json()
+    assert "Traceback (most recent call last)" in log["text"] and log["text"].rstrip().endswith("ValueError: refused -1")
+    assert call(app, "GET", f"/api/runs/{failed['run_id']}/logs?step=nosuch").json() == []
+    assert call(app, "GET", "/api/runs/nosuch/logs").status == 404
+
+
+def test_a_log_cut_by_the_bound_says_so(root: Path) -> None:
+    assert run_cli("run", "talk.local", "-i", "n=20000", cwd=root, env={"UI_TEST_TOKEN": SECRET}).code == 0
+    [log] = call(app_for(root), "GET", "/api/runs/last/logs").json()
+    assert log["cut"] > 0 and f"[... {log['cut']} characters cut ...]" in log["text"]
+    assert log["text"].endswith("line 19999\nWARNING talk: said 20000 lines\n")

@@ -180,11 +180,37 @@ def test_cancel_and_fork_work(ui_root: Path, page: Any) -> None:
         page.locator("#redrive").wait_for()
 
 
-def test_markup_in_values_renders_as_text_and_large_values_fold(ui_root: Path, page: Any) -> None:
+def test_markup_in_values_and_logs_renders_as_text_and_large_values_fold(ui_root: Path, page: Any) -> None:
     evil = "<script>window.__pwned = 1</script><img src=x onerror=window.__pwned=2>"
     done = wfops(ui_root, "run", "echo.local", "-i", f"text={evil}", "-i", "blob=" + "x" * 5000, "--json")
     rid = run_id(done)
+    # A python node's log (it prints `<script>` and the secret), a failure's and a long one.
+    secret = {"UI_TEST_TOKEN": "hunter2-correct-horse-battery"}
+    said, refused, long = (run_id(wfops(ui_root, "run", "talk.local", "-i", f"n={n}", "--json", env=secret))
+                           for n in (2, -1, 30))
     with serving(ui_root) as url:
+        page.goto(f"{url}runs/{said}")
+        log = page.locator("#logs details.log[data-step=speak]")
+        log.locator("pre").wait_for()
+        assert log.get_attribute("open") is not None  # a short log shows open
+        text = log.locator("pre").inner_text()
+        assert text.startswith("printed <script>window.__pwned = 3</script> token=***\nline 0\nline 1\n")
+        assert "WARNING talk: said 2 lines" in text and "hunter2" not in page.content()
+        assert page.evaluate("window.__pwned") is None and page.locator("main script").count() == 0
+        assert log.get_attribute("data-cut") is None and log.locator(".badge.cut").count() == 0
+        SHOTS.mkdir(exist_ok=True)
+        page.locator("#logs").screenshot(path=str(SHOTS / "logs.png"))
+        page.goto(f"{url}runs/{refused}")
+        page.locator("#logs details.log summary").click()  # a traceback is long: it starts collapsed
+        failure = page.locator("#logs details.log pre").inner_text()
+        assert "Traceback (most recent call last)" in failure and failure.rstrip().endswith("ValueError: refused -1")
+        page.goto(f"{url}runs/{long}")
+        folded = page.locator("#logs details.log")
+        folded.wait_for()
+        assert folded.get_attribute("open") is None and "(32 lines)" in folded.locator("summary").inner_text()
+        folded.locator("summary").click()
+        assert "line 29" in folded.locator("pre").inner_text()
+
         page.goto(f"{url}runs/{rid}")
         page.locator("#trace details").first.wait_for()
         assert evil in page.inner_text("#run-output")
@@ -216,7 +242,7 @@ def test_the_project_page_shows_workflows_deployments_lock_and_catalog(ui_root: 
     with serving(ui_root) as url:
         page.goto(f"{url}project")
         page.locator("#check .result.ok").wait_for()
-        assert page.locator("[data-deployment]").count() == 6
+        assert page.locator("[data-deployment]").count() == 7
         assert page.locator("[data-workflow=approve] .graph .node").count() == 4
         nightly = page.locator("[data-deployment='echo.local'] [data-entry=nightly]")
         assert "30 2 * * * (Europe/Berlin)" in nightly.inner_text()

@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import logging
+import re
 import sys
 import threading
 import traceback
@@ -34,6 +35,9 @@ from wfops.sources.base import StepContext
 
 MAX_LOG_CHARS = 64_000
 _HEAD = MAX_LOG_CHARS // 4
+#: The line a bounded log carries where its middle was cut (`cut_chars` reads it back).
+CUT_MARK = "\n[... {} characters cut ...]\n"
+_CUT = re.compile(re.escape(CUT_MARK).replace(r"\{\}", r"(\d+)"))
 
 Key = tuple[str, str, int]  # run id, step path, attempt
 #: `note`'s attempt for "the step's attempt that is stored next".
@@ -75,8 +79,14 @@ class Capture:
                     self.cut += over
 
     def text(self) -> str:
-        middle = f"\n[... {self.cut} characters cut ...]\n" if self.cut else ""
+        middle = CUT_MARK.format(self.cut) if self.cut else ""
         return "".join(self.head) + middle + "".join(self.tail)
+
+
+def cut_chars(text: str) -> int:
+    """How many characters the bound cut from the log `text` (0: it is whole)."""
+    found = _CUT.search(text)
+    return int(found.group(1)) if found else 0
 
 
 _current: contextvars.ContextVar[Capture | None] = contextvars.ContextVar("wfops_step_log", default=None)

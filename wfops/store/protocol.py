@@ -79,7 +79,15 @@ class StepLog:
     text: str
 
     def to_dict(self) -> dict[str, Any]:
-        return {"seq": self.seq, "step": self.step, "attempt": self.attempt, "text": self.text}
+        return {"seq": self.seq, "step": self.step, "attempt": self.attempt, "text": self.text, "cut": self.cut}
+
+    @property
+    def cut(self) -> int:
+        """How many characters the size bound cut from the middle of `text` (0: it is whole)."""
+        # deferred: the capture machinery (stream swap, logging handler) is off the store's import path
+        from wfops.sources.steplogs import cut_chars
+
+        return cut_chars(self.text)
 
 
 class Store(Protocol):

@@ -53,6 +53,7 @@ def build_app(project: Project, access: Access, options: UiOptions) -> Guard:
         Route("/api/runs/{run_id}/trace", view.trace),
         Route("/api/runs/{run_id}/graph", view.graph),
         Route("/api/runs/{run_id}/value", view.value),
+        Route("/api/runs/{run_id}/logs", view.logs),
         Route("/api/project", view.overview),
         Route("/api/project/check", view.check),
         Route("/api/project/capabilities", view.capabilities),
@@ -127,6 +128,11 @@ class _View:
         run_id = request.path_params["run_id"]
         pointer = request.query_params.get("pointer", "")
         return await self._answer(lambda: {"value": self.project.run_value(run_id, pointer)})
+
+    async def logs(self, request: Request) -> Response:
+        # The same call as `wfops runs logs RUN [STEP]`: the step attempts' logs and the run's own.
+        run_id, step = request.path_params["run_id"], request.query_params.get("step") or None
+        return await self._answer(lambda: [log.to_dict() for log in self.project.step_logs(run_id, step)])
 
     async def overview(self, _request: Request) -> Response:
         return await self._answer(lambda: {**self.project.overview(), "read_only": self.options.read_only,

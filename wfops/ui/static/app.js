@@ -209,12 +209,13 @@ async function runPage() {
   const timeline = el("div", { class: "timeline", id: "timeline", tabindex: "0", "aria-label": "Timeline" });
   const graph = el("div", { class: "graph", id: "graph", tabindex: "0", "aria-label": "Workflow graph" });
   const trace = el("div", { class: "trace", id: "trace" });
+  const logs = el("div", { class: "logs", id: "logs" });
   const live = el("span", { class: "live", "aria-live": "polite", id: "live" });
   setMain(el("h1", {}, "Run ", el("span", { id: "run-id", text: runId }), " ", live), head, actions, values,
           el("h2", { text: "Timeline" }), timeline, el("h2", { text: "Graph" }), graph,
-          el("h2", { text: "Trace" }), trace);
+          el("h2", { text: "Trace" }), trace, el("h2", { text: "Logs" }), logs);
 
-  const state = { entries: [], run: null, timer: null, actionsFor: null };
+  const state = { entries: [], run: null, timer: null, actionsFor: null, logsFor: null, logNodes: new Map() };
 
   async function refresh() {
     clearTimeout(state.timer);
@@ -239,6 +240,7 @@ async function runPage() {
       renderActions(actions, run, refresh);
     }
     await loadTrace();
+    await loadLogs(run);
     renderTimeline(timeline, state.entries, run);
     try { renderGraph(graph, await getJSON(`/api/runs/${encodeURIComponent(runId)}/graph`)); } catch (err) {
       graph.replaceChildren(el("p", { class: "result error", text: errorText(err) }));
@@ -255,6 +257,23 @@ async function runPage() {
       for (const entry of got) { state.entries.push(entry); trace.append(traceEntry(runId, entry)); }
       if (got.length < 2000) break;
     }
+  }
+
+  // A log is stored with its step's trace entry, so they change only when the trace grows (or
+  // the run ends, which stores the run's own last lines): ask again then, not on every poll.
+  async function loadLogs(run) {
+    const key = `${state.entries.length}|${run.status}`;
+    if (state.logsFor === key) return;
+    const got = await getJSON(`/api/runs/${encodeURIComponent(runId)}/logs`);
+    state.logsFor = key;
+    // Keep the node of a log shown already, so one a reader opened stays open.
+    const nodes = got.map((log) => {
+      const id = `${log.seq}|${log.step}|${log.attempt}`;
+      if (!state.logNodes.has(id)) state.logNodes.set(id, stepLog(log));
+      return state.logNodes.get(id);
+    });
+    logs.replaceChildren(...(nodes.length ? nodes
+      : [el("p", { class: "muted", text: "No logs: no python node printed or logged, no MCP tool sent a log line." })]));
   }
 
   window.wfopsRefresh = refresh;  // an action's result refreshes the page in place
@@ -534,6 +553,22 @@ function traceEntry(runId, e) {
   if (Object.keys(extras).length) body.append(part("Extras", extras));
   body.append(el("p", { class: "muted" }, "Started ", timeEl(e.started_at), ", ended ", timeEl(e.ended_at)));
   return el("details", { "data-seq": e.seq }, summary, body);
+}
+
+// -- the logs -----------------------------------------------------------------------------------
+const LOG_OPEN_LINES = 20;  // a longer log starts collapsed
+
+// One attempt's log (or the run's own, step ""), as text; open when short.
+function stepLog(log) {
+  const lines = log.text.replace(/\n$/, "").split("\n").length;
+  const own = log.step === "";
+  const title = own ? `run log, up to #${-log.seq}`
+                    : `#${log.seq} ${log.step}` + (log.attempt > 1 ? ` attempt ${log.attempt}` : "");
+  const summary = el("summary", {}, title, ` (${lines} line${lines === 1 ? "" : "s"})`,
+                     log.cut ? el("span", { class: "badge cut", text: `truncated: ${log.cut} characters cut` }) : null);
+  return el("details", { class: own ? "log run-log" : "log", "data-seq": log.seq, "data-step": log.step,
+                         "data-attempt": log.attempt, "data-cut": log.cut || null, open: lines <= LOG_OPEN_LINES },
+            summary, el("pre", { class: "log-text", text: log.text }));
 }
 
 // A folded value shows its preview and fetches the whole value when asked.
