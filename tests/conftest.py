@@ -14,6 +14,15 @@ from wfops.redact import forget
 REPO = Path(__file__).resolve().parent.parent
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The modules holding slow tests run first, each module kept together (its module fixtures
+    are built once per worker): xdist hands tests out in this order, so the last minute is
+    short tests filling in on both workers rather than one worker finishing a long test alone."""
+    slow_modules = {item.path for item in items if item.get_closest_marker("slow") is not None}
+    items.sort(key=lambda item: item.path not in slow_modules)  # stable: order within each part kept
+
+
 @pytest.fixture(autouse=True)
 def _no_declared_secrets():
     """Each test starts with no secret declared to the process's redactor, as a new `wfops`

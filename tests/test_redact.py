@@ -94,10 +94,13 @@ def test_a_multi_line_key_is_masked_whole_and_line_by_line() -> None:
     assert red.text(key.replace("\n", "\r\n")) == MASK
 
 
+@pytest.mark.no_cover  # the regex compiler is pure Python: traced, a 400,000-character pattern takes seconds
 def test_many_long_secrets_compile_into_one_pattern() -> None:
-    keys = [f"sk-proj-{i:04d}-" + "Q" * 2000 for i in range(40)]
+    # 12 keys of 2,000 characters: 96 forms, one 400,000-character pattern; the cost grows
+    # linearly with the count, and nothing in the pattern's shape changes past a few keys.
+    keys = [f"sk-proj-{i:04d}-" + "Q" * 2000 for i in range(12)]
     red = Redactor(keys)
-    assert red.text(f"<{keys[17]}>") == f"<{MASK}>"
+    assert red.text(f"<{keys[7]}>") == f"<{MASK}>"
 
 
 def test_the_process_redactor_masks_what_was_declared() -> None:

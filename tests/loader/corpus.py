@@ -87,9 +87,17 @@ CASES: dict[str, Case] = {
 #: Cases that take the loader to the far end of a limit (half a million nodes, over a second
 #: of parsing): the loader's own test keeps them in the fast lane; the passes through a whole
 #: project and the CLI, which prove the same refusal reaches the report, run in the slow lane.
+#: None of them is traced for coverage (`no_cover`): the small cases run the same lines, and
+#: tracing half a million nodes multiplies the parse's time several times over.
 COSTLY = frozenset({"too-many-nodes"})
 
 
+def loader_cases() -> list[object]:
+    """Every case id for the loader's own parametrize, the costly ones untraced."""
+    return [pytest.param(case, marks=pytest.mark.no_cover) if case in COSTLY else case for case in sorted(CASES)]
+
+
 def whole_stack_cases() -> list[object]:
-    """Every case id for a parametrize, the costly ones marked slow."""
-    return [pytest.param(case, marks=pytest.mark.slow) if case in COSTLY else case for case in sorted(CASES)]
+    """Every case id for a parametrize, the costly ones marked slow (and untraced)."""
+    return [pytest.param(case, marks=[pytest.mark.slow, pytest.mark.no_cover]) if case in COSTLY else case
+            for case in sorted(CASES)]

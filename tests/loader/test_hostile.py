@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 
 from tests.harness import finishes
-from tests.loader.corpus import CASES, whole_stack_cases
+from tests.loader.corpus import CASES, loader_cases, whole_stack_cases
 from wfops.loader.project import load_project
 from wfops.loader.yaml import YamlLoadError, load_yaml_bytes, load_yaml_file
 
 
-@pytest.mark.parametrize("case", sorted(CASES))
+@pytest.mark.parametrize("case", loader_cases())
 def test_loader_refuses(case: str) -> None:
     raw, code, line, column = CASES[case]
     with pytest.raises(YamlLoadError) as info:

@@ -1,7 +1,8 @@
 """Limits that fit real projects, and the bounds on hostile input that stay.
 
 A workflow of 20,000 steps in one file and an input of 1,000,000 items validate and run
-(slow: seconds of real work each). Input files: JSON is read by the C parser up to
+(slow: seconds of real work each; not traced for coverage, `no_cover`, since the small tests
+run the same lines and tracing 20,000 steps multiplies the time several times over). Input files: JSON is read by the C parser up to
 `MAX_INPUT_BYTES`; anything it refuses goes through the YAML loader, whose limits and
 diagnostics stand (fast)."""
 
@@ -41,6 +42,7 @@ def test_the_limits_hold_a_20000_step_workflow() -> None:
 
 
 @pytest.mark.slow  # validates, compiles and runs 20,000 steps
+@pytest.mark.no_cover
 def test_a_20000_step_workflow_validates_and_runs(tmp_path: Path) -> None:
     root = write(tmp_path, {"sources.yaml": "sources: {}\n", "workflows/big.yaml": chain(STEPS),
                             "deployments/big.yaml": "name: big.local\nworkflow: big\ninput: {value: 7}\n"})
@@ -64,6 +66,7 @@ steps:
 
 
 @pytest.mark.slow  # a 16 MB input file, parsed, checked against the input schema and stored
+@pytest.mark.no_cover
 def test_an_input_of_a_million_items_runs(tmp_path: Path) -> None:
     root = write(tmp_path, {"sources.yaml": "sources: {}\n", "workflows/many.yaml": MANY,
                             "deployments/many.yaml": "name: many.local\nworkflow: many\n"})
