@@ -77,8 +77,8 @@ def test_a_run_page_shows_its_timeline_graph_and_trace(ui_root: Path, page: Any)
     with serving(ui_root) as url:
         page.goto(f"{url}runs/{failed}")
         page.locator("#trace details").nth(1).wait_for()
-        assert page.locator("#timeline .bar").count() == 2
-        assert page.locator("#timeline .bar.failed").count() == 1
+        expect(page.locator("#timeline .bar")).to_have_count(2)  # the page may still be drawing: wait for it
+        expect(page.locator("#timeline .bar.failed")).to_have_count(1)
         expect(page.locator("#graph .node.taken")).to_have_count(2)  # before, explode: the path taken
         assert page.locator("#graph .node[data-step=end].taken").count() == 0
         assert "kaboom" in page.inner_text("#run-error")

@@ -240,8 +240,8 @@ async function runPage() {
       renderActions(actions, run, refresh);
     }
     await loadTrace();
+    renderTimeline(timeline, state.entries, run);  // drawn with the trace, not after the logs' request
     await loadLogs(run);
-    renderTimeline(timeline, state.entries, run);
     try { renderGraph(graph, await getJSON(`/api/runs/${encodeURIComponent(runId)}/graph`)); } catch (err) {
       graph.replaceChildren(el("p", { class: "result error", text: errorText(err) }));
     }
