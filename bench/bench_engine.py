@@ -25,9 +25,6 @@ class NoSink:
     def commit(self, run: RunSnapshot, entries: list[TraceEntry]) -> None:
         return None
 
-    def commit_items(self, run: RunSnapshot, entries: list[TraceEntry]) -> None:
-        return None
-
 
 def chain(n: int) -> Workflow:
     steps = [{"id": f"s{i}", "uses": "std.echo", "with": {"value": "$state.v"}, "save": {"value": "state.v"},

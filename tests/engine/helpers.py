@@ -32,9 +32,6 @@ class MemorySink:
             raise Crash
         self.commits.append((copy.deepcopy(run), copy.deepcopy(entries)))
 
-    def commit_items(self, run: RunSnapshot, entries: list[TraceEntry]) -> None:
-        self.commit(run, entries)  # one commit, as a store's one transaction
-
     @property
     def trace(self) -> list[TraceEntry]:
         return [e for _, entries in self.commits for e in entries]

@@ -299,21 +299,21 @@ def test_a_run_log_comes_just_before_the_entry_it_was_stored_with(store) -> None
     assert [log.seq for log in store.step_logs("a", "each")] == [1, 2]  # a step's logs only
 
 
-def test_commit_items_writes_the_rows_committing_each_item_alone_writes(store) -> None:
+def test_one_commit_of_many_items_writes_the_rows_committing_each_item_alone_writes(store) -> None:
     start(store, "alone")
     start(store, "group")
     items = [entry(seq, step=f"fan[{seq - 1}]", kind="item", next=None) for seq in range(1, 5)]
     for item in items:
         store.commit(snap("alone", at=item.step), [item])
-    store.commit_items(snap("group", at="fan[3]"), items)
+    store.commit(snap("group", at="fan[3]"), items)
     assert store.trace("group") == store.trace("alone") == items
     assert store.get_run("group").snapshot == replace(store.get_run("alone").snapshot, run_id="group")
     assert store.get_run("group").steps == 4
 
 
-def test_commit_items_is_all_or_nothing(store) -> None:
+def test_a_commit_of_many_items_is_all_or_nothing(store) -> None:
     start(store)
-    store.commit_items(snap(), [entry(1, step="fan[0]", kind="item")])
+    store.commit(snap(), [entry(1, step="fan[0]", kind="item")])
     with pytest.raises(StoreError):  # a duplicate seq aborts the whole group
-        store.commit_items(snap(), [entry(2, step="fan[1]", kind="item"), entry(1, step="fan[2]", kind="item")])
+        store.commit(snap(), [entry(2, step="fan[1]", kind="item"), entry(1, step="fan[2]", kind="item")])
     assert [e.step for e in store.trace("r1")] == ["fan[0]"]

@@ -27,6 +27,6 @@ def test_n_ready_items_are_one_transaction(tmp_path: Path) -> None:
         start(store, "alone")
         group = [entry(seq, step=f"fan[{seq - 1}]", kind="item") for seq in range(1, 9)]
         alone = [entry(seq, step=f"fan[{seq - 1}]", kind="item") for seq in range(1, 9)]
-        assert transactions(store, lambda: store.commit_items(snap("group"), group)) == 1
+        assert transactions(store, lambda: store.commit(snap("group"), group)) == 1
         assert transactions(store, lambda: [store.commit(snap("alone"), [e]) for e in alone]) == 8
         assert store.trace("group") == store.trace("alone")

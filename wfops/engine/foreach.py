@@ -188,7 +188,7 @@ async def run_foreach(run: RunContext, frame: Frame, sp: StepPlan, pending: list
 
     def commit_group(batch: list[tuple[_Finished, TraceEntry, _Mark]]) -> None:
         try:
-            run.commit_items([entry for _, entry, _ in batch])
+            run.commit([entry for _, entry, _ in batch])  # one transaction, one row per item
             return
         except UnstorableValue:
             pass

@@ -140,25 +140,6 @@ class RunContext:
         self.last = run
         return run
 
-    def commit_items(self, entries: list[TraceEntry]) -> RunSnapshot:
-        """Commit the entries of items that finished together (a fan-out's group commit) in
-        ONE transaction through the sink's `commit_items`: each is its own trace entry, as
-        committed alone, and the run's cursor is the last one's."""
-        for entry in entries:
-            self.seq += 1
-            entry.seq = self.seq
-        run = self.snapshot()
-        run.cursor = {"seq": self.seq, "step": entries[-1].step}
-        if self.timeout is not None:
-            run.cursor["elapsed"] = round(self.elapsed(), 3)
-        try:
-            self.engine.sink.commit_items(run, entries)
-        except UnstorableValue:
-            self.seq -= len(entries)  # nothing was written: the numbers are free again
-            raise
-        self.last = run
-        return run
-
     def step_started(self, path: str, kind: str, total: int | None = None, done: int = 0) -> None:
         """Tell a sink that shows progress (one whose `step_started` attribute is a callable
         `(path, kind, total, done)`, not None) that a step begins; `total`/`done`: a foreach's items. Not durable: a

@@ -123,16 +123,12 @@ class CheckpointSink(Protocol):
     """Receives every step's trace entry together with the run snapshot after it.
 
     The store commits both in ONE transaction before the engine starts the next step.
-    `commit` is synchronous on purpose: it is the durability point.
+    `commit` is synchronous on purpose: it is the durability point. The entries of a
+    fan-out's items that finished together come in one `commit` too (a group commit): each
+    its own trace entry, every one durable when it returns, none on failure.
     """
 
     def commit(self, run: RunSnapshot, entries: list[TraceEntry]) -> None: ...
-
-    def commit_items(self, run: RunSnapshot, entries: list[TraceEntry]) -> None:
-        """Group commit: the entries of fan-out items that finished together, each its own
-        trace entry, with the run snapshot after the last, in ONE transaction (as `commit`
-        writes a step's). Every entry is durable when it returns; on failure none is."""
-
 
 class CancelSignal(Protocol):
     """Says whether someone asked to stop a run; the engine polls it while it drives one.

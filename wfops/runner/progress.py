@@ -36,10 +36,6 @@ class ProgressSink:
         self.store.commit(run, entries)
         self._committed(run, entries)
 
-    def commit_items(self, run: RunSnapshot, entries: list[TraceEntry]) -> None:
-        self.store.commit_items(run, entries)
-        self._committed(run, entries)
-
     def _committed(self, run: RunSnapshot, entries: list[TraceEntry]) -> None:
         logs = [StepLog(e.seq, e.step, e.attempt, text) for e in entries
                 if (text := take(run.run_id, e.step, e.attempt)) is not None]

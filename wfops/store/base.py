@@ -188,12 +188,6 @@ class SqlStore(CacheStore, ABC):
             raise unstorable(run.run_id, exc) from None
         return head, cursor, light, rows
 
-    def commit_items(self, run: RunSnapshot, entries: list[TraceEntry]) -> None:
-        """Group commit: many items' entries in ONE transaction. A backend's `commit` already
-        writes all the entries it is given in one transaction, each its own row (only the
-        last carries the cursor, which readers take from the newest row), so it is that."""
-        self.commit(run, entries)
-
     @abstractmethod
     def commit(self, run: RunSnapshot, entries: list[TraceEntry]) -> None:
         """A step's entries and the run snapshot after them, in ONE transaction (each backend's

@@ -101,11 +101,6 @@ class Store(Protocol):
 
     def commit(self, run: RunSnapshot, entries: list[TraceEntry]) -> None: ...
 
-    def commit_items(self, run: RunSnapshot, entries: list[TraceEntry]) -> None:
-        """Group commit (`CheckpointSink.commit_items`): the entries of fan-out items that
-        finished together in ONE transaction, each its own trace row, encoded as `commit`
-        encodes one; the run row as after the last."""
-
     def begin_run(self, run_id: str, *, artifacts: Mapping[str, str],
                   normalized: Mapping[str, Mapping[str, Any]], meta: Mapping[str, Any],
                   texts: Mapping[str, str] | None = None, slot: Slot | None = None) -> None:

@@ -48,9 +48,6 @@ class MemorySink:
         self.entries.extend(entries)
         self.last = run
 
-    def commit_items(self, run: RunSnapshot, entries: list[TraceEntry]) -> None:
-        self.commit(run, entries)
-
 
 class Successive:
     """Hands out the results under one key in turn; a single result answers every time."""
