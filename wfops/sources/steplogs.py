@@ -203,8 +203,9 @@ def take(run_id: str, step: str, attempt: int) -> str | None:
     """The masked log of that attempt (once: it is then forgotten), or None when it wrote nothing."""
     with _lock:
         parts = [_finished.pop((run_id, step, attempt), None)]
-        parts += [c.text() for c in (_notes.pop((run_id, step, attempt), None),
-                                     _notes.pop((run_id, step, ANY_ATTEMPT), None)) if c is not None]
+        if _notes:  # asked for every committed entry: most runs note nothing
+            parts += [c.text() for c in (_notes.pop((run_id, step, attempt), None),
+                                         _notes.pop((run_id, step, ANY_ATTEMPT), None)) if c is not None]
     return _stored([part for part in parts if part])
 
 
