@@ -69,3 +69,29 @@ def test_compile_repairs_a_corrupt_lock(project: Path) -> None:
     (project / "wfops.lock").write_text("{not json")
     assert wfops("compile", "--project", str(project)) == 0
     assert json.loads((project / "wfops.lock").read_text())["version"] == 1
+
+
+def test_compile_hashes_the_project_once_however_many_deployments_it_gates(
+        tmp_path: Path, monkeypatch) -> None:
+    """compile gates every deployment to leave each first run its gate record; each gate
+    reuses compile's own `compile_project` instead of hashing the whole project again."""
+    import wfops.api.compile
+    import wfops.lock.gate
+    from tests.runner.helpers import make_run_project
+    from wfops.api import Project
+    from wfops.fastpath.gate import RECORDS, recorded
+    from wfops.lock.build import compile_project
+
+    root = make_run_project(tmp_path / "p")  # four deployments, compiled once already
+    calls: list[object] = []
+
+    def counted(validation):  # the real function, counted
+        calls.append(validation)
+        return compile_project(validation)
+
+    monkeypatch.setattr(wfops.api.compile, "compile_project", counted)
+    monkeypatch.setattr(wfops.lock.gate, "compile_project", counted)
+    shutil.rmtree(root / RECORDS)
+    assert Project(root).compile().ok
+    assert len(calls) == 1
+    assert recorded(root, "chain.local") is not None  # and every gate was still decided and recorded

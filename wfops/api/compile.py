@@ -32,7 +32,7 @@ def compile_lock(root: Path, out: str | Path | None) -> CompileReport:
     except WfopsError:
         previous = None  # a corrupt lock is exactly what compile repairs
     write_lock(root, lock)
-    save_compiled(root, validation)  # the first run after compile starts from its gate record
+    save_compiled(root, validation, compiled)  # the first run after compile starts from its gate record
     written: list[str] = []
     if out_dir is not None:
         for name, entry in compiled.workflows.items():

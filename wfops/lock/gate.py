@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from wfops.compiler.artifact import ArtifactSet, called_workflows
 from wfops.diagnostics import Diagnostic, error
 from wfops.errors import WfopsError
-from wfops.lock.build import compile_project
+from wfops.lock.build import CompiledProject, compile_project
 from wfops.lock.drift import LockLines, Scope, compare, compare_contracts, pin_mismatches
 from wfops.lockfile import LOCK_NAME, lock_path, read_lock
 
@@ -40,15 +40,19 @@ class Gate:
     normalized: dict[str, dict[str, Any]] = field(default_factory=dict)  # hash -> normalized workflow
     bindings: dict[str, str] = field(default_factory=dict)        # logical source -> concrete id
     workflow: str | None = None                                   # the root workflow's name
+    # The compiled project the decision was made on, for a second look with live contracts.
+    compiled: CompiledProject | None = field(default=None, repr=False, compare=False)
 
 
 def check_deployment(validation: Validation, name: str, *,
                      live_catalog: Mapping[str, Mapping[str, Capability]] | None = None,
-                     unlocked: bool = False) -> Gate:
+                     unlocked: bool = False, compiled: CompiledProject | None = None) -> Gate:
     """Decide whether deployment `name` may run. Never raises for bad projects: see `Gate.diagnostics`.
 
     `unlocked`: the working tree as it is (the dev loop): the project must still be valid and
-    its pins must match, but the lock is neither read nor compared."""
+    its pins must match, but the lock is neither read nor compared. `compiled`: this very
+    validation's `compile_project`, when the caller has it (compile, which gates every
+    deployment: hashing a large project once per deployment dominated it)."""
     project = validation.project
     loaded = project.deployments.get(name)
     if loaded is None:
@@ -61,7 +65,8 @@ def check_deployment(validation: Validation, name: str, *,
     if errors:
         return Gate(ok=False, diagnostics=errors)
 
-    compiled = compile_project(validation)
+    if compiled is None:
+        compiled = compile_project(validation)
     entry = compiled.deployments[name]
     root = entry["workflow"]
     assert compiled.artifacts is not None
@@ -99,7 +104,7 @@ def check_deployment(validation: Validation, name: str, *,
         workflows={wf: project.workflows[wf].model for wf in tree},
         artifacts=artifacts,
         normalized={artifacts[wf]: compiled.artifacts.normalized[wf] for wf in tree},
-        bindings=dict(entry["bindings"]), workflow=root,
+        bindings=dict(entry["bindings"]), workflow=root, compiled=compiled,
     )
 
 

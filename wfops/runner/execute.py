@@ -171,7 +171,7 @@ async def _gated(root: Path, name: str, *, unlocked: bool = False) -> AsyncItera
     async with opened_sources(validation.sources, ids) as opened:
         if remote:  # python and std contracts were read at validation; MCP ones only now
             gate = check_deployment(validation, name, live_catalog=live_catalog({i: opened[i] for i in remote}),
-                                    unlocked=unlocked)
+                                    unlocked=unlocked, compiled=gate.compiled)
             _refuse_unless_ok(gate, name, live=True)
         ready = from_gate(gate, input=dict(deployment.input), secrets=list(deployment.secrets),
                           sources=dict(validation.sources), source_ids=ids,

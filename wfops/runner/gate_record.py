@@ -22,6 +22,7 @@ from wfops.statedir import make_state_dir
 
 if TYPE_CHECKING:
     from wfops.compiler.validate import Validation
+    from wfops.lock.build import CompiledProject
     from wfops.lock.gate import Gate
     from wfops.sources.base import Capability
 
@@ -98,7 +99,7 @@ def save(root: Path, deployment: str, validation: Validation, ready: Ready,
         pass
 
 
-def save_compiled(root: Path, validation: Validation) -> None:
+def save_compiled(root: Path, validation: Validation, compiled: CompiledProject) -> None:
     """After `compile` wrote wfops.lock: record each deployment's gate as its first run's full
     gate would, from the validation compile already did, so that run starts from the record
     instead of checking everything again. A deployment whose gate does not pass, or whose run
@@ -109,7 +110,7 @@ def save_compiled(root: Path, validation: Validation) -> None:
     from wfops.sources.executor import ExecutorChoice
 
     for name in sorted(validation.project.deployments):
-        gate = check_deployment(validation, name)
+        gate = check_deployment(validation, name, compiled=compiled)
         if not gate.ok:
             continue
         ids = used_sources(gate.workflows.values(), gate.bindings)
