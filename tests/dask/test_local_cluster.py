@@ -277,9 +277,13 @@ def test_items_in_chunks_keep_their_own_failures_retries_and_timeouts(cluster: A
     trace = wfops.Project(root).trace(run.run_id)
     rows = [e for e in trace if e.kind == "item"]
     assert sorted(e.step for e in rows) == sorted(f"fan[{i}]" for i in items)  # one row per item
-    retried = {e.step: e.error["type"] for e in trace if e.kind == "retry" and e.error}
-    assert retried.get("fan[21]") == "ValueError"  # flaky: failed once, then ran again
-    assert retried.get("fan[40]") == "Timeout"  # past its timeout: failed, then ran again
+    # Every error each item was retried after (a loaded machine may also time out a retry).
+    retried: dict[str, set[str]] = {}
+    for e in trace:
+        if e.kind == "retry" and e.error:
+            retried.setdefault(e.step, set()).add(e.error["type"])
+    assert "ValueError" in retried.get("fan[21]", set())  # flaky: failed once, then ran again
+    assert "Timeout" in retried.get("fan[40]", set())  # past its timeout: failed, then ran again
     # Item 20 failed all its attempts; its retries are its own, not its chunk-mates'.
     assert [e.attempt for e in trace if e.step == "fan[20]"] == [1, 2, 3]
     work = read_log(tmp_path / "log.jsonl")
