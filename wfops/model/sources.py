@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from wfops.model import rules
 from wfops.model.errors import enforce
@@ -13,6 +13,15 @@ from wfops.model.workflow import Duration, Retry
 SOURCE_ID_PATTERN = r"^[A-Za-z0-9_-]+$"
 ENV_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
 HEADER_NAME_PATTERN = r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$"
+
+
+def _inside_project(value: str) -> str:
+    enforce(rules.check_cwd, value)
+    return value
+
+
+#: A working directory: relative to the project root, and inside it.
+ProjectDir = Annotated[str, AfterValidator(_inside_project)]
 
 
 class _Strict(BaseModel):
@@ -79,7 +88,7 @@ class McpSource(_Strict):
     url: str | None = Field(None, pattern=r"^https?://", description="Streamable HTTP endpoint.")
     env: dict[Annotated[str, Field(pattern=ENV_NAME_PATTERN)], str] = Field(
         default_factory=dict, description="Extra environment of the server; values may use ${NAME}.")
-    cwd: str | None = Field(None, description="Working directory of a stdio server, inside the project.")
+    cwd: ProjectDir | None = Field(None, description="Working directory of a stdio server, inside the project.")
     timeout: float = Field(30, gt=0, description="Seconds per tool call.")
     tools: dict[str, ToolDefaults] = Field(default_factory=dict, description="Tool name -> its `retry`/"
                                            "`timeout` defaults (part of its contract in wfops.lock) and "
@@ -101,12 +110,6 @@ class McpSource(_Strict):
     @classmethod
     def _argv(cls, value: Any) -> Any:
         enforce(rules.check_command_form, value)
-        return value
-
-    @field_validator("cwd")
-    @classmethod
-    def _inside(cls, value: str | None) -> str | None:
-        enforce(rules.check_cwd, value)
         return value
 
     @model_validator(mode="after")
@@ -157,7 +160,7 @@ class CommandCapability(_Strict):
     outcomes: dict[Annotated[str, Field(pattern=r"^[0-9]{1,3}$")], Annotated[str, Field(
         pattern=r"^[a-z][a-z0-9_]*$")]] = Field(
         default_factory=dict, description="Exit code -> outcome (default `{0: ok}`); any other exit code fails the step.")
-    cwd: str | None = Field(None, description="Working directory inside the project (default: the source's).")
+    cwd: ProjectDir | None = Field(None, description="Working directory inside the project (default: the source's).")
     env: dict[Annotated[str, Field(pattern=ENV_NAME_PATTERN)], str] = Field(
         default_factory=dict, description="Extra environment; values may use ${NAME}.")
     timeout: float | None = Field(None, gt=0, description="Seconds; the process group is killed after.")
@@ -168,29 +171,17 @@ class CommandCapability(_Strict):
         enforce(rules.check_argv_form, value)
         return value
 
-    @field_validator("cwd")
-    @classmethod
-    def _inside(cls, value: str | None) -> str | None:
-        enforce(rules.check_cwd, value)
-        return value
-
 
 class CommandSource(_Strict):
     kind: Literal["command"] = Field(description="Programs run with an argv template.")
     capabilities: dict[Annotated[str, Field(pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")], CommandCapability] = Field(
         min_length=1, description="Each capability: a program run once per call.")
-    cwd: str | None = Field(None, description="Working directory inside the project (default: its root).")
+    cwd: ProjectDir | None = Field(None, description="Working directory inside the project (default: its root).")
     env: dict[Annotated[str, Field(pattern=ENV_NAME_PATTERN)], str] = Field(
         default_factory=dict, description="Extra environment of every capability; values may use ${NAME}.")
     timeout: float = Field(60, gt=0, description="Seconds per call; the process group is killed after.")
     max_output_bytes: int = Field(10 * 1024 * 1024, gt=0, description="Stdout larger than this fails the step.")
     description: str | None = Field(None, description="What the source offers, for people.")
-
-    @field_validator("cwd")
-    @classmethod
-    def _inside(cls, value: str | None) -> str | None:
-        enforce(rules.check_cwd, value)
-        return value
 
 
 SourceSpec = Annotated[PythonSource | McpSource | OpenapiSource | CommandSource, Field(discriminator="kind")]
