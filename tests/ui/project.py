@@ -78,7 +78,7 @@ FILES = {
         """,
     "workflows/slow.yaml": """
         name: slow
-        description: Three steps that take their time.
+        description: Three steps that take their time; the middle one prints.
         input:
           type: object
           properties:
@@ -89,8 +89,8 @@ FILES = {
             with: {seconds: $input.seconds}
             next: second
           - id: second
-            uses: std.sleep
-            with: {seconds: $input.seconds}
+            uses: talk.say
+            with: {n: 1}
             next: third
           - id: third
             uses: std.sleep

@@ -105,11 +105,12 @@ def test_foreach_items_and_retry_attempts_are_lanes_of_the_timeline(ui_root: Pat
 
 
 def test_a_live_run_advances_without_reload(ui_root: Path, page: Any) -> None:
-    # The server and the page are up before the run starts, so the page sees it early: each
-    # of its three steps sleeps 2 s, and the page must show the later ones arrive.
+    # The server and the page are up before the run starts, so the page sees it early: its
+    # first and last steps sleep 3 s, the middle one prints, and the page must show the later
+    # steps and the middle one's log arrive.
     with serving(ui_root) as url:
         page.goto(url)
-        proc = subprocess.Popen([*WFOPS, "run", "slow.local", "-i", "seconds=2", "--json"], cwd=ui_root,
+        proc = subprocess.Popen([*WFOPS, "run", "slow.local", "-i", "seconds=3", "--json"], cwd=ui_root,
                                 env=process_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
             project = Project(ui_root)
@@ -118,7 +119,10 @@ def test_a_live_run_advances_without_reload(ui_root: Path, page: Any) -> None:
             page.locator("#live:text('live')").wait_for()
             page.evaluate("window.__samePage = true")
             seen = page.locator("#trace details").count()
-            assert seen < 3
+            assert seen < 2  # loaded before the middle step printed: no log of it yet
+            # Its printed lines join the Logs section as the run goes, in place.
+            expect(page.locator("#logs details.log[data-step=second] .log-text")).to_contain_text(
+                "line 0", timeout=60_000)
             expect(page.locator("#trace details")).to_have_count(3, timeout=60_000)
             expect(page.locator(".facts .badge")).to_have_text("completed")
             assert page.evaluate("window.__samePage") is True  # updated in place, never reloaded
