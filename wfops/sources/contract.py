@@ -29,16 +29,26 @@ MAX_OUTPUT_ENV = "WFOPS_MAX_OUTPUT_BYTES"
 DEFAULT_MAX_OUTPUT = 16 * 1024 * 1024
 
 
+#: The limit `check_result` holds outputs to, as `max_output_bytes()` last read it (None: not
+#: read yet, so the first check reads it). Runs and lone calls (`Project.call`) read the
+#: environment once before they start, not on every call of their capabilities.
+_limit: int | None = None
+
+
 def max_output_bytes() -> int:
     """The output size limit: `WFOPS_MAX_OUTPUT_BYTES` when set, else 16 MiB. A value that is
-    not a positive whole number is a `UsageError` (runs check it before they start)."""
+    not a positive whole number is a `UsageError` (runs check it before they start). The
+    value read is the one the calls after it are checked against."""
+    global _limit
     text = os.environ.get(MAX_OUTPUT_ENV, "").strip()
     if not text:
-        return DEFAULT_MAX_OUTPUT
+        _limit = DEFAULT_MAX_OUTPUT
+        return _limit
     if not text.isascii() or not text.isdigit() or int(text) < 1:
         raise UsageError(f"{MAX_OUTPUT_ENV}={text[:40]!r} is not a positive whole number of bytes",
                          hint=f"unset it for the default ({DEFAULT_MAX_OUTPUT:,} bytes, 16 MiB), or give e.g. 67108864")
-    return int(text)
+    _limit = int(text)
+    return _limit
 
 
 class ContractError(CapabilityError):
@@ -59,7 +69,7 @@ def check_result(cap: Capability, outcome: str, output: Any) -> None:
     problem = json_problem(output, f"{cap.ref} output")
     if problem is not None:
         raise ContractError("InvalidOutput", f"{problem}; {PLAIN_JSON}")
-    limit = max_output_bytes()
+    limit = _limit if _limit is not None else max_output_bytes()
     size = json_size_over(output, limit)
     if size is not None:
         raise ContractError("InvalidOutput", f"{cap.ref} output is {size:,} bytes of JSON, over the limit of "
