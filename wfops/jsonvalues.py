@@ -256,6 +256,13 @@ def non_finite_problem(value: Any, what: str) -> str | None:
     return None
 
 
+def plain_json(value: Any) -> bool:
+    """True when `value` is certainly plain JSON `json_problem` passes, built of exactly `str`,
+    `int`, finite `float`, `bool`, None, `list` and `dict` with `str` keys (no tuples, no
+    subclasses); False does not mean it is not JSON, only that it is not that."""
+    return _plain(value)
+
+
 _SAFE_BITS = 13_287  # 2**13287 < 10**4000: an integer of this many bits has at most 4,000 digits
 
 

@@ -81,12 +81,14 @@ def check_result(cap: Capability, outcome: str, output: Any) -> None:
             raise ContractError("InvalidOutput", f"{cap.ref} output does not match its output schema: {problem}")
 
 
-def model_output(ref: str, model: BaseModel) -> Any:
+def model_output(ref: str, model: BaseModel, python: Any = None) -> Any:
     """A node's returned model as the JSON its output is. pydantic's JSON mode writes a NaN or
     an infinity held in a field typed `Any` as null (a `float` field keeps it), which would
-    store a value the node never returned; the python dump still holds the number, so it is
-    looked for there first and refused as `check_result` refuses any other."""
-    problem = non_finite_problem(model.model_dump(mode="python"), f"{ref} output")
+    store a value the node never returned; the python dump (`python`, when the caller has
+    it) still holds the number, so it is looked for there first and refused as
+    `check_result` refuses any other."""
+    dumped = model.model_dump(mode="python") if python is None else python
+    problem = non_finite_problem(dumped, f"{ref} output")
     if problem is not None:
         raise ContractError("InvalidOutput", f"{problem}; {PLAIN_JSON}")
     return model.model_dump(mode="json")
