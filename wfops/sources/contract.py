@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from wfops.errors import CapabilityError, UsageError
-from wfops.jsonvalues import json_problem, json_size_over, non_finite_problem
+from wfops.jsonvalues import json_problem, json_size_over, non_finite_problem, plain_size_bound
 from wfops.schemacheck import first_error
 from wfops.sources.base import CallResult, Capability, Source, StepContext
 
@@ -66,11 +66,13 @@ def check_result(cap: Capability, outcome: str, output: Any) -> None:
     # Every source, std included: what a call returns is stored, printed and fed to later
     # steps, so a value JSON cannot carry (NaN, an integer too long to print, a lone
     # surrogate) fails the step here, where it enters, never at the store.
-    problem = json_problem(output, f"{cap.ref} output")
-    if problem is not None:
-        raise ContractError("InvalidOutput", f"{problem}; {PLAIN_JSON}")
     limit = _limit if _limit is not None else max_output_bytes()
-    size = json_size_over(output, limit)
+    bound = plain_size_bound(output)  # the common case: plain JSON, well under the limit, in one walk
+    if bound is None:
+        problem = json_problem(output, f"{cap.ref} output")
+        if problem is not None:
+            raise ContractError("InvalidOutput", f"{problem}; {PLAIN_JSON}")
+    size = json_size_over(output, limit) if bound is None or bound > limit else None
     if size is not None:
         raise ContractError("InvalidOutput", f"{cap.ref} output is {size:,} bytes of JSON, over the limit of "
                             f"{limit:,} bytes ({MAX_OUTPUT_ENV}); return a reference to large data (a path "
