@@ -184,7 +184,8 @@ def json_message(err: Any) -> str:
 # Keywords that assert nothing under Draft 2020-12 without a format checker.
 _ANNOTATIONS = frozenset({"title", "description", "default", "examples", "$comment", "format", "deprecated",
                           "readOnly", "writeOnly"})
-_PLAIN = _ANNOTATIONS | {"type", "properties", "required", "items", "additionalProperties"}
+_STRUCTURE = frozenset({"properties", "required", "items", "additionalProperties"})
+_PLAIN = _ANNOTATIONS | _STRUCTURE | {"type"}
 
 
 def _plainly_valid(schema: Any, value: Any) -> bool:
@@ -262,6 +263,8 @@ def _compile_plain(schema: Any, depth: int) -> PlainCheck:
     items = _compile_plain(schema["items"], depth + 1) if "items" in schema else None
 
     typed = _type_test(kinds) if kinds is not None else None
+    if not schema.keys() & _STRUCTURE:  # a leaf (`{"type": "integer", "title": ...}`): its type says all
+        return typed or _yes
 
     def check(value: Any) -> bool:
         if typed is not None and not typed(value):

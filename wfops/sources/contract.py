@@ -116,7 +116,7 @@ def split_undeclared(output: dict[str, Any], declared: Any, extra: dict[str, Any
     """(output, extra) with the output keys `declared` (a schema's `properties`) does not name
     moved to the extras: undeclared keys are the trace's, never state's. No `properties`:
     every key counts as declared."""
-    if not isinstance(declared, dict) or all(key in declared for key in output):
+    if not isinstance(declared, dict) or output.keys() <= declared.keys():
         return output, extra
     moved = {key: value for key, value in output.items() if key not in declared}
     return {key: value for key, value in output.items() if key in declared}, {**(extra or {}), **moved}
