@@ -214,6 +214,10 @@ def note(run_id: str, step: str, attempt: int, text: str) -> None:
 
 def take(run_id: str, step: str, attempt: int) -> str | None:
     """The masked log of that attempt (once: it is then forgotten), or None when it wrote nothing."""
+    if not _finished and not _notes:
+        # Asked for every committed entry, and most nodes print nothing. No lock needed: an
+        # attempt's log is kept when its capture ends, before its entry can be committed.
+        return None
     with _lock:
         parts = [_finished.pop((run_id, step, attempt), None)]
         if _notes:  # asked for every committed entry: most runs note nothing
