@@ -205,22 +205,32 @@ class _Outbox:
 
 _outboxes: weakref.WeakKeyDictionary[Any, _Outbox] = weakref.WeakKeyDictionary()
 _outboxes_lock = threading.Lock()
+_last: _Outbox | None = None  # the outbox asked for last (it keeps its loop alive until another is asked for)
 
 
 def _forget_outboxes() -> None:
     """A forked child has none of the parent's loops or workers, and maybe a lock held by a thread it lacks."""
-    global _outboxes, _outboxes_lock
-    _outboxes, _outboxes_lock = weakref.WeakKeyDictionary(), threading.Lock()
+    global _outboxes, _outboxes_lock, _last
+    _outboxes, _outboxes_lock, _last = weakref.WeakKeyDictionary(), threading.Lock(), None
 
 
 os.register_at_fork(after_in_child=_forget_outboxes)
 
 
 def _outbox(loop: Any) -> _Outbox:
+    last = _last
+    if last is not None and last.loop is loop:  # the common case: one loop at a time, asked per result
+        return last
+    return _outbox_of(loop)
+
+
+def _outbox_of(loop: Any) -> _Outbox:
+    global _last
     found = _outboxes.get(loop)
     if found is None:
         with _outboxes_lock:
             found = _outboxes.get(loop)
             if found is None:
                 found = _outboxes[loop] = _Outbox(loop)
+    _last = found
     return found
