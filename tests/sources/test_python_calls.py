@@ -45,6 +45,19 @@ class Rounded(BaseModel):
         return round(value) if info.mode == "json" else value
 
 
+class Loud(BaseModel):
+    n: int
+
+    @classmethod
+    def model_validate(cls, obj: Any, **kwargs: Any) -> "Loud":
+        return super().model_validate({"n": obj["n"] + 100}, **kwargs)
+
+
+@wfops.node
+def loud(payload: Loud) -> Shown:
+    return Shown.model_construct(n=payload.n)
+
+
 @wfops.node
 async def twice(payload: In) -> Out:
     return Out(doubled=payload.n * 2, free=[1, {"k": "v"}] if payload.n else float("nan"))
@@ -107,3 +120,9 @@ def test_a_model_with_its_own_serializer_gets_its_json_dump(source: PythonSource
     # serializer that may look at the mode decides, per model, that both dumps are taken.
     assert _call(source, node, {"n": 3}) == output
     assert len(dumps) == 1
+
+
+def test_an_input_model_validates_with_its_own_model_validate_if_it_has_one(source: PythonSource) -> None:
+    assert source._nodes["twice"][0].plain_validate  # pydantic's own: its validator, called directly
+    assert not source._nodes["loud"][0].plain_validate
+    assert _call(source, "loud", {"n": 1}) == {"n": "#101"}

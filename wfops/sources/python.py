@@ -85,6 +85,9 @@ class NodeSpec:
     cache: bool | float | None = None  # the step cache default: True, a ttl in seconds, or None
     declared: Mapping[str, Any] | None = None  # the output model's keys as its JSON names them
     one_dump: bool = False  # `dumps_once(output_model)`: a plain python dump of its instances is their output
+    # The input model validates as pydantic's own `model_validate` does (no override of its
+    # own): its validator is called directly, without that method's wrapper.
+    plain_validate: bool = False
 
 
 class NodeDefinitionError(WfopsError):
@@ -172,6 +175,7 @@ def _spec_of(func: Callable[..., Any]) -> NodeSpec:
         cache=cache,
         declared=_aliases(returned) if returned is not None else None,
         one_dump=returned is not None and dumps_once(returned),
+        plain_validate=getattr(input_model.model_validate, "__func__", None) is BaseModel.model_validate.__func__,  # type: ignore[attr-defined]
     )
 
 
@@ -283,7 +287,8 @@ class PythonSource:
                  ) -> tuple[NodeSpec, Callable[..., Any], BaseModel, dict[str, Any]]:
         spec, func = self._nodes[name]
         try:
-            model = spec.input_model.model_validate(payload)
+            model = spec.input_model.__pydantic_validator__.validate_python(payload) if spec.plain_validate \
+                else spec.input_model.model_validate(payload)
         except ValidationError as exc:
             # Another attempt would get the same input: a failure retries never mend.
             raise ContractError("InvalidInput", f"input does not match {spec.input_model.__name__}: "
