@@ -409,20 +409,26 @@ def dumps_once(model: type[BaseModel]) -> bool:
     for (dates, bytes, tuples, enum members, NaN: none plain), so that holds unless a
     serializer of the model's own may look at the mode: a `serialization` anywhere in its
     core schema (`field_serializer`, `model_serializer`, `PlainSerializer`, a type's own
-    schema), or a `model_dump` of its own. Decided once per model."""
+    schema), a `model_dump` of its own, or polymorphic serialization. Decided once per model."""
     schema = getattr(model, "__pydantic_core_schema__", None)
     if not isinstance(schema, dict) or model.model_dump is not BaseModel.model_dump:
         return False
     todo: list[Any] = [schema]
-    while todo:
+    for _ in range(_MOST_NODES):
+        if not todo:
+            return True
         node = todo.pop()
         if isinstance(node, dict):
-            if "serialization" in node:
-                return False
+            config = node.get("config")
+            if "serialization" in node or isinstance(config, dict) and config.get("polymorphic_serialization"):
+                return False  # (a subclass instance's own serializer would decide)
             todo.extend(value for key, value in node.items() if key not in _NOT_SCHEMA)
         elif isinstance(node, list | tuple):
             todo.extend(node)
-    return True
+    return False  # a schema this large is not worth reading for it
+
+
+_MOST_NODES = 100_000
 
 
 def _aliases(model: type[BaseModel]) -> dict[str, Any]:
