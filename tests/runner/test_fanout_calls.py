@@ -20,7 +20,7 @@ import sys
 from pydantic import BaseModel
 
 import wfops
-from wfops.sources import modules
+from wfops.sources import modules, steplogs
 
 SEEN = []
 
@@ -35,8 +35,9 @@ class Out(BaseModel):
 
 @wfops.node
 async def look(payload: In) -> Out:
-    # Calls in the fan-out's hold count 2 users of the stdout guard (the hold and the call).
-    SEEN.append({"cwd": os.getcwd(), "users": modules._stdout_users, "stdout_is_stderr": sys.stdout is sys.stderr
+    # Calls in the fan-out's hold add no user to the guards: the hold is their only one.
+    SEEN.append({"cwd": os.getcwd(), "users": (modules._stdout_users, modules._cwd_users, steplogs._users),
+                 "stdout_is_stderr": sys.stdout is sys.stderr
                  or getattr(sys.stdout, "stream", None) is getattr(sys.stderr, "stream", 0)})
     print(f"item {payload.n} says hi")
     if payload.n == 2:
@@ -90,6 +91,78 @@ def test_a_fanouts_calls_share_one_setup_and_keep_their_checks(project: wfops.Pr
     seen = sys.modules["fannodes"].SEEN
     assert len(seen) == 6
     assert all(s["cwd"] == str(project.root) and s["stdout_is_stderr"] for s in seen)
-    assert all(s["users"] == 2 for s in seen)  # the hold, and the call itself
+    assert all(s["users"] == (1, 1, 1) for s in seen)  # the hold only: each call sets up just its log
     logs = {log.step: log.text for log in project.step_logs(done.run_id)}
     assert logs == {f"each[{n}]": f"item {n} says hi\n" for n in range(6)}  # each call its own log
+
+
+SYNC_NODES = '''
+import threading
+
+from pydantic import BaseModel
+
+import wfops
+
+RELEASE = threading.Event()
+FINISHED = threading.Event()
+
+
+class In(BaseModel):
+    n: int
+
+
+class Out(BaseModel):
+    n: int
+
+
+@wfops.node
+def slow(payload: In) -> Out:
+    if payload.n == 1:
+        RELEASE.wait(60)  # held until the test lets go (60 s: only a hang guard)
+        FINISHED.set()
+    print(f"item {payload.n} done")
+    return Out(n=payload.n)
+'''
+
+SYNC_FAN = """
+name: fan
+input: {type: object, properties: {ns: {type: array}}}
+state: {out: {type: array}, errs: {type: array}}
+output: {out: $state.out, errs: $state.errs}
+steps:
+  - id: each
+    foreach: $input.ns
+    uses: py.slow
+    with: {n: $item}
+    mode: parallel
+    concurrency: 3
+    timeout: 0.2
+    on_item_error: collect
+    save: state.out
+    errors: state.errs
+    next: end
+"""
+
+
+def test_a_sync_item_past_its_timeout_fails_alone_inside_the_fanouts_hold(tmp_path: Path) -> None:
+    root = write(tmp_path / "proj", {"sources.yaml": "sources:\n  py: {kind: python, module: slownodes}\n",
+                                     "slownodes.py": SYNC_NODES, "workflows/fan.yaml": SYNC_FAN,
+                                     "deployments/fan.yaml": "name: fan.local\nworkflow: fan\n"})
+    cwd, stdout = os.getcwd(), sys.stdout
+    try:
+        with wfops.Project(root) as project:
+            assert project.compile().written
+            done = project.run("fan.local", input={"ns": list(range(8))})
+            nodes = sys.modules["slownodes"]
+            assert not nodes.FINISHED.is_set()  # the item gave up at its timeout; its thread still waits
+            assert os.getcwd() == cwd and sys.stdout is stdout  # the hold ended all the same
+            assert done.status == "completed", done.error
+            assert done.output["out"] == [{"n": n} for n in range(8) if n != 1]
+            (failed,) = done.output["errs"]
+            assert failed["index"] == 1 and failed["type"] == "Timeout"
+            logs = {log.step: log.text for log in project.step_logs(done.run_id)}
+            assert "CancelledError" in logs.pop("each[1]")  # its log ends where its wait was cut
+            assert logs == {f"each[{n}]": f"item {n} done\n" for n in range(8) if n != 1}
+    finally:
+        sys.modules["slownodes"].RELEASE.set()
+        sys.modules.pop("slownodes", None)

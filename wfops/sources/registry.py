@@ -225,10 +225,7 @@ class BoundResolver:
 
     def capability(self, ref: str) -> Capability:
         source, name = self.split(ref)
-        cap = source.capabilities().get(name)
-        if cap is None:
-            raise CapabilityError(f"source {source.id!r} has no capability {name!r}")
-        return cap
+        return _capability_of(source, name)
 
     def calls_held(self, ref: str) -> AbstractContextManager[None]:
         """What the source behind `ref` sets up around each call, held for many calls (a
@@ -241,5 +238,12 @@ class BoundResolver:
         return held() if held is not None else nullcontext()
 
     async def call(self, ref: str, payload: dict[str, Any], context: StepContext) -> CallResult:
-        source, _ = self.split(ref)
-        return await call_checked(source, self.capability(ref), payload, context)
+        source, name = self.split(ref)  # once: a fan-out calls this for every item
+        return await call_checked(source, _capability_of(source, name), payload, context)
+
+
+def _capability_of(source: Source, name: str) -> Capability:
+    cap = source.capabilities().get(name)
+    if cap is None:
+        raise CapabilityError(f"source {source.id!r} has no capability {name!r}")
+    return cap
