@@ -188,6 +188,30 @@ class SqlStore(CacheStore, ABC):
             raise unstorable(run.run_id, exc) from None
         return head, cursor, light, rows
 
+    def _plain_row(self, run: RunSnapshot, entry: TraceEntry) -> TraceRow | None:
+        """The row of a plain step's commit, in `Queries.insert_plain_trace`'s order, or None when
+        the commit is not one (then `_step_rows` says what it writes). A plain step is most of a
+        run: one entry, no error or extras, not cached, an output below `LARGE_OUTPUT`, and a run
+        row that would say what it says already (`_step_rows`'s `light`: the cursor rides on
+        the row). The same row `_step_rows` gives, with its NULL `error` and `extra` left out."""
+        if run.output is not None or run.error is not None or run.interrupt is not None \
+                or run.outcome is not None or entry.error is not None or entry.extra is not None \
+                or entry.cache_note is not None or self._heads.get(run.run_id) != (run.status, None, None, None,
+                                                                                   None, None):
+            return None
+        try:
+            output = dump(entry.output)
+            if output is not None and len(output) >= LARGE_OUTPUT:
+                return None
+            row = (run.run_id, entry.seq, entry.step, entry.kind, entry.attempt, dump(entry.input), entry.outcome,
+                   output, dump(entry.state_changes) or "[]", entry.next, entry.started_at, entry.ended_at,
+                   _cursor_text(run.cursor))
+            if not self._binding_checks_text:
+                check_text([row])
+        except UNSTORABLE as exc:
+            raise unstorable(run.run_id, exc) from None
+        return row
+
     @abstractmethod
     def commit(self, run: RunSnapshot, entries: list[TraceEntry]) -> None:
         """A step's entries and the run snapshot after them, in ONE transaction (each backend's
