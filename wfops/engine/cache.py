@@ -76,7 +76,9 @@ def _default_of(run: RunContext, ref: str) -> Any:
 
 def look_up(run: RunContext, frame: Frame, sp: StepPlan, ctx: StepContext, payload: Any) -> Lookup | None:
     """The step's cache lookup; None when the step is not cached (or its input has no key)."""
-    chosen = policy(run, sp)
+    chosen = run.step_policies.get(id(sp), _UNSET)
+    if chosen is _UNSET:  # a step's policy stays what it is for the whole run: worked out once
+        chosen = run.step_policies[id(sp)] = policy(run, sp)
     cache = run.engine.cache
     if chosen is None or cache is None:
         return None

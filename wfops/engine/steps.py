@@ -13,7 +13,9 @@ from wfops.engine.parallel import run_parallel
 from wfops.engine.plan import StepPlan
 from wfops.engine.run import Executor, RunContext, Transition, now
 from wfops.engine.types import Interrupt, TraceEntry
+from wfops.engine.values import Scope
 from wfops.model.kinds import StepKind
+from wfops.sources.base import step_context
 
 
 def _visit(frame: Frame, sp: StepPlan) -> tuple[str, str]:
@@ -23,10 +25,13 @@ def _visit(frame: Frame, sp: StepPlan) -> tuple[str, str]:
 
 
 async def run_call(run: RunContext, frame: Frame, sp: StepPlan, pending: list[TraceEntry]) -> Transition:
-    path, key = _visit(frame, sp)
+    # `_visit`, `run.context`, `run.scope` and `run.route` written out: this runs for every call step.
+    sid = sp.id
+    path = frame.prefix + sid
     started = now()
-    ctx = run.context(frame, path, 1, key)
-    payload = sp.with_(run.scope(frame, ctx)) if sp.with_ else {}
+    ctx = step_context(run.run_id, frame.plan.name, run.deployment, path, 1,
+                       f"{run.run_id}:{frame.key_prefix}{sid}#{frame.visits.get(sid, 0) + 1}")
+    payload = sp.with_(Scope(frame.input, frame.state, ctx, run.secrets, None, None)) if sp.with_ else {}
     cached = look_up(run, frame, sp, ctx, payload) if run.engine.cache is not None else None
     if cached is not None and cached.hit is not None:
         return _served(run, frame, sp, path, payload, cached, started)
@@ -34,7 +39,7 @@ async def run_call(run: RunContext, frame: Frame, sp: StepPlan, pending: list[Tr
     attempt, extra = 1, None
     try:
         outcome, output, attempt, extra = await run.call(sp, payload, ctx, started)
-        target = run.route(sp, outcome, path)
+        target = sp.routes.get(outcome) or run.route(sp, outcome, path)
         state, changes = run.stage(frame, sp.save, output)
     except StepFailed as failure:
         attempt = max(attempt, failure.attempt)

@@ -94,12 +94,20 @@ def _resolver(text: str) -> Getter:
     """`compile_path(text)` with MISSING as null, shared like the path getters."""
     resolve = _RESOLVERS.get(text)
     if resolve is None:
-        getter = compile_path(text)
+        path = parse_path(text)
+        if path.root == "state" and len(path.parts) == 1 and isinstance(path.parts[0], str):
+            name = path.parts[0]  # the common case: a missing field is null without the sentinel
 
-        def resolve(s: Scope) -> Any:
-            found = getter(s)
-            return None if found is MISSING else found
+            def resolve(s: Scope) -> Any:
+                return s.state.get(name)
+        else:
+            getter = compile_path(text)
 
+            def resolve(s: Scope) -> Any:
+                found = getter(s)
+                return None if found is MISSING else found
+
+        _bound()
         _RESOLVERS[text] = resolve
     return resolve
 
@@ -147,6 +155,9 @@ def _with_paths(value: Any) -> Getter | None:
         if all(g is None for _k, g in found):
             return None
         items = [(k, _const(_unescaped(value[k])) if g is None else g) for k, g in found]
+        if len(items) == 1:  # `with: {value: $state.x}`: no comprehension (a function of its own) per call
+            (key, only), = items
+            return lambda s: {key: only(s)}
         return lambda s: {k: g(s) for k, g in items}
     if isinstance(value, list):
         elements = [_with_paths(v) for v in value]

@@ -214,17 +214,27 @@ class BoundResolver:
     def __init__(self, sources: Mapping[str, Source], bindings: Mapping[str, str] | None = None) -> None:
         self.sources = sources
         self.bindings = dict(bindings or {})
+        self._split: dict[str, tuple[Source, str]] = {}  # ref -> where it goes: asked on every call
 
     def split(self, ref: str) -> tuple[Source, str]:
+        found = self._split.get(ref)
+        if found is not None:
+            return found
         logical, _, name = ref.partition(".")
         concrete = self.bindings.get(logical, logical)
         source = self.sources.get(concrete)
         if source is None:
             raise CapabilityError(f"no source {concrete!r} for {ref!r}")
-        return source, name
+        found = self._split[ref] = (source, name)
+        return found
 
     def capability(self, ref: str) -> Capability:
         source, name = self.split(ref)
+        return self._capability(source, name)
+
+    @staticmethod
+    def _capability(source: Source, name: str) -> Capability:
+        # Asked of the source on every call, not kept: a restarted MCP server lists its tools anew.
         cap = source.capabilities().get(name)
         if cap is None:
             raise CapabilityError(f"source {source.id!r} has no capability {name!r}")
@@ -241,5 +251,5 @@ class BoundResolver:
         return held() if held is not None else nullcontext()
 
     async def call(self, ref: str, payload: dict[str, Any], context: StepContext) -> CallResult:
-        source, _ = self.split(ref)
-        return await call_checked(source, self.capability(ref), payload, context)
+        source, name = self.split(ref)
+        return await call_checked(source, self._capability(source, name), payload, context)
