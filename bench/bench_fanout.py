@@ -12,8 +12,9 @@ N items at concurrency C, and, in the same process, `asyncio.gather` of the same
 function over the same N validated inputs behind a semaphore of C. Per item: (CPU of the
 N-item run - CPU of a 0-item run) / N, so the run's fixed cost is left out; the gather
 side is its CPU / N. CPU is `time.process_time()` (this process, all threads), wall
-`time.perf_counter()`; medians and ranges of the repeats, each repeat a pair run back to
-back so a load spike hits both sides.
+`time.perf_counter()`; medians and ranges of the repeats, each repeat the three sides run
+back to back so a load spike hits all of them, and each ratio taken within one repeat
+(its median and range over the repeats); the 1-minute load average beside each row.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import importlib
+import os
 import statistics
 import sys
 import tempfile
@@ -118,9 +120,9 @@ def gather_item_cost(n: int, concurrency: int) -> tuple[float, float]:
     return cpu / n, wall / n
 
 
-def spread(values: list[float]) -> str:
-    us = [v * 1e6 for v in values]
-    return f"{statistics.median(us):.0f} ({min(us):.0f}-{max(us):.0f})"
+def spread(values: list[float], scale: float = 1e6, fmt: str = ".0f", unit: str = "") -> str:
+    shown = [v * scale for v in values]
+    return f"{statistics.median(shown):{fmt}}{unit} ({min(shown):{fmt}}-{max(shown):{fmt}})"
 
 
 def main() -> None:
@@ -138,23 +140,28 @@ def main() -> None:
             for c in concurrencies:  # warm: the gate record, the imports
                 project.run(f"fan-twice-{c}.local", input={"ns": [1]})
                 project.run(f"fan-twice_sync-{c}.local", input={"ns": [1]})
-            print("us per item: median (min-max) of", repeat, "repeats; CPU of this process, and wall\n")
+            print(f"{time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC; us per item: median (min-max) of",
+                  repeat, "repeats; CPU of this process (all threads), and wall; ratios taken within each repeat\n")
             print("| items | concurrency | async node CPU | sync node CPU | asyncio.gather CPU | async / gather "
-                  "| sync / async | async node wall | gather wall |")
-            print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+                  "| sync / async | async node wall | gather wall | load average |")
+            print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
             for n in sizes:
                 for c in concurrencies:
                     rows: dict[str, list[tuple[float, float]]] = {"async": [], "sync": [], "gather": []}
+                    loads = [os.getloadavg()[0]]
                     for _ in range(repeat):
                         rows["async"].append(run_item_cost(project, f"fan-twice-{c}.local", n))
                         rows["sync"].append(run_item_cost(project, f"fan-twice_sync-{c}.local", n))
                         rows["gather"].append(gather_item_cost(n, c))
+                        loads.append(os.getloadavg()[0])
                     cpu = {k: [v[0] for v in rows[k]] for k in rows}
                     wall = {k: [v[1] for v in rows[k]] for k in rows}
-                    med = {k: statistics.median(cpu[k]) for k in cpu}
+                    over_gather = [a / g for a, g in zip(cpu["async"], cpu["gather"], strict=True)]
+                    over_async = [s / a for s, a in zip(cpu["sync"], cpu["async"], strict=True)]
                     print(f"| {n:,} | {c} | {spread(cpu['async'])} | {spread(cpu['sync'])} | {spread(cpu['gather'])} "
-                          f"| {med['async'] / med['gather']:.1f}x | {med['sync'] / med['async']:.2f}x "
-                          f"| {spread(wall['async'])} | {spread(wall['gather'])} |")
+                          f"| {spread(over_gather, 1, '.1f', 'x')} | {spread(over_async, 1, '.2f', 'x')} "
+                          f"| {spread(wall['async'])} | {spread(wall['gather'])} "
+                          f"| {min(loads):.1f}-{max(loads):.1f} |")
 
 
 if __name__ == "__main__":

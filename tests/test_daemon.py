@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import threading
+import time
 
 import pytest
 
@@ -167,3 +168,41 @@ def test_a_sync_node_fan_out_runs_on_the_pool(tmp_path) -> None:
     assert len(run.output["threads"]) == 40
     assert all(name.startswith("wfops-node-") for name in names)
     assert len(names) <= SYNC_NODES.live < 40  # workers reused, not a thread per call
+
+
+def test_results_that_finish_while_the_loop_is_busy_share_one_wake_up() -> None:
+    from wfops.daemon import _outbox
+
+    pool = DaemonPool(4, "t-batch")
+    release, lock = threading.Event(), threading.Lock()
+    started = [0]
+
+    def job() -> int:
+        with lock:
+            started[0] += 1
+        release.wait(60)
+        return 1
+
+    async def main() -> tuple[int, int]:
+        loop = asyncio.get_running_loop()
+        wakes: list[object] = []
+        plain = loop.call_soon_threadsafe
+
+        def counted(callback: object, *args: object, **kwargs: object) -> object:
+            wakes.append(callback)
+            return plain(callback, *args, **kwargs)  # type: ignore[arg-type]
+
+        loop.call_soon_threadsafe = counted  # type: ignore[method-assign]
+        calls = asyncio.gather(*(pool.run(job) for _ in range(4)))
+        while started[0] < 4:
+            await asyncio.sleep(0.01)
+        release.set()
+        # The loop is busy (this thread blocks it) while all four results are posted.
+        outbox = _outbox(loop)
+        for _ in range(60_000):  # a hang guard, not a speed bound
+            if len(outbox.results) == 4:
+                break
+            time.sleep(0.001)
+        return sum(await calls), len(wakes)
+
+    assert asyncio.run(main()) == (4, 1)  # one wake-up of the loop for the four results

@@ -14,6 +14,7 @@ import contextvars
 import os
 import queue
 import threading
+import weakref
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -71,7 +72,9 @@ class DaemonPool:
 
     def _reset(self) -> None:
         self._jobs: queue.SimpleQueue[_Job] = queue.SimpleQueue()
-        self._idle = threading.Semaphore(0)  # one per worker waiting for a job
+        # Workers waiting for a job, not yet promised one; a plain count under `_lock` (a
+        # `threading.Semaphore` is a condition in Python, paid twice per call).
+        self._idle = 0
         self._live = 0
         self._started = 0
 
@@ -97,9 +100,10 @@ class DaemonPool:
 
     def _submit(self, job: _Job) -> None:
         self._jobs.put(job)
-        if self._idle.acquire(blocking=False):
-            return  # a waiting worker takes it
         with self._lock:
+            if self._idle:
+                self._idle -= 1
+                return  # a waiting worker takes it
             self._spawn_locked()
 
     def _spawn_locked(self) -> None:
@@ -124,16 +128,17 @@ class DaemonPool:
             with self._lock:
                 skip = job.abandoned
                 job.running = not skip
+                if skip:
+                    self._idle += 1
             if skip:
-                self._idle.release()
                 continue
             result = job.execute()
             with self._lock:
                 job.running = False
                 if job.abandoned:
                     return  # its place was given to another worker
-            # Idle before the caller hears back: a caller that calls again at once finds this worker.
-            self._idle.release()
+                # Idle before the caller hears back: a caller that calls again at once finds this worker.
+                self._idle += 1
             job.deliver(result)
 
 
@@ -152,8 +157,7 @@ class _Job:
             return False, exc
 
     def deliver(self, result: tuple[bool, Any]) -> None:
-        with contextlib.suppress(RuntimeError):  # the loop closed: the caller is long gone
-            self.loop.call_soon_threadsafe(self._settle, *result)
+        _outbox(self.loop).post(self, result)
 
     def _settle(self, ok: bool, value: Any) -> None:
         if not self.future.done():  # cancelled: nobody wants the value any more
@@ -161,3 +165,72 @@ class _Job:
                 self.future.set_result(value)
             else:
                 self.future.set_exception(value)
+
+
+class _Outbox:
+    """Results on their way to one event loop, handed over in batches: the first result
+    posted wakes the loop (`call_soon_threadsafe`, a write to its wake-up pipe), and the
+    results posted before the loop has run that callback ride along with it. Sync nodes of
+    a fan-out finish while the loop is busy with the others' results, so most need no
+    wake-up of their own."""
+
+    __slots__ = ("loop", "lock", "results", "waking", "__weakref__")
+
+    def __init__(self, loop: Any) -> None:
+        self.loop = loop
+        self.lock = threading.Lock()
+        self.results: list[tuple[_Job, tuple[bool, Any]]] = []
+        self.waking = False
+
+    def post(self, job: _Job, result: tuple[bool, Any]) -> None:
+        with self.lock:
+            self.results.append((job, result))
+            if self.waking:
+                return
+            self.waking = True
+        try:
+            self.loop.call_soon_threadsafe(self._drain)
+        except RuntimeError:  # the loop closed: the callers are long gone
+            with self.lock:
+                self.results.clear()
+                self.waking = False
+
+    def _drain(self) -> None:
+        with self.lock:
+            results, self.results = self.results, []
+            self.waking = False
+        for job, (ok, value) in results:
+            job._settle(ok, value)
+
+
+_outboxes: weakref.WeakKeyDictionary[Any, _Outbox] = weakref.WeakKeyDictionary()
+_outboxes_lock = threading.Lock()
+_last: _Outbox | None = None  # the outbox asked for last (it keeps its loop alive until another is asked for)
+
+
+def _forget_outboxes() -> None:
+    """A forked child has none of the parent's loops or workers, and maybe a lock held by a thread it lacks."""
+    global _outboxes, _outboxes_lock, _last
+    _outboxes, _outboxes_lock, _last = weakref.WeakKeyDictionary(), threading.Lock(), None
+
+
+os.register_at_fork(after_in_child=_forget_outboxes)
+
+
+def _outbox(loop: Any) -> _Outbox:
+    last = _last
+    if last is not None and last.loop is loop:  # the common case: one loop at a time, asked per result
+        return last
+    return _outbox_of(loop)
+
+
+def _outbox_of(loop: Any) -> _Outbox:
+    global _last
+    found = _outboxes.get(loop)
+    if found is None:
+        with _outboxes_lock:
+            found = _outboxes.get(loop)
+            if found is None:
+                found = _outboxes[loop] = _Outbox(loop)
+    _last = found
+    return found

@@ -256,6 +256,58 @@ def non_finite_problem(value: Any, what: str) -> str | None:
     return None
 
 
+def plain_size_bound(value: Any) -> int | None:
+    """None unless `value` is `plain_json`; else a bound on its size in bytes as compact
+    JSON, no lower than the one `json_size_over` reckons: `json_problem` and the size check
+    in one walk, for values that are checked on every call of a fan-out's items."""
+    bound = 0
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        kind = type(item)
+        if kind is str:
+            if not item.isascii() and not _is_unicode(item):
+                return None
+            bound += 6 * len(item) + 2
+        elif kind is dict:
+            if depth >= MAX_DEPTH:
+                return None
+            bound += 2 + 2 * len(item)
+            for key, sub in item.items():
+                if type(key) is not str or (not key.isascii() and not _is_unicode(key)):
+                    return None
+                bound += 6 * len(key) + 2
+                stack.append((sub, depth + 1))
+        elif kind is list:
+            if depth >= MAX_DEPTH:
+                return None
+            bound += 2 + len(item)
+            deeper = depth + 1
+            for sub in item:
+                stack.append((sub, deeper))
+        elif kind is int:
+            bits = item.bit_length()
+            if bits > _SAFE_BITS:
+                return None
+            bound += 3 + bits // 3  # a digit takes more than 3 bits; and a sign
+        elif kind is float:
+            if not math.isfinite(item):
+                return None
+            bound += 24
+        elif kind is bool or item is None:
+            bound += 24
+        else:
+            return None
+    return bound
+
+
+def plain_json(value: Any) -> bool:
+    """True when `value` is certainly plain JSON `json_problem` passes, built of exactly `str`,
+    `int`, finite `float`, `bool`, None, `list` and `dict` with `str` keys (no tuples, no
+    subclasses); False does not mean it is not JSON, only that it is not that."""
+    return _plain(value)
+
+
 _SAFE_BITS = 13_287  # 2**13287 < 10**4000: an integer of this many bits has at most 4,000 digits
 
 

@@ -184,7 +184,8 @@ def json_message(err: Any) -> str:
 # Keywords that assert nothing under Draft 2020-12 without a format checker.
 _ANNOTATIONS = frozenset({"title", "description", "default", "examples", "$comment", "format", "deprecated",
                           "readOnly", "writeOnly"})
-_PLAIN = _ANNOTATIONS | {"type", "properties", "required", "items", "additionalProperties"}
+_STRUCTURE = frozenset({"properties", "required", "items", "additionalProperties"})
+_PLAIN = _ANNOTATIONS | _STRUCTURE | {"type"}
 
 
 def _plainly_valid(schema: Any, value: Any) -> bool:
@@ -261,8 +262,12 @@ def _compile_plain(schema: Any, depth: int) -> PlainCheck:
     other = _compile_plain(extra, depth + 1)
     items = _compile_plain(schema["items"], depth + 1) if "items" in schema else None
 
+    typed = _type_test(kinds) if kinds is not None else None
+    if not schema.keys() & _STRUCTURE:  # a leaf (`{"type": "integer", "title": ...}`): its type says all
+        return typed or _yes
+
     def check(value: Any) -> bool:
-        if kinds is not None and not any(_is_type(value, k) for k in kinds):
+        if typed is not None and not typed(value):
             return False
         if isinstance(value, dict):
             if no_object:
@@ -278,6 +283,24 @@ def _compile_plain(schema: Any, depth: int) -> PlainCheck:
         return True
 
     return check
+
+
+#: `_is_type(value, kind)` for one kind, as one test decided when a schema is compiled.
+_TYPE_TESTS: dict[str, PlainCheck] = {
+    "object": lambda value: isinstance(value, dict),
+    "array": lambda value: isinstance(value, list),
+    "string": lambda value: isinstance(value, str),
+    "boolean": lambda value: isinstance(value, bool),
+    "null": lambda value: value is None,
+    "integer": lambda value: type(value) is int or _is_type(value, "integer"),
+    "number": lambda value: type(value) is int or type(value) is float or _is_type(value, "number"),
+}
+
+
+def _type_test(kinds: tuple[Any, ...]) -> PlainCheck:
+    if len(kinds) == 1 and isinstance(kinds[0], str) and kinds[0] in _TYPE_TESTS:
+        return _TYPE_TESTS[kinds[0]]
+    return lambda value: any(_is_type(value, k) for k in kinds)
 
 
 def _is_type(value: Any, kind: Any) -> bool:

@@ -20,7 +20,7 @@ import sys
 from pydantic import BaseModel
 
 import wfops
-from wfops.sources import modules
+from wfops.sources import modules, steplogs
 
 SEEN = []
 
@@ -35,8 +35,9 @@ class Out(BaseModel):
 
 @wfops.node
 async def look(payload: In) -> Out:
-    # Calls in the fan-out's hold count 2 users of the stdout guard (the hold and the call).
-    SEEN.append({"cwd": os.getcwd(), "users": modules._stdout_users, "stdout_is_stderr": sys.stdout is sys.stderr
+    # Calls in the fan-out's hold add no user to the guards: the hold is their only one.
+    SEEN.append({"cwd": os.getcwd(), "users": (modules._stdout_users, modules._cwd_users, steplogs._users),
+                 "stdout_is_stderr": sys.stdout is sys.stderr
                  or getattr(sys.stdout, "stream", None) is getattr(sys.stderr, "stream", 0)})
     print(f"item {payload.n} says hi")
     if payload.n == 2:
@@ -90,6 +91,6 @@ def test_a_fanouts_calls_share_one_setup_and_keep_their_checks(project: wfops.Pr
     seen = sys.modules["fannodes"].SEEN
     assert len(seen) == 6
     assert all(s["cwd"] == str(project.root) and s["stdout_is_stderr"] for s in seen)
-    assert all(s["users"] == 2 for s in seen)  # the hold, and the call itself
+    assert all(s["users"] == (1, 1, 1) for s in seen)  # the hold only: each call sets up just its log
     logs = {log.step: log.text for log in project.step_logs(done.run_id)}
     assert logs == {f"each[{n}]": f"item {n} says hi\n" for n in range(6)}  # each call its own log

@@ -25,7 +25,7 @@ from wfops.jsonvalues import check_json_value
 from wfops.loader.project import SOURCES_FILE, load_project
 from wfops.lockfile import read_lock
 from wfops.sources.base import Capability, CapabilityRef, Source, StepContext, list_capabilities
-from wfops.sources.contract import call_checked
+from wfops.sources.contract import call_checked, max_output_bytes
 from wfops.sources.registry import build_sources
 
 
@@ -96,6 +96,7 @@ class Catalog:
         own limits); any failure is `CallFailed` with the step error a run records. `on_ready`
         is told once the capability is resolved, just before the call."""
         check_json_value(payload, "input")
+        max_output_bytes()  # read once before the call, as a run does: the limit its output is held to
         if not isinstance(payload, dict):
             raise CallFailed(f"{ref} failed: the input must be a mapping, not {type(payload).__name__}",
                              error={"type": "InvalidInput", "message": "the input must be a mapping",

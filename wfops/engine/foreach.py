@@ -213,7 +213,7 @@ async def run_foreach(run: RunContext, frame: Frame, sp: StepPlan, pending: list
         outcome, output, error, attempt, extra = None, None, None, 1, None
         try:
             if sp.uses is not None:
-                outcome, output, attempt, extra = await run.call(sp, payload, ctx)
+                outcome, output, attempt, extra = await run.call(sp, payload, ctx, item_started)
             else:
                 outcome, output = await run.run_child(
                     sp.workflow or "", payload, prefix=item_path + "/", key_prefix=item_key + "/",

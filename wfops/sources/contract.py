@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from wfops.errors import CapabilityError, UsageError
-from wfops.jsonvalues import json_problem, json_size_over, non_finite_problem
+from wfops.jsonvalues import json_problem, json_size_over, non_finite_problem, plain_size_bound
 from wfops.schemacheck import first_error
 from wfops.sources.base import CallResult, Capability, Source, StepContext
 
@@ -29,16 +29,26 @@ MAX_OUTPUT_ENV = "WFOPS_MAX_OUTPUT_BYTES"
 DEFAULT_MAX_OUTPUT = 16 * 1024 * 1024
 
 
+#: The limit `check_result` holds outputs to, as `max_output_bytes()` last read it (None: not
+#: read yet, so the first check reads it). Runs and lone calls (`Project.call`) read the
+#: environment once before they start, not on every call of their capabilities.
+_limit: int | None = None
+
+
 def max_output_bytes() -> int:
     """The output size limit: `WFOPS_MAX_OUTPUT_BYTES` when set, else 16 MiB. A value that is
-    not a positive whole number is a `UsageError` (runs check it before they start)."""
+    not a positive whole number is a `UsageError` (runs check it before they start). The
+    value read is the one the calls after it are checked against."""
+    global _limit
     text = os.environ.get(MAX_OUTPUT_ENV, "").strip()
     if not text:
-        return DEFAULT_MAX_OUTPUT
+        _limit = DEFAULT_MAX_OUTPUT
+        return _limit
     if not text.isascii() or not text.isdigit() or int(text) < 1:
         raise UsageError(f"{MAX_OUTPUT_ENV}={text[:40]!r} is not a positive whole number of bytes",
                          hint=f"unset it for the default ({DEFAULT_MAX_OUTPUT:,} bytes, 16 MiB), or give e.g. 67108864")
-    return int(text)
+    _limit = int(text)
+    return _limit
 
 
 class ContractError(CapabilityError):
@@ -56,11 +66,13 @@ def check_result(cap: Capability, outcome: str, output: Any) -> None:
     # Every source, std included: what a call returns is stored, printed and fed to later
     # steps, so a value JSON cannot carry (NaN, an integer too long to print, a lone
     # surrogate) fails the step here, where it enters, never at the store.
-    problem = json_problem(output, f"{cap.ref} output")
-    if problem is not None:
-        raise ContractError("InvalidOutput", f"{problem}; {PLAIN_JSON}")
-    limit = max_output_bytes()
-    size = json_size_over(output, limit)
+    limit = _limit if _limit is not None else max_output_bytes()
+    bound = plain_size_bound(output)  # the common case: plain JSON, well under the limit, in one walk
+    if bound is None:
+        problem = json_problem(output, f"{cap.ref} output")
+        if problem is not None:
+            raise ContractError("InvalidOutput", f"{problem}; {PLAIN_JSON}")
+    size = json_size_over(output, limit) if bound is None or bound > limit else None
     if size is not None:
         raise ContractError("InvalidOutput", f"{cap.ref} output is {size:,} bytes of JSON, over the limit of "
                             f"{limit:,} bytes ({MAX_OUTPUT_ENV}); return a reference to large data (a path "
@@ -71,12 +83,14 @@ def check_result(cap: Capability, outcome: str, output: Any) -> None:
             raise ContractError("InvalidOutput", f"{cap.ref} output does not match its output schema: {problem}")
 
 
-def model_output(ref: str, model: BaseModel) -> Any:
+def model_output(ref: str, model: BaseModel, python: Any = None) -> Any:
     """A node's returned model as the JSON its output is. pydantic's JSON mode writes a NaN or
     an infinity held in a field typed `Any` as null (a `float` field keeps it), which would
-    store a value the node never returned; the python dump still holds the number, so it is
-    looked for there first and refused as `check_result` refuses any other."""
-    problem = non_finite_problem(model.model_dump(mode="python"), f"{ref} output")
+    store a value the node never returned; the python dump (`python`, when the caller has
+    it) still holds the number, so it is looked for there first and refused as
+    `check_result` refuses any other."""
+    dumped = model.model_dump(mode="python") if python is None else python
+    problem = non_finite_problem(dumped, f"{ref} output")
     if problem is not None:
         raise ContractError("InvalidOutput", f"{problem}; {PLAIN_JSON}")
     return model.model_dump(mode="json")
@@ -102,7 +116,7 @@ def split_undeclared(output: dict[str, Any], declared: Any, extra: dict[str, Any
     """(output, extra) with the output keys `declared` (a schema's `properties`) does not name
     moved to the extras: undeclared keys are the trace's, never state's. No `properties`:
     every key counts as declared."""
-    if not isinstance(declared, dict) or all(key in declared for key in output):
+    if not isinstance(declared, dict) or output.keys() <= declared.keys():
         return output, extra
     moved = {key: value for key, value in output.items() if key not in declared}
     return {key: value for key, value in output.items() if key in declared}, {**(extra or {}), **moved}

@@ -16,13 +16,13 @@
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import hashlib
 import inspect
 import json
 import re
 import sys
 import typing
-import weakref
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -32,6 +32,7 @@ from pydantic import BaseModel, ValidationError
 
 from wfops.daemon import DaemonPool
 from wfops.errors import CapabilityError, WfopsError
+from wfops.jsonvalues import plain_json
 from wfops.model.rules import duration_seconds
 from wfops.sources.base import CallResult, Capability, SourceKind, StepContext
 from wfops.sources.contract import ContractError, model_output, split_undeclared
@@ -55,6 +56,11 @@ _OUTCOME = re.compile(r"[A-Za-z0-9_-]+")
 SYNC_WORKERS = 64
 SYNC_NODES = DaemonPool(SYNC_WORKERS, "wfops-node")
 
+#: The source whose `calls_held` the current task runs inside (a fan-out's item tasks are
+#: started within it and inherit it): its calls find their guards already up, held until
+#: every item's call has ended, and skip setting them up.
+_HELD: contextvars.ContextVar[PythonSource | None] = contextvars.ContextVar("wfops_calls_held", default=None)
+
 
 @dataclass(frozen=True)
 class Result(Generic[T]):
@@ -77,6 +83,8 @@ class NodeSpec:
     context_param: str | None  # name of the optional StepContext parameter
     defaults: Mapping[str, Any] = field(default_factory=dict)  # `retry`/`timeout` a step gets unless it gives its own
     cache: bool | float | None = None  # the step cache default: True, a ttl in seconds, or None
+    declared: Mapping[str, Any] | None = None  # the output model's keys as its JSON names them
+    one_dump: bool = False  # `dumps_once(output_model)`: a plain python dump of its instances is their output
 
 
 class NodeDefinitionError(WfopsError):
@@ -162,6 +170,8 @@ def _spec_of(func: Callable[..., Any]) -> NodeSpec:
         context_param=next((p for p in ("context", "ctx") if p in signature.parameters), None),
         defaults=_defaults(where, marker.get("retry"), marker.get("timeout")),
         cache=cache,
+        declared=_aliases(returned) if returned is not None else None,
+        one_dump=returned is not None and dumps_once(returned),
     )
 
 
@@ -193,6 +203,9 @@ class NodeContext(StepContext):
     project_root: Path | None = None
 
 
+_CONTEXT_FIELDS = tuple(f.name for f in fields(StepContext))
+
+
 class PythonSource:
     """A module of `@wfops.node` functions. Sync functions run in a worker thread."""
 
@@ -221,11 +234,15 @@ class PythonSource:
     async def call(self, name: str, payload: dict[str, Any], context: StepContext) -> CallResult:
         spec, func, model, kwargs = self._prepare(name, payload, context)
         try:
-            with capturing(context), prints_to_stderr(), in_project_dir(self.root):
-                if spec.is_async:
-                    returned = await func(model, **kwargs)
-                else:
-                    returned = await SYNC_NODES.run(lambda: func(model, **kwargs))
+            if _HELD.get() is self:
+                # Inside this source's `calls_held`, which outlasts the call: only its own log.
+                with capturing(context, installed=True):
+                    returned = await func(model, **kwargs) if spec.is_async \
+                        else await SYNC_NODES.run(lambda: func(model, **kwargs))
+            else:
+                with capturing(context), prints_to_stderr(), in_project_dir(self.root):
+                    returned = await func(model, **kwargs) if spec.is_async \
+                        else await SYNC_NODES.run(lambda: func(model, **kwargs))
         except (KeyboardInterrupt, SystemExit) as exc:
             # Raised by the node's own code (a real Ctrl-C reaches wfops as a cancellation,
             # never through a node): it fails the step, never the process or the MCP server.
@@ -237,11 +254,17 @@ class PythonSource:
         """What every call sets up around the node (the log capture's wrappers, stdout sent to
         stderr, the project root as working directory), set up once for many calls: a
         fan-out's items, which would otherwise each set it up and take it down again, since
-        a node that never waits finishes before the next starts. Each call inside only counts
-        itself in; wfops's own work between the calls (committing items) runs inside too, as
-        it does between overlapping calls."""
+        a node that never waits finishes before the next starts. The calls of tasks started
+        inside (which inherit `_HELD`) then set up only their own log; wfops's own work
+        between the calls (committing items) runs inside too, as it does between
+        overlapping calls. The holder must not leave before those calls have ended (a
+        foreach awaits, or cancels and awaits, its items' tasks)."""
         with installed(), prints_to_stderr(), in_project_dir(self.root):
-            yield
+            token = _HELD.set(self)
+            try:
+                yield
+            finally:
+                _HELD.reset(token)
 
     def call_here(self, name: str, payload: dict[str, Any], context: StepContext) -> CallResult:
         """The same call, in the calling thread (a Dask worker's task thread, which has no
@@ -268,7 +291,7 @@ class PythonSource:
         return spec, func, model, ({spec.context_param: self._node_context(context)} if spec.context_param else {})
 
     def _node_context(self, context: StepContext) -> NodeContext:
-        known = {f.name: getattr(context, f.name) for f in fields(StepContext)}
+        known = {name: getattr(context, name) for name in _CONTEXT_FIELDS}
         return NodeContext(**known, project_root=self.root)
 
     async def close(self) -> None:
@@ -350,26 +373,57 @@ def _to_result(ref: str, spec: NodeSpec, returned: Any) -> CallResult:
         if outcome == "ok" and spec.output_model is not None:
             raise CapabilityError("returned no output for outcome `ok`")
         return CallResult(outcome, None, extra)
-    declared = _aliases(spec.output_model) if spec.output_model is not None else None
+    declared = spec.declared
     if isinstance(output, BaseModel):
-        return CallResult(outcome, *split_undeclared(model_output(ref, output), declared, extra))
+        return CallResult(outcome, *split_undeclared(_dumped(ref, spec, output), declared, extra))
     if isinstance(output, dict):
         return CallResult(outcome, *split_undeclared(output, declared, extra))
     raise CapabilityError(f"returned {type(output).__name__}; return a pydantic model or wfops.Result")
 
 
-_ALIASES: weakref.WeakKeyDictionary[type[BaseModel], dict[str, Any]] = weakref.WeakKeyDictionary()
+def _dumped(ref: str, spec: NodeSpec, output: BaseModel) -> Any:
+    """`model_output(ref, output)`, dumped once where it can be: for an instance of an output
+    model `dumps_once` said yes to, a python dump that is plain JSON (`plain_json`: no NaN,
+    no tuples, dates or other objects) is what its JSON dump would be, so it is the output."""
+    python = None
+    if spec.one_dump and type(output) is spec.output_model:
+        python = output.__pydantic_serializer__.to_python(output)  # `model_dump()`, without its wrapper
+        if plain_json(python):
+            return python
+    return model_output(ref, output, python)
+
+
+#: Parts of a core schema that hold values or functions, not serializers.
+_NOT_SCHEMA = frozenset({"cls", "metadata", "config", "members", "expected", "function", "default", "ref"})
+
+
+def dumps_once(model: type[BaseModel]) -> bool:
+    """Whether an instance of `model` whose python dump is plain JSON (`plain_json`) dumps
+    to the same in JSON mode, so that `_dumped` may take one dump, not `model_output`'s two.
+    pydantic's own serializers differ between the modes only for values JSON has no type
+    for (dates, bytes, tuples, enum members, NaN: none plain), so that holds unless a
+    serializer of the model's own may look at the mode: a `serialization` anywhere in its
+    core schema (`field_serializer`, `model_serializer`, `PlainSerializer`, a type's own
+    schema), or a `model_dump` of its own. Decided once per model."""
+    schema = getattr(model, "__pydantic_core_schema__", None)
+    if not isinstance(schema, dict) or model.model_dump is not BaseModel.model_dump:
+        return False
+    todo: list[Any] = [schema]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, dict):
+            if "serialization" in node:
+                return False
+            todo.extend(value for key, value in node.items() if key not in _NOT_SCHEMA)
+        elif isinstance(node, list | tuple):
+            todo.extend(node)
+    return True
 
 
 def _aliases(model: type[BaseModel]) -> dict[str, Any]:
-    """The output keys a model declares: its fields by the name the JSON output uses (worked
-    out once per model, not on every call; a reloaded module's models are new keys)."""
-    found = _ALIASES.get(model)
-    if found is None:
-        found = _ALIASES[model] = {
-            (getattr(info, "serialization_alias", None) or getattr(info, "alias", None) or name): info
+    """The output keys a model declares: its fields by the name the JSON output uses."""
+    return {(getattr(info, "serialization_alias", None) or getattr(info, "alias", None) or name): info
             for name, info in model.model_fields.items()}
-    return found
 
 
 def _brief(exc: ValidationError) -> str:

@@ -230,15 +230,7 @@ class BoundResolver:
 
     def capability(self, ref: str) -> Capability:
         source, name = self.split(ref)
-        return self._capability(source, name)
-
-    @staticmethod
-    def _capability(source: Source, name: str) -> Capability:
-        # Asked of the source on every call, not kept: a restarted MCP server lists its tools anew.
-        cap = source.capabilities().get(name)
-        if cap is None:
-            raise CapabilityError(f"source {source.id!r} has no capability {name!r}")
-        return cap
+        return _capability_of(source, name)
 
     def calls_held(self, ref: str) -> AbstractContextManager[None]:
         """What the source behind `ref` sets up around each call, held for many calls (a
@@ -251,5 +243,12 @@ class BoundResolver:
         return held() if held is not None else nullcontext()
 
     async def call(self, ref: str, payload: dict[str, Any], context: StepContext) -> CallResult:
-        source, name = self.split(ref)
-        return await call_checked(source, self._capability(source, name), payload, context)
+        source, name = self.split(ref)  # once: a fan-out calls this for every item
+        return await call_checked(source, _capability_of(source, name), payload, context)
+
+
+def _capability_of(source: Source, name: str) -> Capability:
+    cap = source.capabilities().get(name)
+    if cap is None:
+        raise CapabilityError(f"source {source.id!r} has no capability {name!r}")
+    return cap

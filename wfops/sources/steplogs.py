@@ -169,22 +169,35 @@ def installed() -> Iterator[None]:
         _uninstall()
 
 
-@contextlib.contextmanager
-def capturing(context: StepContext) -> Iterator[None]:
-    """Capture the log of one attempt of a step while inside; a failure's traceback ends it."""
-    capture = Capture()
-    _install()
-    token = _current.set(capture)
-    try:
-        yield
-    except BaseException as exc:
-        capture.write("".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
-        raise
-    finally:
-        _current.reset(token)
-        _uninstall()
-        text = capture.text()
-        if text:
+class capturing:  # noqa: N801 - used as the context manager it replaces, `with capturing(context):`
+    """Capture the log of one attempt of a step while inside; a failure's traceback ends it.
+
+    `installed=True`: the caller holds `installed()` around this capture (a fan-out's calls),
+    so the capture only sets its context variable, without counting itself in and out. A
+    class, not a generator: it runs around every call of a fan-out's items."""
+
+    __slots__ = ("capture", "context", "counted", "token")
+
+    def __init__(self, context: StepContext, *, installed: bool = False) -> None:
+        self.context = context
+        self.counted = not installed
+        self.capture = Capture()
+
+    def __enter__(self) -> None:
+        if self.counted:
+            _install()
+        self.token = _current.set(self.capture)
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: Any) -> None:
+        capture = self.capture
+        if exc is not None:
+            capture.write("".join(traceback.format_exception(kind, exc, tb)))
+        _current.reset(self.token)
+        if self.counted:
+            _uninstall()
+        if capture.head_size:  # the head fills first: empty head, nothing written
+            context = self.context
+            text = capture.text()
             with _lock:
                 _finished[(context.run_id, context.step, context.attempt)] = text
 
@@ -208,6 +221,10 @@ def waiting() -> bool:
 
 def take(run_id: str, step: str, attempt: int) -> str | None:
     """The masked log of that attempt (once: it is then forgotten), or None when it wrote nothing."""
+    if not _finished and not _notes:
+        # Asked for every committed entry, and most nodes print nothing. No lock needed: an
+        # attempt's log is kept when its capture ends, before its entry can be committed.
+        return None
     with _lock:
         parts = [_finished.pop((run_id, step, attempt), None)]
         if _notes:  # asked for every committed entry: most runs note nothing
