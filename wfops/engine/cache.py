@@ -49,10 +49,12 @@ def policy(run: RunContext, sp: StepPlan) -> tuple[float | None, Any] | None:
     for one that is not (no `cache:` and no capability default, `cache: false`, or no cache)."""
     if run.engine.cache is None:
         return None
-    declared = sp.step.__dict__.get("cache")
+    declared = sp.cache
     if declared is False:
         return None
-    default = _default_of(run, sp.uses or "")
+    default = run.cache_policies.get(sp.uses or "", _UNSET)  # `_default_of`, without a call per step
+    if default is _UNSET:
+        default = _default_of(run, sp.uses or "")
     if default is _DESTRUCTIVE:  # validate reports `cache:` on it; a hit must never skip a side effect
         return None
     default_ttl = None if default is None or isinstance(default, bool) else float(default)
@@ -76,9 +78,7 @@ def _default_of(run: RunContext, ref: str) -> Any:
 
 def look_up(run: RunContext, frame: Frame, sp: StepPlan, ctx: StepContext, payload: Any) -> Lookup | None:
     """The step's cache lookup; None when the step is not cached (or its input has no key)."""
-    chosen = run.step_policies.get(id(sp), _UNSET)
-    if chosen is _UNSET:  # a step's policy stays what it is for the whole run: worked out once
-        chosen = run.step_policies[id(sp)] = policy(run, sp)
+    chosen = policy(run, sp)
     cache = run.engine.cache
     if chosen is None or cache is None:
         return None

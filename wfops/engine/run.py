@@ -118,10 +118,9 @@ class RunContext:
         self._notice: Callable[[str, str, int | None, int], None] | None = getattr(engine.sink, "step_started", None)
         # Per capability ref, what the step cache needs of it (`cache.policy`): asked once.
         self.cache_policies: dict[str, Any] = {}
-        # Per call step (its plan's id), the step cache's policy for it and what `call` needs
-        # of its capability (ref, retry policy, timeout): worked out at its first call, not at every one.
-        self.step_policies: dict[int, Any] = {}
-        self._calls: dict[int, tuple[str, RetryPolicy, float | None]] = {}
+        # Per capability ref, the retry policy and timeout a step that gives none gets (its
+        # contract's defaults): asked of the capability once, not before every call.
+        self._defaults: dict[str, tuple[RetryPolicy, float | None]] = {}
 
     # -- snapshots and commits -------------------------------------------------------
     def snapshot(self, status: str = "running", **fields: Any) -> RunSnapshot:
@@ -194,10 +193,13 @@ class RunContext:
                    ) -> tuple[str, Any, int, dict[str, Any] | None]:
         """Call `sp.uses` with retries and a per-attempt timeout; (outcome, output, attempts, extra).
         `started`: when the first attempt started, if the caller has just read the clock."""
-        setup = self._calls.get(id(sp))
-        if setup is None:
-            setup = self._calls[id(sp)] = self._call_setup(sp)
-        ref, policy, timeout = setup
+        ref = sp.uses or ""
+        defaults = self._defaults.get(ref)
+        if defaults is None:  # an unknown ref fails here, once, not on every attempt
+            defaults = self._defaults[ref] = self._defaults_of(ref)
+        # The step's own `retry`/`timeout`, else its capability's defaults.
+        policy = sp.retry if sp.retry is not None else defaults[0]
+        timeout = sp.timeout if sp.timeout is not None else defaults[1]
         resolver = self.engine.resolver
         path = ctx.step
         first = attempt = self.prior.pop(path, 0) + 1 if self.prior else 1
@@ -240,18 +242,11 @@ class RunContext:
             started = None
             ctx = step_context(ctx.run_id, ctx.workflow, ctx.deployment, ctx.step, attempt, ctx.idempotency_key)
 
-    def _call_setup(self, sp: StepPlan) -> tuple[str, RetryPolicy, float | None]:
-        """(ref, retry policy, timeout) of a call step: its own `retry`/`timeout`, else its
-        capability's defaults (its contract's)."""
-        ref = sp.uses or ""
-        cap = self.capability(ref)  # an unknown ref fails here, once, not on every attempt
-        policy, timeout = sp.retry, sp.timeout
-        if policy is None:
-            default = cap.defaults.get("retry") if cap.defaults else None
-            policy = retry_policy(default) if default else ONE_ATTEMPT
-        if timeout is None and cap.defaults:
-            timeout = cap.defaults.get("timeout")
-        return ref, policy, timeout
+    def _defaults_of(self, ref: str) -> tuple[RetryPolicy, float | None]:
+        """The retry policy and timeout a call of `ref` gets when its step gives none."""
+        defaults = self.capability(ref).defaults
+        retry = defaults.get("retry") if defaults else None
+        return retry_policy(retry) if retry else ONE_ATTEMPT, defaults.get("timeout") if defaults else None
 
     def stage(self, frame: Frame, targets: tuple[SaveTarget, ...], value: Any, *, listwise: bool = False
               ) -> tuple[dict[str, Any], list[dict[str, Any]]]:

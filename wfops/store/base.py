@@ -34,6 +34,7 @@ from wfops.store.protocol import (
 )
 from wfops.store.queries import Dialect, Queries, clamp
 from wfops.store.rows import (
+    ENCODE_CONTAINER,
     LARGE_OUTPUT,
     UNSTORABLE,
     Known,
@@ -199,13 +200,18 @@ class SqlStore(CacheStore, ABC):
                 or entry.cache_note is not None or self._heads.get(run.run_id) != (run.status, None, None, None,
                                                                                    None, None):
             return None
+        value, given, changes = entry.output, entry.input, entry.state_changes
         try:
-            output = dump(entry.output)
+            if ENCODE_CONTAINER is not None and type(value) is dict and type(given) is dict and changes:
+                # A call step's usual values, encoded without a `dump` call for each (the same text).
+                output, written = "".join(ENCODE_CONTAINER(value, 0)), "".join(ENCODE_CONTAINER(changes, 0))
+                given = "".join(ENCODE_CONTAINER(given, 0))
+            else:
+                output, given, written = dump(value), dump(given), dump(changes) or "[]"
             if output is not None and len(output) >= LARGE_OUTPUT:
                 return None
-            row = (run.run_id, entry.seq, entry.step, entry.kind, entry.attempt, dump(entry.input), entry.outcome,
-                   output, dump(entry.state_changes) or "[]", entry.next, entry.started_at, entry.ended_at,
-                   _cursor_text(run.cursor))
+            row = (run.run_id, entry.seq, entry.step, entry.kind, entry.attempt, given, entry.outcome,
+                   output, written, entry.next, entry.started_at, entry.ended_at, _cursor_text(run.cursor))
             if not self._binding_checks_text:
                 check_text([row])
         except UNSTORABLE as exc:
