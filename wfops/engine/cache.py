@@ -24,6 +24,8 @@ if TYPE_CHECKING:
     from wfops.sources.base import StepContext
 
 _UNSET: Any = object()
+#: What `RunContext.cache_policies` gives for a ref not asked about yet.
+UNASKED = _UNSET
 _DESTRUCTIVE: Any = object()
 
 #: Changes when what goes into a key does: every entry of an older form is then a miss.

@@ -46,16 +46,18 @@ APPEND = REDUCERS["append"]
 LIST_REDUCERS = (APPEND, REDUCERS["extend"], REDUCERS["union"])
 
 
-_SECOND: tuple[int, str] = (-1, "")  # (the second, its formatted date part)
+_SECOND: tuple[int, str] = (-1, "")  # (the second, its formatted date part): swapped whole, for threads
+_time_ns = time.time_ns
 
 
 def now() -> str:
     """ISO-8601 UTC with microseconds; the date part is formatted once per second (hot path)."""
     global _SECOND
-    second, nanos = divmod(time.time_ns(), 1_000_000_000)
-    if second != _SECOND[0]:
-        _SECOND = (second, time.strftime("%Y-%m-%dT%H:%M:%S.", time.gmtime(second)))
-    return _SECOND[1] + str(1_000_000 + nanos // 1000)[1:] + "Z"
+    second, nanos = divmod(_time_ns(), 1_000_000_000)
+    known = _SECOND
+    if second != known[0]:
+        known = _SECOND = (second, time.strftime("%Y-%m-%dT%H:%M:%S.", time.gmtime(second)))
+    return known[1] + str(1_000_000 + nanos // 1000)[1:] + "Z"
 
 
 class Paused(Exception):  # noqa: N818 - control flow, not an error
@@ -373,7 +375,8 @@ class RunContext:
                 self._notice(frame.prefix + sp.id, sp.kind, None, 0)
             move = await executors[sp.kind](self, frame, sp, pending)
             entry = move.entry
-            before = (frame.state, frame.visits.get(sp.id), frame.current)
+            visits = frame.visits.get(sp.id)
+            before = (frame.state, visits, frame.current)
             if move.state is not None:
                 frame.state = move.state
                 if frame.log is not None:
@@ -383,7 +386,7 @@ class RunContext:
             elif move.end is not None:
                 frame.outcome = move.end
             else:
-                frame.visits[sp.id] = frame.visits.get(sp.id, 0) + 1
+                frame.visits[sp.id] = (visits or 0) + 1
                 if entry.next == "end":
                     frame.outcome = "ok"
                 else:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from wfops.engine.cache import Lookup, look_up, origin_of
+from wfops.engine.cache import UNASKED, Lookup, look_up, origin_of
 from wfops.engine.errors import StepFailed
 from wfops.engine.foreach import run_foreach
 from wfops.engine.frame import Frame
@@ -32,7 +32,10 @@ async def run_call(run: RunContext, frame: Frame, sp: StepPlan, pending: list[Tr
     ctx = step_context(run.run_id, frame.plan.name, run.deployment, path, 1,
                        f"{run.run_id}:{frame.key_prefix}{sid}#{frame.visits.get(sid, 0) + 1}")
     payload = sp.with_(Scope(frame.input, frame.state, ctx, run.secrets, None, None)) if sp.with_ else {}
-    cached = look_up(run, frame, sp, ctx, payload) if run.engine.cache is not None else None
+    # A step that declares no `cache:` and whose capability has no cache default is never
+    # cached (`cache.policy`): told without a lookup, as most steps are.
+    cached = look_up(run, frame, sp, ctx, payload) if run.engine.cache is not None and (
+        sp.cache is not None or run.cache_policies.get(sp.uses or "", UNASKED) is not None) else None
     if cached is not None and cached.hit is not None:
         return _served(run, frame, sp, path, payload, cached, started)
     clock = time.monotonic() if cached is not None else 0.0  # the time a later hit saves

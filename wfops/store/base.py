@@ -526,10 +526,10 @@ def _entry(r: Any) -> TraceEntry:
 def _cursor_text(cursor: dict[str, Any]) -> str:
     """`dump(cursor)`, written directly for the engine's plain cursor `{"seq": n, "step": s}`
     (once per step; the same bytes the encoder writes)."""
-    if len(cursor) == 2 and next(iter(cursor)) == "seq":
+    if len(cursor) == 2:
         seq, step = cursor.get("seq"), cursor.get("step")
-        if type(seq) is int and type(step) is str:
-            return f'{{"seq":{seq},"step":{encode_basestring(step)}}}'
+        if type(seq) is int and type(step) is str and next(iter(cursor)) == "seq":
+            return '{"seq":' + str(seq) + ',"step":' + encode_basestring(step) + "}"
     return dump(cursor) or "{}"
 
 
