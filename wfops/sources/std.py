@@ -159,7 +159,7 @@ _CAPABILITIES: dict[str, tuple[Capability, Handler | Waiting]] = {
 _CAPS: dict[str, Capability] = {name: cap for name, (cap, _) in _CAPABILITIES.items()}
 _PLAIN: dict[str, Handler] = {name: handler for name, (_, handler) in _CAPABILITIES.items()  # type: ignore[misc]
                               if not inspect.iscoroutinefunction(handler)}
-_WAITING: dict[str, Waiting] = {name: handler for name, (_, handler) in _CAPABILITIES.items()  # type: ignore[misc]
+_WAITING: dict[str, Waiting] = {name: handler for name, (_, handler) in _CAPABILITIES.items()
                                 if inspect.iscoroutinefunction(handler)}
 
 

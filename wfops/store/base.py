@@ -201,6 +201,7 @@ class SqlStore(CacheStore, ABC):
                                                                                    None, None):
             return None
         value, given, changes = entry.output, entry.input, entry.state_changes
+        output: str | None
         try:
             if ENCODE_CONTAINER is not None and type(value) is dict and type(given) is dict and changes:
                 # A call step's usual values, encoded without a `dump` call for each (the same text).
