@@ -47,7 +47,11 @@ async def run_call(run: RunContext, frame: Frame, sp: StepPlan, pending: list[Tr
     except StepFailed as failure:
         attempt = max(attempt, failure.attempt)
         return run.fail(frame, sp, path, failure, kind="call", input=payload, attempt=attempt, started=started)
-    entry = run.entry(path, "call", attempt, payload, outcome, output, changes, target, None, started, extra)
+    if run.redactor.active:
+        entry = run.entry(path, "call", attempt, payload, outcome, output, changes, target, None, started, extra)
+    else:  # `run.entry` with nothing to redact
+        entry = TraceEntry(0, path, "call", attempt, payload, outcome, output, changes, target, None, started, now(),
+                           extra)
     if cached is not None:  # a success of a cached step: the store keeps it with the entry
         entry.cache_note = cached.note(time.monotonic() - clock)
     return Transition(entry, state)

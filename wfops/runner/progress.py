@@ -34,9 +34,6 @@ class ProgressSink:
 
     def commit(self, run: RunSnapshot, entries: list[TraceEntry]) -> None:
         self.store.commit(run, entries)
-        self._committed(run, entries)
-
-    def _committed(self, run: RunSnapshot, entries: list[TraceEntry]) -> None:
         if waiting():
             self._store_logs(run, entries)
         if self.on_start is not None:
