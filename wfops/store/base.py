@@ -530,7 +530,7 @@ def _cursor_text(cursor: dict[str, Any]) -> str:
     if len(cursor) == 2:
         seq, step = cursor.get("seq"), cursor.get("step")
         if type(seq) is int and type(step) is str and next(iter(cursor)) == "seq":
-            return '{"seq":' + str(seq) + ',"step":' + encode_basestring(step) + "}"
+            return f'{{"seq":{seq},"step":{encode_basestring(step)}}}'
     return dump(cursor) or "{}"
 
 
