@@ -1,4 +1,5 @@
-"""The SQLite store: WAL, synchronous=NORMAL, every write in `BEGIN IMMEDIATE`.
+"""The SQLite store: WAL, synchronous=NORMAL, every write one transaction that takes the write
+lock first: `BEGIN IMMEDIATE`, or a plain step's one autocommitted INSERT.
 
 NORMAL survives process crashes (SIGKILL) but not power loss; see
 docs/runs-and-durability.md. Every sqlite error leaves here as a one-line
