@@ -216,6 +216,52 @@ def langgraph_run(tmp: Path, steps: int, *, grow: bool = False) -> tuple[float, 
     return cpu, result["inside"], result["cpu"], db
 
 
+def commit_floor(tmp: Path, commits: int) -> dict[str, float]:
+    """CPU seconds per commit, in this process, of the store's own commit of a plain step (the
+    chain's entry: one trace row carrying the cursor) against a bare write of the same row with
+    the same connection settings: one autocommitted INSERT (what the store sends) and BEGIN
+    IMMEDIATE / INSERT / COMMIT. Each on a fresh store, after as many commits to warm it."""
+    return {way: _commit_cpu(tmp, way, commits) for way in ("store", "insert", "begin")}
+
+
+def _commit_cpu(tmp: Path, way: str, commits: int) -> float:
+    from wfops.engine.types import RunSnapshot, TraceEntry
+    from wfops.store.base import _cursor_text, _trace_rows
+    from wfops.store.sqlite import SqliteStore
+
+    store = SqliteStore(tmp / f"floor-{way}-{time.monotonic_ns()}" / "wfops.db")
+    store.begin_run("r", artifacts={}, normalized={}, meta={})
+    store.commit(RunSnapshot("r", "chain", "h", "chain.local", "running", {"value": 1}), [])
+    made = [(RunSnapshot("r", "chain", "h", "chain.local", "running", {"value": 1},
+                         cursor={"seq": seq, "step": f"s{seq}"}),
+             TraceEntry(seq, f"s{seq}", "call", 1, {"value": 1}, "ok", {"value": 1},
+                        [{"path": "state.value", "value": 1}], f"s{seq + 1}", None,
+                        "2026-12-02T00:00:00.000000Z", "2026-12-02T00:00:00.000100Z"))
+            for seq in range(1, 2 * commits + 1)]
+    rows = [_trace_rows("r", [e], e.seq, _cursor_text(run.cursor))[0] for run, e in made]
+    plain, full, cur = store._q.insert_plain_trace, store._q.insert_trace, store.conn.cursor()
+
+    def write(i: int) -> None:
+        if way == "store":
+            run, entry = made[i]
+            store.commit(run, [entry])
+        elif way == "insert":
+            cur.execute(plain, rows[i][:10] + rows[i][11:14])  # without the NULL error and extra
+        else:
+            cur.execute("BEGIN IMMEDIATE")
+            cur.execute(full, rows[i])
+            cur.execute("COMMIT")
+
+    for i in range(commits):
+        write(i)
+    started = time.process_time()
+    for i in range(commits, 2 * commits):
+        write(i)
+    cpu = (time.process_time() - started) / commits
+    store.close()
+    return cpu
+
+
 def db_bytes(path: Path) -> int:
     conn = sqlite3.connect(path)
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -240,8 +286,13 @@ def main() -> None:
             wfops_run(root, f"chain{n}.local")  # warm the OS caches and the store; writes the gate record
         rows: dict[str, list[float]] = {k: [] for k in (
             "wlong", "wshort", "flong", "fshort", "wf_in", "wf_cpu", "pre_small", "pre_big", "cpre_small", "cpre_big",
-            "llong", "lshort", "lg_in", "lg_cpu")}
+            "llong", "lshort", "lg_in", "lg_cpu", "c_store", "c_insert", "c_begin")}
+        loads: list[float] = []
         for _ in range(repeat):
+            loads.append(os.getloadavg()[0])
+            floor = commit_floor(tmp, 50 if args.smoke else 2000)
+            for way in ("store", "insert", "begin"):
+                rows["c_" + way].append(floor[way])
             # Interleaved, so a load spike hits every side alike.
             wlong, in_long, steps_long = wfops_run(roots[long], f"chain{long}.local")
             rows["wlong"].append(wlong)
@@ -250,7 +301,7 @@ def main() -> None:
             rows["flong"].append(wfops_run(roots[long], f"chain{long}.local", full=True)[0])
             rows["fshort"].append(wfops_run(roots[short], f"chain{short}.local", full=True)[0])
             _pre, inside = wfops_marked(roots[long], f"chain{long}.local")
-            rows["wf_cpu"].append(inside / (long - 1))
+            rows["wf_cpu"].append(inside / long)  # the first mark is the run's creation, then one per step
             rows["pre_small"].append(wfops_marked(roots[small], f"chain{small}.local")[0])
             rows["pre_big"].append(wfops_marked(roots[big], f"chain{big}.local")[0])
             for n, key in ((small, "cpre_small"), (big, "cpre_big")):
@@ -295,6 +346,12 @@ def main() -> None:
             print(f"{label:<52}{med[ours]:>10.0f}{med[theirs]:>12.0f}{med[ours] / med[theirs]:>8.3f}")
         else:
             print(f"{label:<52}{med[ours]:>10.0f}{'-':>12}{'-':>8}")
+    print(f"\ninside the run, CPU per step, each of {repeat} (us): "
+          + ", ".join(f"{v * 1e6:.1f}" for v in rows["wf_cpu"])
+          + f"; load average {min(loads):.2f}-{max(loads):.2f}")
+    print(f"one commit, CPU (us, median of {repeat}): the store's, plain step {med['c_store']:.1f}; bare "
+          f"autocommitted INSERT of the same row {med['c_insert']:.1f}; bare BEGIN IMMEDIATE / INSERT / COMMIT "
+          f"{med['c_begin']:.1f}")
     print(f"\npre-step CPU of `wfops run` (ms): {small} steps {med['pre_small'] / 1000:.0f}, {big:,} steps "
           f"{med['pre_big'] / 1000:.0f} (ratio {med['pre_big'] / med['pre_small']:.2f})")
     print(f"the same right after `wfops compile` (ms): {small} steps {med['cpre_small'] / 1000:.0f}, {big:,} steps "

@@ -24,6 +24,8 @@ if TYPE_CHECKING:
     from wfops.sources.base import StepContext
 
 _UNSET: Any = object()
+#: What `RunContext.cache_policies` gives for a ref not asked about yet.
+UNASKED = _UNSET
 _DESTRUCTIVE: Any = object()
 
 #: Changes when what goes into a key does: every entry of an older form is then a miss.
@@ -49,10 +51,12 @@ def policy(run: RunContext, sp: StepPlan) -> tuple[float | None, Any] | None:
     for one that is not (no `cache:` and no capability default, `cache: false`, or no cache)."""
     if run.engine.cache is None:
         return None
-    declared = sp.step.__dict__.get("cache")
+    declared = sp.cache
     if declared is False:
         return None
-    default = _default_of(run, sp.uses or "")
+    default = run.cache_policies.get(sp.uses or "", _UNSET)  # `_default_of`, without a call per step
+    if default is _UNSET:
+        default = _default_of(run, sp.uses or "")
     if default is _DESTRUCTIVE:  # validate reports `cache:` on it; a hit must never skip a side effect
         return None
     default_ttl = None if default is None or isinstance(default, bool) else float(default)

@@ -131,6 +131,7 @@ class StepPlan:
     catches: tuple[CatchPlan, ...] = ()
     when: dict[str, Predicate] = field(default_factory=dict)  # a parallel step's conditional branches
     parallel: bool = False  # a foreach whose items run side by side
+    cache: Any = None  # the step's `cache:` as declared (None: it says nothing)
     # The declared step's id and kind, read several times per executed step: kept as plain
     # attributes rather than looked up through the declaration each time.
     id: str = field(init=False)
@@ -177,7 +178,7 @@ def compile_step(step: Step) -> StepPlan:
         on_branch_error=declared.get("on_branch_error"), resume_schema=declared.get("resume_schema"),
         interrupt=declared.get("interrupt"), end=declared.get("end"),
         retry=retry_policy(retry) if retry is not None else None,
-        parallel=declared.get("mode") == "parallel",
+        parallel=declared.get("mode") == "parallel", cache=declared.get("cache"),
         catches=tuple(CatchPlan(tuple(c.errors) if c.errors else None, c.next, compile_save(c.save))
                       for c in catches(step)))
     if isinstance(step, ConditionStep):

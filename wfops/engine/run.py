@@ -39,23 +39,25 @@ from wfops.model.kinds import StepKind
 from wfops.model.rules import NOT_RETRYABLE, error_matches
 from wfops.redact import Redactor
 from wfops.schemacheck import first_error, with_defaults
-from wfops.sources.base import Capability, StepContext
+from wfops.sources.base import Capability, StepContext, step_context
 
 REPLACE = REDUCERS["replace"]
 APPEND = REDUCERS["append"]
 LIST_REDUCERS = (APPEND, REDUCERS["extend"], REDUCERS["union"])
 
 
-_SECOND: tuple[int, str] = (-1, "")  # (the second, its formatted date part)
+_SECOND: tuple[int, str] = (-1, "")  # (the second, its formatted date part): swapped whole, for threads
+_time_ns = time.time_ns
 
 
 def now() -> str:
     """ISO-8601 UTC with microseconds; the date part is formatted once per second (hot path)."""
     global _SECOND
-    second, nanos = divmod(time.time_ns(), 1_000_000_000)
-    if second != _SECOND[0]:
-        _SECOND = (second, time.strftime("%Y-%m-%dT%H:%M:%S.", time.gmtime(second)))
-    return _SECOND[1] + str(1_000_000 + nanos // 1000)[1:] + "Z"
+    second, nanos = divmod(_time_ns(), 1_000_000_000)
+    known = _SECOND
+    if second != known[0]:
+        known = _SECOND = (second, time.strftime("%Y-%m-%dT%H:%M:%S.", time.gmtime(second)))
+    return known[1] + str(1_000_000 + nanos // 1000)[1:] + "Z"
 
 
 class Paused(Exception):  # noqa: N818 - control flow, not an error
@@ -118,6 +120,9 @@ class RunContext:
         self._notice: Callable[[str, str, int | None, int], None] | None = getattr(engine.sink, "step_started", None)
         # Per capability ref, what the step cache needs of it (`cache.policy`): asked once.
         self.cache_policies: dict[str, Any] = {}
+        # Per capability ref, the retry policy and timeout a step that gives none gets (its
+        # contract's defaults): asked of the capability once, not before every call.
+        self._defaults: dict[str, tuple[RetryPolicy, float | None]] = {}
 
     # -- snapshots and commits -------------------------------------------------------
     def snapshot(self, status: str = "running", **fields: Any) -> RunSnapshot:
@@ -128,7 +133,8 @@ class RunContext:
         for entry in entries:
             self.seq += 1
             entry.seq = self.seq
-        run = snapshot or self.snapshot()
+        run = snapshot or RunSnapshot(self.run_id, self.workflow, self.artifact, self.deployment, "running",
+                                      self.input)
         run.cursor = {"seq": self.seq, "step": entries[-1].step if entries else None}
         if self.timeout is not None:
             run.cursor["elapsed"] = round(self.elapsed(), 3)
@@ -177,8 +183,7 @@ class RunContext:
 
     # -- step helpers ----------------------------------------------------------------
     def context(self, frame: Frame, path: str, attempt: int, key: str) -> StepContext:
-        return StepContext(self.run_id, frame.plan.name, self.deployment, path, attempt,
-                           f"{self.run_id}:{key}")
+        return step_context(self.run_id, frame.plan.name, self.deployment, path, attempt, f"{self.run_id}:{key}")
 
     def scope(self, frame: Frame, ctx: StepContext, item: Any = None, index: int | None = None) -> Scope:
         return Scope(frame.input, frame.state, ctx, self.secrets, item, index)
@@ -191,19 +196,17 @@ class RunContext:
         """Call `sp.uses` with retries and a per-attempt timeout; (outcome, output, attempts, extra).
         `started`: when the first attempt started, if the caller has just read the clock."""
         ref = sp.uses or ""
-        cap = self.capability(ref)  # an unknown ref fails here, once, not on every attempt
-        # The step's own `retry`/`timeout`, else its capability's defaults (its contract's).
-        policy, timeout = sp.retry, sp.timeout
-        if policy is None:
-            default = cap.defaults.get("retry") if cap.defaults else None
-            policy = retry_policy(default) if default else ONE_ATTEMPT
-        if timeout is None and cap.defaults:
-            timeout = cap.defaults.get("timeout")
+        defaults = self._defaults.get(ref)
+        if defaults is None:  # an unknown ref fails here, once, not on every attempt
+            defaults = self._defaults[ref] = self._defaults_of(ref)
+        # The step's own `retry`/`timeout`, else its capability's defaults.
+        policy = sp.retry if sp.retry is not None else defaults[0]
+        timeout = sp.timeout if sp.timeout is not None else defaults[1]
         resolver = self.engine.resolver
         path = ctx.step
-        first = attempt = self.prior.pop(path, 0) + 1
+        first = attempt = self.prior.pop(path, 0) + 1 if self.prior else 1
         if attempt != ctx.attempt:
-            ctx = StepContext(ctx.run_id, ctx.workflow, ctx.deployment, path, attempt, ctx.idempotency_key)
+            ctx = step_context(ctx.run_id, ctx.workflow, ctx.deployment, path, attempt, ctx.idempotency_key)
         while True:
             started = started or now()
             lost: SourceLost | None = None
@@ -239,15 +242,24 @@ class RunContext:
             await asyncio.sleep(delay)
             attempt += 1
             started = None
-            ctx = StepContext(ctx.run_id, ctx.workflow, ctx.deployment, ctx.step, attempt, ctx.idempotency_key)
+            ctx = step_context(ctx.run_id, ctx.workflow, ctx.deployment, ctx.step, attempt, ctx.idempotency_key)
+
+    def _defaults_of(self, ref: str) -> tuple[RetryPolicy, float | None]:
+        """The retry policy and timeout a call of `ref` gets when its step gives none."""
+        defaults = self.capability(ref).defaults
+        retry = defaults.get("retry") if defaults else None
+        return retry_policy(retry) if retry else ONE_ATTEMPT, defaults.get("timeout") if defaults else None
 
     def stage(self, frame: Frame, targets: tuple[SaveTarget, ...], value: Any, *, listwise: bool = False
               ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         """The frame's state with the writes applied (a new dict) and the writes as recorded."""
         if not targets or value is None:
             return frame.state, []
+        plan = frame.plan
         state = frame.state.copy()
-        reducers = frame.plan.reducers
+        reducers = plan.reducers
+        schemas, types = plan.state_schemas, plan.state_types
+        check = False  # whether a write needs `_check_writes` (one of a bare `type` it has does not)
         changes: list[dict[str, Any]] = []
         for target in targets:
             source = target.source
@@ -261,17 +273,21 @@ class RunContext:
                 # An optional field the output left out (a required one failed the call's contract
                 # check, `InvalidOutput`): the state field stays as it is.
                 continue
-            reducer = reducers.get(target.field)
+            field = target.field
+            reducer = reducers.get(field)
             if not target.keys and (reducer is None or reducer is REPLACE):
-                state[target.field] = written  # the common case, without a call
+                state[field] = written  # the common case, without a call
+                if not check and field in schemas and type(written) not in types.get(field, ()):
+                    check = True
             else:
                 try:
-                    apply_write(state, reducers, target.field, target.keys, written)
+                    apply_write(state, reducers, field, target.keys, written)
                 except ReducerError as exc:
                     raise StepFailed("SaveError", f"saving to {target.path}: {exc}") from None
+                check = check or field in schemas
             changes.append({"path": target.path, "value": written})
-        if frame.plan.state_schemas:
-            self._check_writes(frame.plan, state, targets, changes)
+        if check:
+            self._check_writes(plan, state, targets, changes)
         return state, changes
 
     def _check_writes(self, plan: Plan, state: dict[str, Any], targets: tuple[SaveTarget, ...],
@@ -335,11 +351,11 @@ class RunContext:
 
     # -- frames ----------------------------------------------------------------------
     async def run_frame(self, frame: Frame, *, top: bool = False) -> None:
-        executors = self.engine.executors
+        executors, max_steps = self.engine.executors, self.engine.max_steps
         if frame.done and top:
             self.commit([], self.final(frame))
-        while not frame.done:
-            if self.seq >= self.engine.max_steps:
+        while frame.outcome is None and frame.error is None:  # not `frame.done`: once per step
+            if self.seq >= max_steps:
                 frame.error = {"type": "StepLimit", "message": f"the run reached {self.engine.max_steps} steps "
                                "without finishing; a routing loop?", "step": frame.prefix + frame.current}
                 if top:
@@ -352,12 +368,15 @@ class RunContext:
                 if top:
                     self.commit([], self.final(frame))
                 return
-            pending, frame.pending = frame.pending, []
+            pending = frame.pending
+            if pending:
+                frame.pending = []
             if self._notice is not None:
                 self._notice(frame.prefix + sp.id, sp.kind, None, 0)
             move = await executors[sp.kind](self, frame, sp, pending)
             entry = move.entry
-            before = (frame.state, frame.visits.get(sp.id), frame.current)
+            visits = frame.visits.get(sp.id)
+            before = (frame.state, visits, frame.current)
             if move.state is not None:
                 frame.state = move.state
                 if frame.log is not None:
@@ -367,13 +386,14 @@ class RunContext:
             elif move.end is not None:
                 frame.outcome = move.end
             else:
-                frame.visits[sp.id] = frame.visits.get(sp.id, 0) + 1
+                frame.visits[sp.id] = (visits or 0) + 1
                 if entry.next == "end":
                     frame.outcome = "ok"
                 else:
                     frame.current = entry.next or ""
             try:
-                self.commit([entry], self.final(frame) if top and frame.done else None)
+                self.commit([entry], self.final(frame) if top and (frame.outcome is not None or frame.error is not None)
+                            else None)
             except UnstorableValue as exc:
                 entry = self.unstorable(entry, exc)
                 frame.state, visits, frame.current = before

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from wfops.engine.cache import Lookup, look_up, origin_of
+from wfops.engine.cache import UNASKED, Lookup, look_up, origin_of
 from wfops.engine.errors import StepFailed
 from wfops.engine.foreach import run_foreach
 from wfops.engine.frame import Frame
@@ -13,7 +13,9 @@ from wfops.engine.parallel import run_parallel
 from wfops.engine.plan import StepPlan
 from wfops.engine.run import Executor, RunContext, Transition, now
 from wfops.engine.types import Interrupt, TraceEntry
+from wfops.engine.values import Scope
 from wfops.model.kinds import StepKind
+from wfops.sources.base import step_context
 
 
 def _visit(frame: Frame, sp: StepPlan) -> tuple[str, str]:
@@ -23,23 +25,33 @@ def _visit(frame: Frame, sp: StepPlan) -> tuple[str, str]:
 
 
 async def run_call(run: RunContext, frame: Frame, sp: StepPlan, pending: list[TraceEntry]) -> Transition:
-    path, key = _visit(frame, sp)
+    # `_visit`, `run.context`, `run.scope` and `run.route` written out: this runs for every call step.
+    sid = sp.id
+    path = frame.prefix + sid
     started = now()
-    ctx = run.context(frame, path, 1, key)
-    payload = sp.with_(run.scope(frame, ctx)) if sp.with_ else {}
-    cached = look_up(run, frame, sp, ctx, payload) if run.engine.cache is not None else None
+    ctx = step_context(run.run_id, frame.plan.name, run.deployment, path, 1,
+                       f"{run.run_id}:{frame.key_prefix}{sid}#{frame.visits.get(sid, 0) + 1}")
+    payload = sp.with_(Scope(frame.input, frame.state, ctx, run.secrets, None, None)) if sp.with_ else {}
+    # A step that declares no `cache:` and whose capability has no cache default is never
+    # cached (`cache.policy`): told without a lookup, as most steps are.
+    cached = look_up(run, frame, sp, ctx, payload) if run.engine.cache is not None and (
+        sp.cache is not None or run.cache_policies.get(sp.uses or "", UNASKED) is not None) else None
     if cached is not None and cached.hit is not None:
         return _served(run, frame, sp, path, payload, cached, started)
     clock = time.monotonic() if cached is not None else 0.0  # the time a later hit saves
     attempt, extra = 1, None
     try:
         outcome, output, attempt, extra = await run.call(sp, payload, ctx, started)
-        target = run.route(sp, outcome, path)
+        target = sp.routes.get(outcome) or run.route(sp, outcome, path)
         state, changes = run.stage(frame, sp.save, output)
     except StepFailed as failure:
         attempt = max(attempt, failure.attempt)
         return run.fail(frame, sp, path, failure, kind="call", input=payload, attempt=attempt, started=started)
-    entry = run.entry(path, "call", attempt, payload, outcome, output, changes, target, None, started, extra)
+    if run.redactor.active:
+        entry = run.entry(path, "call", attempt, payload, outcome, output, changes, target, None, started, extra)
+    else:  # `run.entry` with nothing to redact
+        entry = TraceEntry(0, path, "call", attempt, payload, outcome, output, changes, target, None, started, now(),
+                           extra)
     if cached is not None:  # a success of a cached step: the store keeps it with the entry
         entry.cache_note = cached.note(time.monotonic() - clock)
     return Transition(entry, state)

@@ -94,14 +94,29 @@ def _resolver(text: str) -> Getter:
     """`compile_path(text)` with MISSING as null, shared like the path getters."""
     resolve = _RESOLVERS.get(text)
     if resolve is None:
-        getter = compile_path(text)
+        name = _state_field(text)
+        if name is not None:  # the common case: a missing field is null without the sentinel
 
-        def resolve(s: Scope) -> Any:
-            found = getter(s)
-            return None if found is MISSING else found
+            def resolve(s: Scope) -> Any:
+                return s.state.get(name)
+        else:
+            getter = compile_path(text)
 
+            def resolve(s: Scope) -> Any:
+                found = getter(s)
+                return None if found is MISSING else found
+
+        _bound()
         _RESOLVERS[text] = resolve
     return resolve
+
+
+def _state_field(text: str) -> str | None:
+    """The field a `$state.<field>` path reads, for a path of that form alone."""
+    path = parse_path(text)
+    if path.root == "state" and len(path.parts) == 1 and isinstance(path.parts[0], str):
+        return path.parts[0]
+    return None
 
 
 def _const(value: Any) -> Getter:
@@ -147,6 +162,13 @@ def _with_paths(value: Any) -> Getter | None:
         if all(g is None for _k, g in found):
             return None
         items = [(k, _const(_unescaped(value[k])) if g is None else g) for k, g in found]
+        if len(items) == 1:  # `with: {value: $state.x}`: no comprehension (a function of its own) per call
+            (key, only), = items
+            text = value[key]
+            name = _state_field(text) if found[0][1] is not None and isinstance(text, str) else None
+            if name is not None:
+                return lambda s: {key: s.state.get(name)}
+            return lambda s: {key: only(s)}
         return lambda s: {k: g(s) for k, g in items}
     if isinstance(value, list):
         elements = [_with_paths(v) for v in value]

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from wfops.engine.types import RunSnapshot, TraceEntry
-from wfops.sources.steplogs import RUN_LOG, take, take_run
+from wfops.sources.steplogs import RUN_LOG, take, take_run, waiting
 from wfops.store.protocol import StepLog, Store
 
 OnStep = Callable[[TraceEntry], None]
@@ -34,9 +34,16 @@ class ProgressSink:
 
     def commit(self, run: RunSnapshot, entries: list[TraceEntry]) -> None:
         self.store.commit(run, entries)
-        self._committed(run, entries)
+        if waiting():
+            self._store_logs(run, entries)
+        if self.on_start is not None:
+            started, self.on_start = self.on_start, None
+            started(run.run_id)
+        if self.on_step is not None:
+            for entry in entries:
+                self.on_step(entry)
 
-    def _committed(self, run: RunSnapshot, entries: list[TraceEntry]) -> None:
+    def _store_logs(self, run: RunSnapshot, entries: list[TraceEntry]) -> None:
         logs = [StepLog(e.seq, e.step, e.attempt, text) for e in entries
                 if (text := take(run.run_id, e.step, e.attempt)) is not None]
         at = -(entries[-1].seq if entries else int(run.cursor.get("seq") or 0))
@@ -51,9 +58,3 @@ class ProgressSink:
                 self._run_logs_at.add(at)
         if logs:
             self.store.add_step_logs(run.run_id, logs)
-        if self.on_start is not None:
-            started, self.on_start = self.on_start, None
-            started(run.run_id)
-        if self.on_step is not None:
-            for entry in entries:
-                self.on_step(entry)

@@ -214,14 +214,19 @@ class BoundResolver:
     def __init__(self, sources: Mapping[str, Source], bindings: Mapping[str, str] | None = None) -> None:
         self.sources = sources
         self.bindings = dict(bindings or {})
+        self._split: dict[str, tuple[Source, str]] = {}  # ref -> where it goes: asked on every call
 
     def split(self, ref: str) -> tuple[Source, str]:
+        found = self._split.get(ref)
+        if found is not None:
+            return found
         logical, _, name = ref.partition(".")
         concrete = self.bindings.get(logical, logical)
         source = self.sources.get(concrete)
         if source is None:
             raise CapabilityError(f"no source {concrete!r} for {ref!r}")
-        return source, name
+        found = self._split[ref] = (source, name)
+        return found
 
     def capability(self, ref: str) -> Capability:
         source, name = self.split(ref)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import math
 import re
@@ -11,16 +12,18 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from wfops.errors import CapabilityError
-from wfops.sources.base import CallResult, Capability, SourceKind, StepContext
+from wfops.sources.base import CallResult, Capability, SourceKind, StepContext, ok_result
 
-Handler = Callable[[dict[str, Any], StepContext], Awaitable[dict[str, Any]]]
+# A capability that never waits is a plain function (no coroutine of its own per call).
+Handler = Callable[[dict[str, Any], StepContext], dict[str, Any]]
+Waiting = Callable[[dict[str, Any], StepContext], Awaitable[dict[str, Any]]]
 
 
-async def _echo(payload: dict[str, Any], _: StepContext) -> dict[str, Any]:
+def _echo(payload: dict[str, Any], _: StepContext) -> dict[str, Any]:
     return {"value": payload.get("value")}
 
 
-async def _fail(payload: dict[str, Any], _: StepContext) -> dict[str, Any]:
+def _fail(payload: dict[str, Any], _: StepContext) -> dict[str, Any]:
     raise CapabilityError(str(payload.get("message", "std.fail was called")))
 
 
@@ -106,7 +109,7 @@ def _lookup(value: Any, key: Any, field_name: str) -> Any:
     raise CapabilityError(f"template placeholder {{{field_name}}}: no `{key}` in the value given")
 
 
-async def _format(payload: dict[str, Any], _: StepContext) -> dict[str, Any]:
+def _format(payload: dict[str, Any], _: StepContext) -> dict[str, Any]:
     template, values = payload.get("template"), payload.get("values")
     # std inputs may reach here unchecked: a string `values` would be searched as text.
     if not isinstance(template, str):
@@ -119,7 +122,7 @@ async def _format(payload: dict[str, Any], _: StepContext) -> dict[str, Any]:
         raise CapabilityError(f"bad template: {exc}") from None
 
 
-_CAPABILITIES: dict[str, tuple[Capability, Handler]] = {
+_CAPABILITIES: dict[str, tuple[Capability, Handler | Waiting]] = {
     "echo": (Capability(
         "std", "echo",
         {"type": "object", "properties": {"value": {"description": "Any JSON value."}}, "required": ["value"],
@@ -152,6 +155,14 @@ _CAPABILITIES: dict[str, tuple[Capability, Handler]] = {
 }
 
 
+# Built once: a step's call looks its capability up here (std's table never changes).
+_CAPS: dict[str, Capability] = {name: cap for name, (cap, _) in _CAPABILITIES.items()}
+_PLAIN: dict[str, Handler] = {name: handler for name, (_, handler) in _CAPABILITIES.items()  # type: ignore[misc]
+                              if not inspect.iscoroutinefunction(handler)}
+_WAITING: dict[str, Waiting] = {name: handler for name, (_, handler) in _CAPABILITIES.items()
+                                if inspect.iscoroutinefunction(handler)}
+
+
 class StdSource:
     id = "std"
     kind: SourceKind = "std"
@@ -160,17 +171,16 @@ class StdSource:
         return None
 
     def capabilities(self) -> Mapping[str, Capability]:
-        return {name: cap for name, (cap, _) in _CAPABILITIES.items()}
-
-    def handler(self, name: str) -> Handler:
-        return _CAPABILITIES[name][1]
+        return _CAPS
 
     async def call(self, name: str, payload: dict[str, Any], context: StepContext) -> CallResult:
-        entry = _CAPABILITIES.get(name)
-        if entry is None:
+        plain = _PLAIN.get(name)
+        if plain is not None:
+            return ok_result(plain(payload, context))
+        waiting = _WAITING.get(name)
+        if waiting is None:
             raise CapabilityError(f"std has no capability {name!r}")
-        return CallResult("ok", await entry[1](payload, context))
+        return ok_result(await waiting(payload, context))
 
     async def close(self) -> None:
         return None
-

@@ -212,6 +212,13 @@ def note(run_id: str, step: str, attempt: int, text: str) -> None:
         capture.write(text)
 
 
+def waiting() -> bool:
+    """Whether any log waits to be taken, of any run: asked before every commit (most runs log
+    nothing). Read without the lock: a capture finishes before its call returns, and a note
+    that lands just after the answer waits for the next commit, as it would after a `take`."""
+    return bool(_finished) or bool(_notes)
+
+
 def take(run_id: str, step: str, attempt: int) -> str | None:
     """The masked log of that attempt (once: it is then forgotten), or None when it wrote nothing."""
     if not _finished and not _notes:

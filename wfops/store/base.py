@@ -34,6 +34,7 @@ from wfops.store.protocol import (
 )
 from wfops.store.queries import Dialect, Queries, clamp
 from wfops.store.rows import (
+    ENCODE_CONTAINER,
     LARGE_OUTPUT,
     UNSTORABLE,
     Known,
@@ -187,6 +188,36 @@ class SqlStore(CacheStore, ABC):
         except UNSTORABLE as exc:
             raise unstorable(run.run_id, exc) from None
         return head, cursor, light, rows
+
+    def _plain_row(self, run: RunSnapshot, entry: TraceEntry) -> TraceRow | None:
+        """The row of a plain step's commit, in `Queries.insert_plain_trace`'s order, or None when
+        the commit is not one (then `_step_rows` says what it writes). A plain step is most of a
+        run: one entry, no error or extras, not cached, an output below `LARGE_OUTPUT`, and a run
+        row that would say what it says already (`_step_rows`'s `light`: the cursor rides on
+        the row). The same row `_step_rows` gives, with its NULL `error` and `extra` left out."""
+        if run.output is not None or run.error is not None or run.interrupt is not None \
+                or run.outcome is not None or entry.error is not None or entry.extra is not None \
+                or entry.cache_note is not None or self._heads.get(run.run_id) != (run.status, None, None, None,
+                                                                                   None, None):
+            return None
+        value, given, changes = entry.output, entry.input, entry.state_changes
+        output: str | None
+        try:
+            if ENCODE_CONTAINER is not None and type(value) is dict and type(given) is dict and changes:
+                # A call step's usual values, encoded without a `dump` call for each (the same text).
+                output, written = "".join(ENCODE_CONTAINER(value, 0)), "".join(ENCODE_CONTAINER(changes, 0))
+                given = "".join(ENCODE_CONTAINER(given, 0))
+            else:
+                output, given, written = dump(value), dump(given), dump(changes) or "[]"
+            if output is not None and len(output) >= LARGE_OUTPUT:
+                return None
+            row = (run.run_id, entry.seq, entry.step, entry.kind, entry.attempt, given, entry.outcome,
+                   output, written, entry.next, entry.started_at, entry.ended_at, _cursor_text(run.cursor))
+            if not self._binding_checks_text:
+                check_text([row])
+        except UNSTORABLE as exc:
+            raise unstorable(run.run_id, exc) from None
+        return row
 
     @abstractmethod
     def commit(self, run: RunSnapshot, entries: list[TraceEntry]) -> None:
@@ -496,9 +527,9 @@ def _entry(r: Any) -> TraceEntry:
 def _cursor_text(cursor: dict[str, Any]) -> str:
     """`dump(cursor)`, written directly for the engine's plain cursor `{"seq": n, "step": s}`
     (once per step; the same bytes the encoder writes)."""
-    if len(cursor) == 2 and next(iter(cursor)) == "seq":
+    if len(cursor) == 2:
         seq, step = cursor.get("seq"), cursor.get("step")
-        if type(seq) is int and type(step) is str:
+        if type(seq) is int and type(step) is str and next(iter(cursor)) == "seq":
             return f'{{"seq":{seq},"step":{encode_basestring(step)}}}'
     return dump(cursor) or "{}"
 

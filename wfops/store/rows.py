@@ -34,6 +34,12 @@ _c_encode = (_make_encoder(None, str, json.encoder.encode_basestring, None, ":",
              if _make_encoder is not None else None)
 
 
+#: The C encoder's one-shot form, for a caller that encodes objects and lists on its hot path
+#: without a call of `dump` for each (`"".join(ENCODE_CONTAINER(value, 0))` is `dump(value)` for
+#: a dict or a list); None where the interpreter has no C encoder.
+ENCODE_CONTAINER: Any = _c_encode
+
+
 def dump(value: Any) -> str | None:
     if value is None:
         return None
