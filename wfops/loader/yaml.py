@@ -17,13 +17,14 @@ import stat
 import sys
 import zlib
 from array import array
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from ruamel.yaml import YAML
 from ruamel.yaml import events as ev
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.main import CParser  # None without ruamel.yaml.clib
 from ruamel.yaml.reader import ReaderError
 
 from wfops.diagnostics import Diagnostic, error
@@ -301,9 +302,8 @@ class _Builder:
         raise YamlLoadError(error(code, message, self.file, at, hint))
 
     def build(self, text: str) -> Document:
-        yaml = YAML(typ="safe")
         try:
-            self._consume(yaml.parse(text))
+            self._consume(_events(text))
         except YamlLoadError:
             raise
         except MarkedYAMLError as exc:
@@ -476,6 +476,21 @@ class _Builder:
             self.fail("yaml-invalid-number", f"{_short(value)} is not a finite number; JSON cannot hold it",
                       event.start_mark, hint="use a finite number, or quote it to make it a string")
         return result
+
+
+def _events(text: str) -> Iterator[Any]:
+    """The parser's events for `text`: those `YAML(typ="safe").parse` gives, straight from the C
+    parser when there is one (the YAML object would build a loader class, a constructor and a
+    resolver for each file, none of which an event stream uses)."""
+    if CParser is None:
+        yield from YAML(typ="safe").parse(text)
+        return
+    parser = CParser(text)
+    try:
+        while parser.check_event():
+            yield parser.get_event()
+    finally:
+        parser.dispose()
 
 
 _NO_KEY = object()
