@@ -24,7 +24,7 @@ from typing import Any
 from ruamel.yaml import YAML
 from ruamel.yaml import events as ev
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
-from ruamel.yaml.main import CParser  # None without ruamel.yaml.clib
+from ruamel.yaml.main import CParser  # type: ignore[attr-defined]  # None without ruamel.yaml.clib
 from ruamel.yaml.reader import ReaderError
 
 from wfops.diagnostics import Diagnostic, error
