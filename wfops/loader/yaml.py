@@ -17,7 +17,7 @@ import stat
 import sys
 import zlib
 from array import array
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -302,8 +302,16 @@ class _Builder:
         raise YamlLoadError(error(code, message, self.file, at, hint))
 
     def build(self, text: str) -> Document:
+        # The C parser's events, taken straight from it: a `YAML` object would build a loader
+        # class, a constructor and a resolver for each file, none of which an event stream
+        # uses, and a generator between would cost a call per event.
+        parser = None
         try:
-            self._consume(_events(text))
+            if CParser is None:
+                self._consume(YAML(typ="safe").parse(text))
+            else:
+                parser = CParser(text)
+                self._consume(iter(parser.get_event, None))  # None once the stream has ended
         except YamlLoadError:
             raise
         except MarkedYAMLError as exc:
@@ -324,6 +332,9 @@ class _Builder:
             self.fail("yaml-syntax", f"invalid YAML: {str(exc).splitlines()[0] if str(exc) else 'unreadable'}")
         except RecursionError:
             self.fail("yaml-too-deep", f"nesting is deeper than {MAX_DEPTH} levels")
+        finally:
+            if parser is not None:
+                parser.dispose()
         doc = self.doc
         if doc.data is None:
             self.fail("yaml-empty", "the file holds no YAML document",
@@ -358,7 +369,8 @@ class _Builder:
                 if event.anchor is not None:
                     self.fail("yaml-anchor", f"anchors (&{event.anchor}) are not allowed in wfops files",
                               event.start_mark, hint="write the value out in full where it is used")
-                if event.tag is not None:
+                tag = event.tag  # a property of ruamel's events: read once
+                if tag is not None:
                     self._check_tag(event)
                 start = event.start_mark
                 mark(start.line)
@@ -369,11 +381,15 @@ class _Builder:
                     self.fail("yaml-too-large", f"a scalar is longer than {MAX_SCALAR_CHARS} characters",
                               event.start_mark, hint="move large data out of YAML")
                 if frame is not None and frame[1] is _NO_KEY:
-                    self._check_key(frame[0], event)
+                    if text == "<<" or text in frame[0]:  # a merge or duplicate key, maybe: say which
+                        self._check_key(frame[0], event)
                     # Keys repeat across every step of every file: one string object per distinct key.
                     frame[1] = text if len(text) > _INTERNED else intern(text)
                     continue
-                value = text if event.style and event.tag is None else self._scalar(event)
+                if tag is None and (event.style or text and text[0] not in _NON_STR_START):
+                    value = text  # quoted, or plain text that no other core-schema type starts with
+                else:
+                    value = self._scalar(event)
                 if value.__class__ is str and len(value) <= _INTERNED:
                     value = intern(value)  # refs, ids and outcomes repeat across steps and files
                 if frame is None:
@@ -476,21 +492,6 @@ class _Builder:
             self.fail("yaml-invalid-number", f"{_short(value)} is not a finite number; JSON cannot hold it",
                       event.start_mark, hint="use a finite number, or quote it to make it a string")
         return result
-
-
-def _events(text: str) -> Iterator[Any]:
-    """The parser's events for `text`: those `YAML(typ="safe").parse` gives, straight from the C
-    parser when there is one (the YAML object would build a loader class, a constructor and a
-    resolver for each file, none of which an event stream uses)."""
-    if CParser is None:
-        yield from YAML(typ="safe").parse(text)
-        return
-    parser = CParser(text)
-    try:
-        while parser.check_event():
-            yield parser.get_event()
-    finally:
-        parser.dispose()
 
 
 _NO_KEY = object()
