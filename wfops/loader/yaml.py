@@ -251,21 +251,25 @@ def load_yaml_bytes(raw: bytes, file: str) -> Document:
 
 
 def load_yaml_text(text: str, file: str) -> Document:
-    if len(text) > MAX_FILE_BYTES or len(text.encode("utf-8", "surrogatepass")) > MAX_FILE_BYTES:
+    # Encoding finds an unpaired surrogate too, the only character UTF-8 cannot hold (a regex
+    # search for one cost more than parsing a short file), and gives the size.
+    surrogate: int | None = None
+    try:
+        size = len(text.encode("utf-8"))
+    except UnicodeEncodeError as exc:
+        surrogate = exc.start
+        size = len(text.encode("utf-8", "surrogatepass"))
+    if len(text) > MAX_FILE_BYTES or size > MAX_FILE_BYTES:
         raise YamlLoadError(error("yaml-too-large", f"text is larger than {MAX_FILE_BYTES} bytes", file,
                                   hint="split the file, or move large data out of YAML"))
     if "\x00" in text:
         raise YamlLoadError(error("yaml-encoding", "the file contains a NUL byte", file,
                                   _text_position(text, text.index("\x00")),
                                   hint="YAML files are text; remove the binary content"))
-    surrogate = _SURROGATE.search(text)
     if surrogate is not None:
         raise YamlLoadError(error("yaml-encoding", "the text holds an unpaired UTF-16 surrogate", file,
-                                  _text_position(text, surrogate.start()), hint="save the file as UTF-8"))
+                                  _text_position(text, surrogate), hint="save the file as UTF-8"))
     return _Builder(file).build(text)
-
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _text_position(text: str, index: int) -> Position:

@@ -138,14 +138,18 @@ class Fields:
         self._step = step
 
     def get(self, name: str, default: Any = None) -> Any:
-        if name in _class_names(type(self._step)):
-            return self._step.__dict__.get(name, default)
-        return getattr(self._step, name, default)
+        step = self._step
+        # Asked ~800 times per workflow file: the class's names without a call when known.
+        names = _CLASS_NAMES.get(step.__class__) or _class_names(step.__class__)
+        if name in names:
+            return step.__dict__.get(name, default)
+        return getattr(step, name, default)
 
     def __contains__(self, name: str) -> bool:
-        if name in _class_names(type(self._step)):
-            return name in self._step.__dict__
-        return hasattr(self._step, name)
+        step = self._step
+        if name in (_CLASS_NAMES.get(step.__class__) or _class_names(step.__class__)):
+            return name in step.__dict__
+        return hasattr(step, name)
 
 
 _CLASS_NAMES: dict[type, frozenset[str]] = {}
@@ -158,11 +162,10 @@ def _class_names(cls: type) -> frozenset[str]:
     return names
 
 
-def fields(step: Any) -> Fields:
-    """A step's fields by name. Probing a pydantic model with getattr for a field its kind
-    lacks goes through pydantic's slow `__getattr__`; the checks see plain objects only, and
-    `Fields` asks their class first."""
-    return Fields(step)
+#: A step's fields by name. Probing a pydantic model with getattr for a field its kind lacks
+#: goes through pydantic's slow `__getattr__`; the checks see plain objects only, and `Fields`
+#: asks their class first. (The class itself: a function around it cost a call per field read.)
+fields = Fields
 
 
 def catch_places(step: Any) -> list[tuple[tuple[Any, ...], Any]]:
