@@ -275,12 +275,10 @@ def load_yaml_text(text: str, file: str) -> Document:
 def _text_position(text: str, index: int) -> Position:
     """1-based line and column of a character index, counting line breaks as YAML does."""
     before = text[:index]
-    breaks = [m.end() for m in _LINE_BREAK.finditer(before)]
+    breaks = [m.end() for m in re.finditer("\r\n|\r|\n", before)]  # only for a finding: compiled then
     start = breaks[-1] if breaks else 0
     return (len(breaks) + 1, index - start + 1)
 
-
-_LINE_BREAK = re.compile("\r\n|\r|\n")
 
 
 def _short(value: str, limit: int = 40) -> str:
@@ -482,7 +480,7 @@ class _Builder:
         if tag == _STR_TAG:
             return value
         kind = tag.rsplit(":", 1)[-1]
-        if not _CORE_PATTERNS[tag].fullmatch(value):  # an explicit tag on the wrong text: `!!int abc`
+        if not _is_core(tag, value):  # an explicit tag on the wrong text: `!!int abc`
             self.fail("yaml-tag", f"{_short(value)} is not a valid {kind}", event.start_mark,
                       hint=f"fix the value, or remove the !!{kind} tag")
         if kind == "int" and len(value) > MAX_INT_DIGITS:
@@ -509,16 +507,27 @@ _STR_TAG = "tag:yaml.org,2002:str"
 _MAP_TAG = "tag:yaml.org,2002:map"
 _SEQ_TAG = "tag:yaml.org,2002:seq"
 
-_CORE_SCHEMA = [
-    ("tag:yaml.org,2002:null", re.compile(r"~|null|Null|NULL|")),
-    ("tag:yaml.org,2002:bool", re.compile(r"true|True|TRUE|false|False|FALSE")),
-    ("tag:yaml.org,2002:int", re.compile(r"[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+")),
-    ("tag:yaml.org,2002:float", re.compile(
-        r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?|[-+]?\.(inf|Inf|INF)|\.(nan|NaN|NAN)")),
-]
+# The YAML 1.2 core schema, in the order it resolves a plain scalar. Null and bool are a few
+# words (a set lookup); the number patterns are compiled when a scalar first needs them (a
+# regex costs start-up time, and `wfops validate` starts cold on every fresh clone).
+_NULL_TAG = "tag:yaml.org,2002:null"
+_BOOL_TAG = "tag:yaml.org,2002:bool"
+_CORE_WORDS = {_NULL_TAG: frozenset({"~", "null", "Null", "NULL", ""}),
+               _BOOL_TAG: frozenset({"true", "True", "TRUE", "false", "False", "FALSE"})}
+_CORE_NUMBERS = {
+    "tag:yaml.org,2002:int": r"[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+",
+    "tag:yaml.org,2002:float":
+        r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?|[-+]?\.(inf|Inf|INF)|\.(nan|NaN|NAN)",
+}
+_CORE_TAGS = (*_CORE_WORDS, *_CORE_NUMBERS)
 
 
-_CORE_PATTERNS = dict(_CORE_SCHEMA)
+def _is_core(tag: str, value: str) -> bool:
+    """Whether `value` is written as the core schema's `tag` (null, bool, int or float) writes it."""
+    words = _CORE_WORDS.get(tag)
+    if words is not None:
+        return value in words
+    return re.fullmatch(_CORE_NUMBERS[tag], value) is not None  # re caches the compiled pattern
 _NON_STR_START = frozenset("~nNtTfF+-.0123456789")
 
 
@@ -526,8 +535,8 @@ def _resolve_plain(value: str) -> str:
     """The YAML 1.2 core schema: `on`, `yes` and dates stay strings."""
     if value and value[0] not in _NON_STR_START:  # most scalars: no regex needed
         return _STR_TAG
-    for tag, pattern in _CORE_SCHEMA:
-        if pattern.fullmatch(value):
+    for tag in _CORE_TAGS:
+        if _is_core(tag, value):
             return tag
     return "tag:yaml.org,2002:str"
 
