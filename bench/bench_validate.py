@@ -14,8 +14,10 @@ a deployment for every tenth workflow), then times, as separate processes:
 - `wfops validate` warm (the content-addressed cache under .wfops/cache hits),
 on all N files, on a one-workflow project, and on the same one-workflow project with
 its python calls replaced by `std` ones (no python source). Prints the median CPU time
-(user + system) of each; the environment's PYTHONDONTWRITEBYTECODE is removed
-(installed tools have bytecode).
+(user + system) of each, with its range; beside them `python -c pass` and, for a project
+with a python source, a process that only imports that source (pydantic and its models:
+what bounds the cold case there), and the load average at the start and the end. The
+environment's PYTHONDONTWRITEBYTECODE is removed (installed tools have bytecode).
 """
 
 from __future__ import annotations
@@ -390,20 +392,26 @@ def check_jsonschema() -> str:
 
 
 def bench(root: Path, files: list[Path], schema: Path, runs: int) -> dict[str, Any]:
-    """Runs interleaved (check-jsonschema, cold, warm, edited, ...) so a load spike hits all alike."""
+    """Runs interleaved (check-jsonschema, cold, warm, edited, ...) so a load spike hits all alike.
+    With a python source, also a process that only imports it (what bounds the cold case)."""
     wfops = [sys.executable, "-m", "wfops", "validate"]
     check = [check_jsonschema(), "--schemafile", str(schema), *map(str, files)]
-    times: dict[str, list[float]] = {"check-jsonschema": [], "wfops cold": [], "wfops warm": [], "wfops edited": []}
+    source = [sys.executable, "-c", "import benchops.ops"] if (root / "benchops").is_dir() else None
+    times: dict[str, list[float]] = {"check-jsonschema": [], "wfops cold": [], "wfops warm": [], "wfops edited": [],
+                                     "python -c pass": [], "source import": []}
     for run in range(runs):
         times["check-jsonschema"].append(timed(check, root))
+        times["python -c pass"].append(timed([sys.executable, "-c", "pass"], root))
+        if source is not None:
+            times["source import"].append(timed(source, root))
         shutil.rmtree(root / ".wfops" / "cache", ignore_errors=True)
         times["wfops cold"].append(timed(wfops, root))  # no cache: every check; fills the cache
         times["wfops warm"].append(timed(wfops, root))  # nothing changed: the cache hits
         with files[0].open("a") as edited:  # a commit that changed one workflow file
             edited.write(f"# edited {run}\n")
         times["wfops edited"].append(timed(wfops, root))
-    return {**{name: statistics.median(values) for name, values in times.items()},
-            **{f"{name} range": (min(values), max(values)) for name, values in times.items()}}
+    return {**{name: statistics.median(values) for name, values in times.items() if values},
+            **{f"{name} range": (min(values), max(values)) for name, values in times.items() if values}}
 
 
 def shown(r: dict[str, Any], name: str) -> str:
@@ -421,6 +429,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.smoke:
         args.files, args.runs = 3, 1
+    started = load_average()
     with tempfile.TemporaryDirectory(prefix="wfops-bench-") as tmp:
         base = Path(tmp)
         schema = schema_file(base)
@@ -443,7 +452,16 @@ def main() -> None:
         print(f"| {label} | {shown(r, 'check-jsonschema')} | {shown(r, 'wfops cold')} | {shown(r, 'wfops edited')}"
               f" | {shown(r, 'wfops warm')} | {r['wfops cold'] / base_t:.2f}x | {r['wfops edited'] / base_t:.2f}x"
               f" | {r['wfops warm'] / base_t:.2f}x |")
-    print(f"\nload average at the end: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+    print("\n| case | python -c pass | importing the python source alone (pydantic and its models) |")
+    print("| --- | ---: | ---: |")
+    for label, r in rows:
+        imported = shown(r, "source import") if "source import" in r else "(none)"
+        print(f"| {label} | {shown(r, 'python -c pass')} | {imported} |")
+    print(f"\nload average at the start: {started}; at the end: {load_average()}")
+
+
+def load_average() -> str:
+    return " ".join(f"{x:.1f}" for x in os.getloadavg())
 
 
 if __name__ == "__main__":

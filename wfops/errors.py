@@ -35,6 +35,7 @@ control flow or to carry a finding to the place that words it.
     engine.reducers.ReducerError    a write its reducer refuses (the step fails with `SaveError`)
     model.rules.Broken              a format rule's verdict, turned into a diagnostic
     model.plain._Unsure             the plain loader hands the document to the pydantic models
+    model.plain._Undecided          the same, from a schema definition it cannot compile (past unions)
     model.paths.PathSyntaxError     a malformed value path (`$state.x`)
     loader.yaml.YamlLoadError       a YAML document that cannot be read, with its diagnostic
     jsonvalues._NotFinite           a JSON number wfops refuses (NaN, Infinity, an overflow)

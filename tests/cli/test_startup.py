@@ -101,3 +101,40 @@ def test_version_is_printed_before_any_parser_is_built(tmp_path) -> None:
     loaded = set(json.loads(loaded_json))
     assert (version.split()[0], code) == ("wfops", "0")
     assert sorted(loaded & {"typer", "click", "wfops.cli.app", "pydantic"}) == []
+
+
+# What a cold validate leaves unloaded when the project has no use for it: a fresh clone (CI)
+# pays every module at start-up. A schedule (cron, time zones), a Dask executor (the address
+# parser), test files (their checks), an MCP or python source (the lock's reader, the contract
+# record) and a hint that names the closest choice (difflib) each load theirs when needed.
+SPARED = {"cronsim", "zoneinfo", "difflib", "wfops.lockfile", "wfops.fastpath.contracts", "wfops.sources.scheduler",
+          "wfops.compiler.checks.wftests"}
+PLAIN = {"workflows/w.yaml": "name: w\nsteps:\n  - id: a\n    uses: std.echo\n    with: {value: 1}\n    next: end\n",
+         "deployments/d.yaml": "name: d\nworkflow: w\n"}
+
+
+def cold_validate_modules(root) -> set[str]:
+    done = subprocess.run([sys.executable, "-c", HIT, "validate"], cwd=root, capture_output=True, text=True,
+                          timeout=60, env=process_env())
+    assert done.returncode == 0, done.stderr
+    return set(json.loads(done.stdout.splitlines()[-1]))
+
+
+def test_a_cold_validate_loads_only_what_the_project_uses(make_project) -> None:
+    loaded = cold_validate_modules(make_project(PLAIN))
+    assert "wfops.compiler.validate" in loaded  # the checks ran: the cache missed
+    assert sorted(loaded & SPARED) == []
+
+
+def test_a_project_that_uses_them_loads_them(make_project) -> None:
+    # The same probe sees each spared module where the project needs it, so the test above is not vacuous.
+    root = make_project({
+        **PLAIN,
+        "deployments/d.yaml": "name: d\nworkflow: w\nexecutor: {kind: dask, address: 'tcp://127.0.0.1:8786'}\n"
+                              "schedule:\n  - cron: '0 * * * *'\n",
+        "workflows/w.yaml": PLAIN["workflows/w.yaml"].replace("next: end", "next: ennd"),
+        "tests/w.wftest.yaml": "workflow: w\ncases:\n  - name: one\n    expect: {status: completed}\n",
+        "sources.yaml": "sources:\n  ops: {kind: python, module: ops}\n",
+        "ops.py": "import wfops\n\n\n@wfops.node\ndef run(payload: dict) -> dict:\n    return payload\n"})
+    loaded = cold_validate_modules(root)
+    assert sorted(SPARED - loaded) == []

@@ -27,7 +27,8 @@ from tests.model.test_editor_agrees import (
 from wfops.loader.yaml import load_yaml_file, load_yaml_text
 from wfops.model import plain
 from wfops.model.deployment import Deployment
-from wfops.model.objects import PlainModel
+from wfops.model.json_schema import committed_path
+from wfops.model.objects import ROOTS, PlainModel
 from wfops.model.sources import SourcesFile
 from wfops.model.workflow import Workflow
 
@@ -138,6 +139,19 @@ def test_a_form_it_does_not_decide_is_left_to_the_models() -> None:
     data = {**WORKFLOW, "steps": [{"id": "a", "uses": "s.x", "with_": {}}]}  # a field by its python name
     assert pydantic_result("workflow", data) is not None
     assert plain.load("workflow", data) is None
+
+
+def test_a_definition_it_cannot_compile_leaves_the_file_to_the_models() -> None:
+    # Definitions are compiled when a value first reaches one. One this loader cannot compile
+    # (a keyword it does not know) must send the whole file to the models, even when reached
+    # inside a union, where "this alternative does not fit" would let another one take it.
+    schema = json.loads(committed_path("workflow").read_text(encoding="utf-8"))
+    for definition in schema["$defs"].values():
+        definition["x-unknown"] = True
+    check = plain._Compiler(schema["$defs"]).model(schema, ROOTS["workflow"])
+    with pytest.raises(plain._Undecided):
+        check(WORKFLOW)
+    assert plain.load("workflow", WORKFLOW) is not None  # the committed schema compiles
 
 
 KEYS = ["name", "id", "uses", "with", "save", "next", "on", "retry", "attempts", "backoff", "catch", "if", "then",

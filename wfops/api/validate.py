@@ -7,14 +7,13 @@ which findings are reported. Every path goes through the one project path guard.
 from __future__ import annotations
 
 import io
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from wfops.diagnostics import Diagnostic, error, has_errors, sort_key
 from wfops.errors import UsageError
 from wfops.fastpath import cache
-from wfops.fastpath.contracts import ContractFile
 from wfops.fastpath.replay import REPLAYED
 from wfops.fastpath.snapshot import project_files
 from wfops.loader.guard import inside_project, relative_name
@@ -24,26 +23,33 @@ from wfops.loader.project import (
     SOURCES_FILE,
     WORKFLOWS_DIR,
     Loaded,
+    Project,
     load_document,
     load_project,
     register,
 )
+from wfops.loader.testfiles import project_test_files
 from wfops.model.objects import Deployment, Workflow
 from wfops.report import render
+
+if TYPE_CHECKING:
+    from wfops.fastpath.contracts import ContractFile
+    from wfops.sources.base import Capability
 
 Kind = Literal["workflow", "deployment", "sources", "wftest"]
 KINDS: tuple[Kind, ...] = ("workflow", "deployment", "sources", "wftest")
 
 
-@dataclass
 class Selection:
     """Which project findings to report, and which files to check on their own."""
 
-    everything: bool = False
-    files: set[str] = field(default_factory=set)
-    folders: list[str] = field(default_factory=list)
-    other_yaml: list[tuple[Path, str]] = field(default_factory=list)  # checked only if they are wfops files
-    missing: list[Diagnostic] = field(default_factory=list)
+    # A plain class, not a dataclass: creating one costs ~1 ms at import (`validate` starts cold).
+    def __init__(self, *, everything: bool = False) -> None:
+        self.everything = everything
+        self.files: set[str] = set()
+        self.folders: list[str] = []
+        self.other_yaml: list[tuple[Path, str]] = []  # checked only if they are wfops files
+        self.missing: list[Diagnostic] = []
 
     def wants(self, d: Diagnostic, deployments: dict[str, str]) -> bool:
         """`deployments`: file -> name. A deployment's file also selects what its bindings
@@ -99,17 +105,47 @@ def project_diagnostics(root: Path) -> tuple[list[Diagnostic], dict[str, str]]:
     if cached is not None:
         return cached
     # deferred: the checks (ruamel, pydantic for test files) only on a miss, not on a cache hit
-    from wfops.compiler.checks.wftests import test_file_findings
     from wfops.compiler.validate import validate_project
 
     files = project_files(root)  # before the checks read them: an edit meanwhile misses next time
     # Only validate serves python contracts from a record: compile, check, run and test need
     # the modules imported, or must see drift.
-    validation = validate_project(root, contracts=ContractFile(root))
-    diagnostics = sorted([*validation.diagnostics, *test_file_findings(validation.project)], key=sort_key)
+    validation = validate_project(root, contracts=_Contracts(root))
+    diagnostics = sorted([*validation.diagnostics, *_test_findings(validation.project)], key=sort_key)
     deployments = {loaded.file: name for name, loaded in validation.project.deployments.items()}
     cache.store(root, files, diagnostics, deployments, replay=_rendered(diagnostics))
     return diagnostics, deployments
+
+
+class _Contracts:
+    """The python sources' contract record (`wfops.fastpath.contracts.ContractFile`), loaded only
+    when the project declares a python source: it reads contracts with the lock's reader, whose
+    dataclasses cost a cold `validate` ~5 ms to create."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def recorded(self, modules: Mapping[str, str]) -> dict[str, dict[str, Capability]] | None:
+        return self._file().recorded(modules)
+
+    def record(self, modules: Mapping[str, str], contracts: Mapping[str, Mapping[str, Capability]] | None) -> None:
+        self._file().record(modules, contracts)
+
+    def _file(self) -> ContractFile:
+        # deferred: the record and the lock's reader only for a project with python sources
+        from wfops.fastpath.contracts import ContractFile
+
+        return ContractFile(self.root)
+
+
+def _test_findings(project: Project) -> list[Diagnostic]:
+    """The findings of the project's test files; none to check loads none of their checks."""
+    if not project_test_files(project.root):
+        return []
+    # deferred: the test-file checks (a dataclass, the test loader) only for a project with tests
+    from wfops.compiler.checks.wftests import test_file_findings
+
+    return test_file_findings(project)
 
 
 def _rendered(diagnostics: list[Diagnostic]) -> dict[str, Any]:

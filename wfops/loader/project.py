@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,24 +25,32 @@ __all__ = ["DEPLOYMENTS_DIR", "LOCK_FILE", "SOURCES_FILE", "WORKFLOWS_DIR", "Loa
 STATE_DIR = ".wfops"
 
 
-@dataclass
+# Plain classes, not dataclasses: a dataclass costs ~1 ms to create at import (its methods are
+# compiled from source), and `wfops validate` starts cold on every commit.
 class Loaded:
     """One successfully parsed and schema-valid file."""
 
-    file: str  # path relative to the project root, with forward slashes
-    doc: Document
-    model: Any
+    def __init__(self, file: str, doc: Document, model: Any) -> None:
+        self.file = file  # path relative to the project root, with forward slashes
+        self.doc = doc
+        self.model = model
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.file!r})"
 
 
-@dataclass
 class Project:
-    root: Path
-    sources: Loaded | None = None
-    workflows: dict[str, Loaded] = field(default_factory=dict)
-    deployments: dict[str, Loaded] = field(default_factory=dict)
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-    # Files that were found but could not be loaded (so later checks do not report them as missing).
-    broken_files: set[str] = field(default_factory=set)
+    def __init__(self, root: Path, sources: Loaded | None = None) -> None:
+        self.root = root
+        self.sources = sources
+        self.workflows: dict[str, Loaded] = {}
+        self.deployments: dict[str, Loaded] = {}
+        self.diagnostics: list[Diagnostic] = []
+        # Files that were found but could not be loaded (so later checks do not report them as missing).
+        self.broken_files: set[str] = set()
+
+    def __repr__(self) -> str:
+        return f"Project({self.root!r})"
 
     def rel(self, path: Path) -> str:
         try:

@@ -24,6 +24,7 @@ from typing import Any
 from ruamel.yaml import YAML
 from ruamel.yaml import events as ev
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.main import CParser  # type: ignore[attr-defined]  # None without ruamel.yaml.clib
 from ruamel.yaml.reader import ReaderError
 
 from wfops.diagnostics import Diagnostic, error
@@ -250,32 +251,34 @@ def load_yaml_bytes(raw: bytes, file: str) -> Document:
 
 
 def load_yaml_text(text: str, file: str) -> Document:
-    if len(text) > MAX_FILE_BYTES or len(text.encode("utf-8", "surrogatepass")) > MAX_FILE_BYTES:
+    # Encoding finds an unpaired surrogate too, the only character UTF-8 cannot hold (a regex
+    # search for one cost more than parsing a short file), and gives the size.
+    surrogate: int | None = None
+    try:
+        size = len(text.encode("utf-8"))
+    except UnicodeEncodeError as exc:
+        surrogate = exc.start
+        size = len(text.encode("utf-8", "surrogatepass"))
+    if len(text) > MAX_FILE_BYTES or size > MAX_FILE_BYTES:
         raise YamlLoadError(error("yaml-too-large", f"text is larger than {MAX_FILE_BYTES} bytes", file,
                                   hint="split the file, or move large data out of YAML"))
     if "\x00" in text:
         raise YamlLoadError(error("yaml-encoding", "the file contains a NUL byte", file,
                                   _text_position(text, text.index("\x00")),
                                   hint="YAML files are text; remove the binary content"))
-    surrogate = _SURROGATE.search(text)
     if surrogate is not None:
         raise YamlLoadError(error("yaml-encoding", "the text holds an unpaired UTF-16 surrogate", file,
-                                  _text_position(text, surrogate.start()), hint="save the file as UTF-8"))
+                                  _text_position(text, surrogate), hint="save the file as UTF-8"))
     return _Builder(file).build(text)
-
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _text_position(text: str, index: int) -> Position:
     """1-based line and column of a character index, counting line breaks as YAML does."""
     before = text[:index]
-    breaks = [m.end() for m in _LINE_BREAK.finditer(before)]
+    breaks = [m.end() for m in re.finditer("\r\n|\r|\n", before)]  # only for a finding: compiled then
     start = breaks[-1] if breaks else 0
     return (len(breaks) + 1, index - start + 1)
 
-
-_LINE_BREAK = re.compile("\r\n|\r|\n")
 
 
 def _short(value: str, limit: int = 40) -> str:
@@ -301,9 +304,16 @@ class _Builder:
         raise YamlLoadError(error(code, message, self.file, at, hint))
 
     def build(self, text: str) -> Document:
-        yaml = YAML(typ="safe")
+        # The C parser's events, taken straight from it: a `YAML` object would build a loader
+        # class, a constructor and a resolver for each file, none of which an event stream
+        # uses, and a generator between would cost a call per event.
+        parser = None
         try:
-            self._consume(yaml.parse(text))
+            if CParser is None:
+                self._consume(YAML(typ="safe").parse(text))
+            else:
+                parser = CParser(text)
+                self._consume(iter(parser.get_event, None))  # None once the stream has ended
         except YamlLoadError:
             raise
         except MarkedYAMLError as exc:
@@ -324,6 +334,9 @@ class _Builder:
             self.fail("yaml-syntax", f"invalid YAML: {str(exc).splitlines()[0] if str(exc) else 'unreadable'}")
         except RecursionError:
             self.fail("yaml-too-deep", f"nesting is deeper than {MAX_DEPTH} levels")
+        finally:
+            if parser is not None:
+                parser.dispose()
         doc = self.doc
         if doc.data is None:
             self.fail("yaml-empty", "the file holds no YAML document",
@@ -358,7 +371,8 @@ class _Builder:
                 if event.anchor is not None:
                     self.fail("yaml-anchor", f"anchors (&{event.anchor}) are not allowed in wfops files",
                               event.start_mark, hint="write the value out in full where it is used")
-                if event.tag is not None:
+                tag = event.tag  # a property of ruamel's events: read once
+                if tag is not None:
                     self._check_tag(event)
                 start = event.start_mark
                 mark(start.line)
@@ -369,11 +383,15 @@ class _Builder:
                     self.fail("yaml-too-large", f"a scalar is longer than {MAX_SCALAR_CHARS} characters",
                               event.start_mark, hint="move large data out of YAML")
                 if frame is not None and frame[1] is _NO_KEY:
-                    self._check_key(frame[0], event)
+                    if text == "<<" or text in frame[0]:  # a merge or duplicate key, maybe: say which
+                        self._check_key(frame[0], event)
                     # Keys repeat across every step of every file: one string object per distinct key.
                     frame[1] = text if len(text) > _INTERNED else intern(text)
                     continue
-                value = text if event.style and event.tag is None else self._scalar(event)
+                if tag is None and (event.style or text and text[0] not in _NON_STR_START):
+                    value = text  # quoted, or plain text that no other core-schema type starts with
+                else:
+                    value = self._scalar(event)
                 if value.__class__ is str and len(value) <= _INTERNED:
                     value = intern(value)  # refs, ids and outcomes repeat across steps and files
                 if frame is None:
@@ -462,7 +480,7 @@ class _Builder:
         if tag == _STR_TAG:
             return value
         kind = tag.rsplit(":", 1)[-1]
-        if not _CORE_PATTERNS[tag].fullmatch(value):  # an explicit tag on the wrong text: `!!int abc`
+        if not _is_core(tag, value):  # an explicit tag on the wrong text: `!!int abc`
             self.fail("yaml-tag", f"{_short(value)} is not a valid {kind}", event.start_mark,
                       hint=f"fix the value, or remove the !!{kind} tag")
         if kind == "int" and len(value) > MAX_INT_DIGITS:
@@ -489,16 +507,27 @@ _STR_TAG = "tag:yaml.org,2002:str"
 _MAP_TAG = "tag:yaml.org,2002:map"
 _SEQ_TAG = "tag:yaml.org,2002:seq"
 
-_CORE_SCHEMA = [
-    ("tag:yaml.org,2002:null", re.compile(r"~|null|Null|NULL|")),
-    ("tag:yaml.org,2002:bool", re.compile(r"true|True|TRUE|false|False|FALSE")),
-    ("tag:yaml.org,2002:int", re.compile(r"[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+")),
-    ("tag:yaml.org,2002:float", re.compile(
-        r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?|[-+]?\.(inf|Inf|INF)|\.(nan|NaN|NAN)")),
-]
+# The YAML 1.2 core schema, in the order it resolves a plain scalar. Null and bool are a few
+# words (a set lookup); the number patterns are compiled when a scalar first needs them (a
+# regex costs start-up time, and `wfops validate` starts cold on every fresh clone).
+_NULL_TAG = "tag:yaml.org,2002:null"
+_BOOL_TAG = "tag:yaml.org,2002:bool"
+_CORE_WORDS = {_NULL_TAG: frozenset({"~", "null", "Null", "NULL", ""}),
+               _BOOL_TAG: frozenset({"true", "True", "TRUE", "false", "False", "FALSE"})}
+_CORE_NUMBERS = {
+    "tag:yaml.org,2002:int": r"[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+",
+    "tag:yaml.org,2002:float":
+        r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?|[-+]?\.(inf|Inf|INF)|\.(nan|NaN|NAN)",
+}
+_CORE_TAGS = (*_CORE_WORDS, *_CORE_NUMBERS)
 
 
-_CORE_PATTERNS = dict(_CORE_SCHEMA)
+def _is_core(tag: str, value: str) -> bool:
+    """Whether `value` is written as the core schema's `tag` (null, bool, int or float) writes it."""
+    words = _CORE_WORDS.get(tag)
+    if words is not None:
+        return value in words
+    return re.fullmatch(_CORE_NUMBERS[tag], value) is not None  # re caches the compiled pattern
 _NON_STR_START = frozenset("~nNtTfF+-.0123456789")
 
 
@@ -506,8 +535,8 @@ def _resolve_plain(value: str) -> str:
     """The YAML 1.2 core schema: `on`, `yes` and dates stay strings."""
     if value and value[0] not in _NON_STR_START:  # most scalars: no regex needed
         return _STR_TAG
-    for tag, pattern in _CORE_SCHEMA:
-        if pattern.fullmatch(value):
+    for tag in _CORE_TAGS:
+        if _is_core(tag, value):
             return tag
     return "tag:yaml.org,2002:str"
 

@@ -43,6 +43,11 @@ class _Unsure(Exception):
     """Not certainly valid: the pydantic models decide."""
 
 
+class _Undecided(Exception):
+    """A definition this loader cannot compile, reached by a value: the pydantic models decide.
+    Not an `_Unsure`, which a union takes to mean that one alternative does not fit."""
+
+
 def load(kind: str, data: Any) -> PlainModel | None:
     """The plain object of a `kind` file ("workflow", "deployment", "sources") when `data` is
     certainly valid; None when the pydantic models must decide."""
@@ -51,7 +56,7 @@ def load(kind: str, data: Any) -> PlainModel | None:
         return None
     try:
         made: PlainModel = check(data)
-    except (_Unsure, Broken, OverflowError, RecursionError):
+    except (_Unsure, _Undecided, Broken, OverflowError, RecursionError):
         return None
     return made
 
@@ -66,7 +71,7 @@ def built(kind: str, data: Any) -> PlainModel | None:
         return None
     try:
         made: PlainModel = make(data)
-    except (_Unsure, Broken, TypeError, AttributeError, KeyError, ValueError, RecursionError):
+    except (_Unsure, _Undecided, Broken, TypeError, AttributeError, KeyError, ValueError, RecursionError):
         return None
     return made
 
@@ -126,11 +131,20 @@ class _Compiler:
         name = ref.rsplit("/", 1)[-1]
         if not ref.startswith("#/$defs/") or name not in self.defs or name not in CLASSES:
             raise _Unsure
-        if name not in self.table:
-            self.table[name] = _unsure  # a recursive reference resolves through the table below
-            self.table[name] = self.model(self.defs[name], CLASSES[name])
         table = self.table
-        return lambda value: table[name](value)
+
+        def resolved(value: Any) -> Any:
+            check = table.get(name)
+            if check is None:
+                # Compiled when a value first reaches it: a file uses a few of its schema's
+                # definitions (one source kind, the step kinds it has), and a cold validate
+                # compiles the schemas of every kind of file.
+                try:
+                    check = table[name] = self.model(self.defs[name], CLASSES[name])
+                except _Unsure:
+                    raise _Undecided from None
+            return check(value)
+        return resolved
 
     def value(self, schema: dict[str, Any]) -> Check:
         if not schema.keys() <= _KNOWN:
@@ -242,14 +256,16 @@ class _Compiler:
         if self.trusted:
             return _same
         low, high = schema.get("minLength", 0), schema.get("maxLength")
-        pattern = _regex(schema["pattern"]) if "pattern" in schema else None
+        # Compiled when a value first meets it (`_regex`): a schema holds ~20 patterns, and a
+        # cold validate of one file would otherwise compile those no field of it uses.
+        pattern: str | None = schema.get("pattern")
 
         def string(value: Any) -> Any:
             if type(value) is not str or len(value) < low or high is not None and len(value) > high:
                 raise _Unsure
             # Pydantic matches with Rust's regex, whose `$` does not match before a final
             # newline as Python's does: a value with a line break is left to pydantic.
-            if pattern is not None and ("\n" in value or not pattern.search(value)):
+            if pattern is not None and ("\n" in value or not _regex(pattern).search(value)):
                 raise _Unsure
             return value
         return string
@@ -309,14 +325,14 @@ class _Compiler:
         if "patternProperties" in schema:
             if rest is not True:
                 raise _Unsure
-            patterns = [(_regex(p), self.value(s)) for p, s in schema["patternProperties"].items()]
+            patterns = [(p, self.value(s)) for p, s in schema["patternProperties"].items()]
 
             def by_pattern(value: Any) -> Any:
                 out = {}
                 for key, item in keys(value).items():
                     # Pydantic's `dict[Pattern, X]`: every key must match (JSON Schema would let
                     # other keys through).
-                    matched = [check for regex, check in patterns if "\n" not in key and regex.search(key)]
+                    matched = [check for regex, check in patterns if "\n" not in key and _regex(regex).search(key)]
                     if len(matched) != 1:
                         raise _Unsure
                     out[key] = matched[0](item)

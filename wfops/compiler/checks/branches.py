@@ -4,19 +4,19 @@ mapped back), so every step check applies to branch steps, and a route stays ins
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from wfops.loader.project import Loaded
 from wfops.loader.yaml import Document
 
 
-@dataclass
 class BranchView(Loaded):
     """Branch `branch` of the parallel step at `at` of the workflow file `file`."""
 
-    branch: str = ""
-    at: tuple[Any, ...] = ()
+    def __init__(self, file: str, doc: Document, model: Any, *, branch: str = "", at: tuple[Any, ...] = ()) -> None:
+        super().__init__(file, doc, model)
+        self.branch = branch
+        self.at = at
 
 
 def branch_views(loaded: Loaded) -> list[BranchView]:

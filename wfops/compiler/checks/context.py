@@ -4,8 +4,7 @@ place to put findings that knows where each YAML node stands."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from wfops.codes import KNOWN
 from wfops.diagnostics import Diagnostic, Severity
@@ -14,12 +13,13 @@ from wfops.model.paths import item_named
 from wfops.sources.base import Capability
 
 
-@dataclass(frozen=True)
-class Env:
+# A NamedTuple and plain classes, not dataclasses: a dataclass costs ~1 ms to create at import
+# (its methods are compiled from source), and `wfops validate` starts cold on every commit.
+class Env(NamedTuple):
     """A binding environment: the deployment (if any) a workflow is checked under."""
 
     deployment: str | None = None
-    bindings: Mapping[str, str] = field(default_factory=dict)
+    bindings: Mapping[str, str] = {}  # noqa: RUF012 - never changed: an Env is a value
     secrets: frozenset[str] | None = None  # None: no deployment, so secrets are not checked
 
     def concrete(self, logical: str) -> str:
@@ -32,22 +32,23 @@ class Env:
 IDENTITY = Env()
 
 
-@dataclass
 class Catalog:
     """Concrete source id -> capability name -> contract, plus what is known about each source."""
 
-    caps: dict[str, dict[str, Capability]] = field(default_factory=dict)
-    kinds: dict[str, str] = field(default_factory=dict)      # id -> std | python | mcp
-    broken: set[str] = field(default_factory=set)             # declared, but could not be loaded
-    lock_backed: set[str] = field(default_factory=set)  # mcp sources read from wfops.lock: a missing capability is contract-unknown
-    sources_known: bool = True                                # False when sources.yaml itself is broken
+    def __init__(self, caps: dict[str, dict[str, Capability]] | None = None, kinds: dict[str, str] | None = None,
+                 *, sources_known: bool = True) -> None:
+        self.caps = {} if caps is None else caps
+        self.kinds = {} if kinds is None else kinds  # id -> std | python | mcp
+        self.broken: set[str] = set()                # declared, but could not be loaded
+        # mcp sources read from wfops.lock: a missing capability is contract-unknown
+        self.lock_backed: set[str] = set()
+        self.sources_known = sources_known            # False when sources.yaml itself is broken
 
     def declared(self, source_id: str) -> bool:
         return source_id in self.kinds or source_id in self.broken
 
 
-@dataclass
-class Lookup:
+class Lookup(NamedTuple):
     """How a `uses:` resolved under one environment."""
 
     capability: Capability | None = None
@@ -97,11 +98,11 @@ def subject_at(loaded: Loaded, path: tuple[Any, ...]) -> dict[str, str | None]:
     return {}
 
 
-@dataclass
 class CheckContext:
-    project: Project
-    catalog: Catalog
-    sink: Sink = field(default_factory=Sink)
+    def __init__(self, project: Project, catalog: Catalog, sink: Sink | None = None) -> None:
+        self.project = project
+        self.catalog = catalog
+        self.sink = Sink() if sink is None else sink
 
     @property
     def workflows(self) -> dict[str, Loaded]:
@@ -137,14 +138,18 @@ class Fields:
         self._step = step
 
     def get(self, name: str, default: Any = None) -> Any:
-        if name in _class_names(type(self._step)):
-            return self._step.__dict__.get(name, default)
-        return getattr(self._step, name, default)
+        step = self._step
+        # Asked ~800 times per workflow file: the class's names without a call when known.
+        names = _CLASS_NAMES.get(step.__class__) or _class_names(step.__class__)
+        if name in names:
+            return step.__dict__.get(name, default)
+        return getattr(step, name, default)
 
     def __contains__(self, name: str) -> bool:
-        if name in _class_names(type(self._step)):
-            return name in self._step.__dict__
-        return hasattr(self._step, name)
+        step = self._step
+        if name in (_CLASS_NAMES.get(step.__class__) or _class_names(step.__class__)):
+            return name in step.__dict__
+        return hasattr(step, name)
 
 
 _CLASS_NAMES: dict[type, frozenset[str]] = {}
@@ -157,11 +162,10 @@ def _class_names(cls: type) -> frozenset[str]:
     return names
 
 
-def fields(step: Any) -> Fields:
-    """A step's fields by name. Probing a pydantic model with getattr for a field its kind
-    lacks goes through pydantic's slow `__getattr__`; the checks see plain objects only, and
-    `Fields` asks their class first."""
-    return Fields(step)
+#: A step's fields by name. Probing a pydantic model with getattr for a field its kind lacks
+#: goes through pydantic's slow `__getattr__`; the checks see plain objects only, and `Fields`
+#: asks their class first. (The class itself: a function around it cost a call per field read.)
+fields = Fields
 
 
 def catch_places(step: Any) -> list[tuple[tuple[Any, ...], Any]]:

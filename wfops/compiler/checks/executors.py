@@ -8,13 +8,15 @@ from __future__ import annotations
 from wfops.compiler.checks.context import CheckContext
 from wfops.errors import UsageError
 from wfops.loader.project import Loaded
-from wfops.sources.scheduler import scheduler_address
 
 
 def check_executor(ctx: CheckContext, loaded: Loaded) -> None:
     executor = loaded.model.executor
     if getattr(executor, "kind", None) != "dask":
         return
+    # deferred: the address parser (a dataclass, ipaddress) only for a Dask executor
+    from wfops.sources.scheduler import scheduler_address
+
     try:
         scheduler_address(executor.address)
     except UsageError as exc:

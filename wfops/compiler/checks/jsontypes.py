@@ -28,6 +28,8 @@ def sch(schema: Any) -> Sch | None:
 
 def resolve(s: Sch | None) -> Sch | None:
     """Follow local `$ref`s (`#/$defs/X`); an unresolvable ref is unknown."""
+    if s is not None and s.node.__class__ is dict and "$ref" not in s.node:
+        return s  # the common case, asked for many times per path: no ref to follow
     hops = 0
     while s is not None and isinstance(s.node, dict) and isinstance(s.node.get("$ref"), str):
         hops += 1
@@ -89,6 +91,9 @@ def _list(value: Any) -> list[Any]:
 
 def _branches(s: Sch) -> list[Sch]:
     """The schema itself plus its anyOf/oneOf/allOf branches (for Optional[Model] and friends)."""
+    node = s.node
+    if "anyOf" not in node and "oneOf" not in node and "allOf" not in node:
+        return [s]  # the common case, asked for many times per path
     found = [s]
     for key in ("anyOf", "oneOf", "allOf"):
         for branch in _list(s.node.get(key)):
