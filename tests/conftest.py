@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,13 +15,30 @@ from wfops.redact import forget
 REPO = Path(__file__).resolve().parent.parent
 
 
-@pytest.hookimpl(trylast=True)
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The modules holding slow tests run first, each module kept together (its module fixtures
-    are built once per worker): xdist hands tests out in this order, so the last minute is
-    short tests filling in on both workers rather than one worker finishing a long test alone."""
+@pytest.hookimpl(wrapper=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> Iterator[None]:
+    """Before the other hooks (xdist's reads the `xdist_group` marks): a module whose tests share
+    a module-scoped fixture (a compiled project, a cluster, a server session) becomes one xdist
+    group, so that under `--dist loadgroup` one worker runs its tests and builds the fixture
+    once, rather than both workers building it; a module that names its own group keeps it.
+
+    After them: the modules holding slow tests run first, each module kept together (its module
+    fixtures are built once per worker): xdist hands tests out in this order, so the last minute
+    is short tests filling in on both workers rather than one worker finishing a long test alone."""
+    shared = {item.path for item in items if _uses_module_fixture(item)}
+    for item in items:
+        if item.path in shared and item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(str(item.path.relative_to(REPO))))
+    yield
     slow_modules = {item.path for item in items if item.get_closest_marker("slow") is not None}
     items.sort(key=lambda item: item.path not in slow_modules)  # stable: order within each part kept
+
+
+def _uses_module_fixture(item: pytest.Item) -> bool:
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return False
+    return any(defs and defs[-1].scope == "module" for defs in info.name2fixturedefs.values())
 
 
 @pytest.fixture(autouse=True)

@@ -52,7 +52,7 @@ def work(payload: WorkIn, context) -> WorkOut:
     if payload.n == payload.flaky_at and context.attempt == 1:
         raise ValueError(f"flaky item {payload.n}")
     if payload.n == payload.slow_at and context.attempt == 1:
-        time.sleep(3)
+        time.sleep(6)  # twice the step timeout in tests/dask/test_local_cluster.py (WIDE)
     if payload.n == payload.pause_at and context.attempt == 1:
         Path(payload.ready).write_text(str(os.getpid()))
         time.sleep(120)

@@ -243,7 +243,7 @@ steps:
     with: {n: $item, log: $input.log, fail_at: $input.fail_at, flaky_at: $input.flaky_at, slow_at: $input.slow_at}
     mode: parallel
     retry: {attempts: 3, backoff: 0}
-    timeout: 1.5
+    timeout: 3
     on_item_error: collect
     save: state.out
     errors: state.errors

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -34,8 +35,13 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def session(root: Path, tmp_path: Path, calls: list[tuple[str, dict[str, Any]]], **env: str) -> list[dict[str, Any]]:
-    """The structured results of `calls`, made in order by one client of one `wfops mcp`."""
+Call = tuple[str, dict[str, Any]]
+
+
+def session(root: Path, tmp_path: Path, calls: list[Call | Callable[[list[dict[str, Any]]], Call]],
+            **env: str) -> list[dict[str, Any]]:
+    """The structured results of `calls`, made in order by one client of one `wfops mcp`; a call
+    given as a function is made from the results before it."""
     params = StdioServerParameters(
         command=sys.executable, args=["-m", "wfops", "mcp", "--project", str(root), "--db", str(tmp_path / "runs.db")],
         env=process_env({"MCP_TOKEN": TOKEN, **env}), cwd=str(root))
@@ -44,7 +50,8 @@ def session(root: Path, tmp_path: Path, calls: list[tuple[str, dict[str, Any]]],
         with (tmp_path / "server.err").open("w") as errlog:
             async with Client(stdio_client(params, errlog=errlog)) as client:
                 results = []
-                for tool, arguments in calls:
+                for call in calls:
+                    tool, arguments = call(results) if callable(call) else call
                     result = await client.call_tool(tool, arguments)
                     results.append(result.structured_content or {})
                     assert_no_secret(TOKEN, json.dumps(result.model_dump(mode="json"), ensure_ascii=False))
@@ -56,12 +63,13 @@ def session(root: Path, tmp_path: Path, calls: list[tuple[str, dict[str, Any]]],
 
 @pytest.mark.slow
 def test_run_deployment_and_resume_run_show_the_dying_server_s_token_masked(project: Path, tmp_path: Path) -> None:
-    ran, caught = session(project, tmp_path, [("run_deployment", {"deployment": "dies.local"}),
-                                              ("run_deployment", {"deployment": "caught.local"})])
+    def resume(results: list[dict[str, Any]]) -> Call:
+        return "resume_run", {"run_id": results[0]["error"]["message"].split()[1]}
+
+    ran, caught, resumed = session(project, tmp_path, [("run_deployment", {"deployment": "dies.local"}),
+                                                       ("run_deployment", {"deployment": "caught.local"}), resume])
     assert ran["ok"] is False and quoted(ran["error"]["message"]), ran
     assert quoted(caught["run"]["output"]["problem"]["message"]), caught
-    run_id = ran["error"]["message"].split()[1]
-    [resumed] = session(project, tmp_path, [("resume_run", {"run_id": run_id})])
     assert quoted(resumed["error"]["message"]), resumed
 
 

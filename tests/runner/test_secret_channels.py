@@ -2,7 +2,9 @@
 every channel wfops quotes that stderr in: the run's stderr line and `--json` error, every
 resume, the trace and the store, `runs show`, the GitHub step summary, `check --live` as
 GitHub annotations and SARIF, and `compile`; an import error quoting it, in every report
-format; and a crash log. The commands run as real processes."""
+format; and a crash log. The first run is a real process (the token reaches it only through
+its environment); the other commands run in process through the CLI's entry point, each
+with the token in its environment and no secret declared before it (as a new process)."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness import WFOPS, process_env
+from tests.harness import WFOPS, CliResult, process_env, run_cli
 from tests.runner.hostile import assert_no_secret
 from tests.runner.secret_project import TOKEN, make_leaky_project, quoted
 from wfops.redact import MASK
@@ -26,7 +28,12 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def wfops(root: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+def wfops(root: Path, *args: str, **env: str) -> CliResult:
+    """`wfops ARGS` in process in `root`, with the token in its environment."""
+    return run_cli(*args, cwd=root, env={"MCP_TOKEN": TOKEN, "GITHUB_STEP_SUMMARY": None, **env})
+
+
+def wfops_process(root: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
     """`wfops ARGS` as a real process in `root`, with the token in its environment."""
     return subprocess.run([*WFOPS, *args], cwd=root, capture_output=True, text=True, timeout=120,
                           env=process_env({"MCP_TOKEN": TOKEN, "GITHUB_STEP_SUMMARY": None, **env}))
@@ -36,22 +43,23 @@ def wfops(root: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str
 def test_a_dying_server_s_token_is_masked_in_the_run_its_resumes_and_the_store(project: Path,
                                                                                tmp_path: Path) -> None:
     db, summary = str(tmp_path / "runs.db"), tmp_path / "summary.md"
-    ran = wfops(project, "run", "dies.local", "--json", "--db", db, GITHUB_STEP_SUMMARY=str(summary))
+    ran = wfops_process(project, "run", "dies.local", "--json", "--db", db, GITHUB_STEP_SUMMARY=str(summary))
     assert ran.returncode == 3, ran.stderr
     error = json.loads(ran.stdout)["error"]
     assert error["type"] == "RunStopped" and quoted(error["message"]), error
     assert quoted(ran.stderr)
     run_id = error["message"].split()[1]
     texts = [ran.stdout, ran.stderr]
-    for _ in range(2):  # the server dies again on every resume, and its stderr is quoted again
-        resumed = wfops(project, "resume", run_id, "--db", db)
-        assert resumed.returncode == 3 and quoted(resumed.stderr), resumed.stderr
-        resumed_json = wfops(project, "resume", run_id, "--json", "--db", db)
-        assert quoted(json.loads(resumed_json.stdout)["error"]["message"])
-        texts += [resumed.stdout, resumed.stderr, resumed_json.stdout, resumed_json.stderr]
+    # The server dies again on every resume (one resume, then a resume of the resumed run), and
+    # its stderr is quoted again.
+    resumed = wfops(project, "resume", run_id, "--db", db)
+    assert resumed.returncode == 3 and quoted(resumed.stderr), resumed.stderr
+    resumed_json = wfops(project, "resume", run_id, "--json", "--db", db)
+    assert quoted(json.loads(resumed_json.stdout)["error"]["message"])
+    texts += [resumed.stdout, resumed.stderr, resumed_json.stdout, resumed_json.stderr]
     trace = wfops(project, "runs", "trace", run_id, "--json", "--db", db)
     retries = [e["error"]["message"] for e in json.loads(trace.stdout) if e["kind"] == "retry"]
-    assert len(retries) == 5 and all(quoted(m) for m in retries), retries  # one per drive, stored masked
+    assert len(retries) == 3 and all(quoted(m) for m in retries), retries  # one per drive, stored masked
 
     caught = wfops(project, "run", "caught.local", "--json", "--db", db, GITHUB_STEP_SUMMARY=str(summary))
     assert caught.returncode == 0, caught.stderr

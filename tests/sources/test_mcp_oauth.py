@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import write
-from tests.harness import WFOPS, process_env
+from tests.harness import WFOPS, CliResult, process_env, run_cli
 from tests.runner.hostile import assert_no_secret
 from wfops.api import Project
 from wfops.errors import WfopsError
@@ -115,7 +115,13 @@ def make(root: Path, servers: Servers, issuer: str | None = None) -> Path:
                         "input: {name: ana}\nsecrets: [REMOTE_SECRET]\n"})
 
 
-def wfops(root: Path, *args: str, secret: str = SECRET) -> subprocess.CompletedProcess[str]:
+def wfops(root: Path, *args: str, secret: str = SECRET) -> CliResult:
+    """`wfops ARGS` in process, the secret in its environment."""
+    return run_cli(*args, cwd=root, env={"REMOTE_SECRET": secret})
+
+
+def wfops_process(root: Path, *args: str, secret: str = SECRET) -> subprocess.CompletedProcess[str]:
+    """`wfops ARGS` as a real process, the secret in its environment."""
     return subprocess.run([*WFOPS, *args], cwd=root, env=process_env({"REMOTE_SECRET": secret}),
                           capture_output=True, text=True, timeout=120, check=False)
 
@@ -136,7 +142,7 @@ def test_a_workflow_calls_a_tool_with_a_token_from_client_credentials(servers: S
     assert listed.returncode == 0 and "remote.whoami" in listed.stdout, listed.stderr
     checked = wfops(root, "check", "--live")
     assert checked.returncode == 0, checked.stdout + checked.stderr
-    ran = wfops(root, "run", "greet.local", "--json")
+    ran = wfops_process(root, "run", "greet.local", "--json")
     assert ran.returncode == 0, ran.stderr
     assert json.loads(ran.stdout)["output"] == {"said": "hello ana, you hold a token"}
     trace = wfops(root, "runs", "trace", json.loads(ran.stdout)["run_id"], "--json")

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.harness import WFOPS, process_env
+from tests.harness import WFOPS, CliResult, finishes, process_env, run_cli
 from tests.ui import project as ui_project
 
 CHROMIUM = os.environ.get("WFOPS_TEST_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
@@ -66,9 +66,11 @@ def ui_root(tmp_path: Path) -> Path:
     return ui_project.make(tmp_path / "proj")
 
 
-def wfops(root: Path, *args: str, env: dict[str, str] | None = None, check: bool = True) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run([*WFOPS, *args], cwd=root, env=process_env(env), capture_output=True, text=True,
-                          timeout=120)
+def wfops(root: Path, *args: str, env: dict[str, str | None] | None = None, check: bool = True) -> CliResult:
+    """`wfops ARGS` in `root`, in process (the runs the pages show, the CLI's own refusals), on a
+    thread of its own: while Playwright's sync API is open this thread has a running event loop,
+    and a run is not driven from inside one."""
+    done = finishes(lambda: run_cli(*args, cwd=root, env=env), guard=120)
     if check:
         assert done.returncode in (0, 1, 3), (args, done.stdout, done.stderr)
     return done
@@ -102,7 +104,7 @@ def serve() -> Callable[..., Any]:
     return serving
 
 
-def run_id(done: subprocess.CompletedProcess[str]) -> str:
+def run_id(done: CliResult | subprocess.CompletedProcess[str]) -> str:
     import json
 
     return str(json.loads(done.stdout)["run_id"])

@@ -1,5 +1,5 @@
 """The pages in a real browser (headless Chromium) against a real `wfops ui` process, on a
-store of real runs."""
+store of real runs (made in process, but for the live run, a real process)."""
 
 from __future__ import annotations
 
