@@ -81,6 +81,9 @@ class Pending(NamedTuple):
 #: where the output's shared parts are: `output_refs`).
 Head = tuple[str, str | None, str | None, str | None, str | None, str | None]
 TraceRow = tuple[Any, ...]
+#: A plain group's rows (`SqlStore._group_rows`): the rows without a cursor, the newest
+#: entry's row with it (None when that entry is not plain), and the full rows.
+GroupRows = tuple[list[TraceRow], TraceRow | None, list[TraceRow]]
 
 
 class SqlStore(CacheStore, ABC):
@@ -218,6 +221,55 @@ class SqlStore(CacheStore, ABC):
         except UNSTORABLE as exc:
             raise unstorable(run.run_id, exc) from None
         return row
+
+    def _group_rows(self, run: RunSnapshot, entries: list[TraceEntry]) -> GroupRows | None:
+        """The rows of a plain group's commit (a parallel foreach's items that finished in one
+        loop turn), or None when the commit is not one (then `_step_rows` says what it writes).
+        A plain group: a run row that would say what it says already (as `_plain_row` asks), no
+        cache note and no output of `LARGE_OUTPUT` or more. Each entry without an error or extras
+        becomes the row `_plain_row` would build, the one of the newest seq with the cursor
+        (`Queries.insert_plain_trace`), the others without it (`Queries.insert_bare_trace`);
+        an entry with an error or extras keeps its full row (`Queries.insert_trace`). The same
+        rows `_step_rows` gives, with their NULL columns left out."""
+        if run.output is not None or run.error is not None or run.interrupt is not None \
+                or run.outcome is not None or self._heads.get(run.run_id) != (run.status, None, None, None,
+                                                                              None, None):
+            return None
+        run_id, last = run.run_id, _last_seq(entries)
+        cursor = _cursor_text(run.cursor)
+        encode: Any = ENCODE_CONTAINER
+        bare: list[TraceRow] = []
+        full: list[TraceRow] = []
+        newest: TraceRow | None = None
+        try:
+            for entry in entries:
+                if entry.cache_note is not None:
+                    return None
+                value, given, changes = entry.output, entry.input, entry.state_changes
+                output: str | None
+                if encode is not None and type(value) is dict and type(given) is dict:
+                    # An item's usual values, encoded without a `dump` call for each (the same text).
+                    output, given = "".join(encode(value, 0)), "".join(encode(given, 0))
+                    written = "".join(encode(changes, 0)) if changes else "[]"
+                else:
+                    output, given, written = dump(value), dump(given), dump(changes) or "[]"
+                if output is not None and len(output) >= LARGE_OUTPUT:
+                    return None
+                if entry.error is not None or entry.extra is not None:
+                    full.append((run_id, entry.seq, entry.step, entry.kind, entry.attempt, given, entry.outcome,
+                                 output, written, entry.next, dump(entry.error), entry.started_at,
+                                 entry.ended_at, cursor if entry.seq == last else None, dump(entry.extra)))
+                elif entry.seq == last:
+                    newest = (run_id, entry.seq, entry.step, entry.kind, entry.attempt, given, entry.outcome,
+                              output, written, entry.next, entry.started_at, entry.ended_at, cursor)
+                else:
+                    bare.append((run_id, entry.seq, entry.step, entry.kind, entry.attempt, given, entry.outcome,
+                                 output, written, entry.next, entry.started_at, entry.ended_at))
+            if not self._binding_checks_text:
+                check_text([*bare, *full] if newest is None else [*bare, *full, newest])
+        except UNSTORABLE as exc:
+            raise unstorable(run_id, exc) from None
+        return bare, newest, full
 
     @abstractmethod
     def commit(self, run: RunSnapshot, entries: list[TraceEntry]) -> None:

@@ -22,7 +22,7 @@ from wfops.engine.types import RunSnapshot, TraceEntry
 from wfops.errors import StoreError, UsageError
 from wfops.statedir import make_state_dir, refuse_state_link
 from wfops.store import locks
-from wfops.store.base import DEFAULT_TIMEOUT, SqlStore, Writes
+from wfops.store.base import DEFAULT_TIMEOUT, SqlStore, TraceRow, Writes
 from wfops.store.migrations import LATEST, current_version, migrate, refuse_newer
 from wfops.store.queries import RUN_TABLES, SQLITE, queries
 from wfops.store.rows import UNSTORABLE, unstorable
@@ -163,6 +163,11 @@ class SqliteStore(SqlStore):
     # -- writes -------------------------------------------------------------------------
 
     def commit(self, run: RunSnapshot, entries: list[TraceEntry]) -> None:
+        if len(entries) > 1:
+            group = self._group_rows(run, entries)
+            if group is not None:
+                self._commit_group(run, *group)
+                return
         plain = self._plain_row(run, entries[0]) if len(entries) == 1 else None
         if plain is not None:
             # A plain step writes one row, and one statement outside BEGIN is a transaction of
@@ -202,6 +207,31 @@ class SqliteStore(SqlStore):
         except UNSTORABLE as exc:  # the run's input or meta, written with its first commit
             raise unstorable(run.run_id, exc) from None
         self._committed(run.run_id, head)
+
+    def _commit_group(self, run: RunSnapshot, bare: list[TraceRow], newest: TraceRow | None,
+                      full: list[TraceRow]) -> None:
+        """A plain group's rows (`_group_rows`) in one transaction on the kept cursor: BEGIN
+        IMMEDIATE stays, as the group is one commit of all its entries. The run row is left
+        alone, as a plain step leaves it: the cursor rides on the newest entry's row."""
+        hot, q = self._hot, self._q
+        try:
+            hot.execute("BEGIN IMMEDIATE")
+            try:
+                if bare:
+                    hot.executemany(q.insert_bare_trace, bare)
+                if newest is not None:
+                    hot.execute(q.insert_plain_trace, newest)
+                if full:
+                    hot.executemany(q.insert_trace, full)
+                hot.execute("COMMIT")
+            except BaseException:
+                if self.conn.in_transaction:
+                    hot.execute("ROLLBACK")
+                raise
+        except sqlite3.Error as exc:
+            raise self._failure(exc, "commit a step") from None
+        except UNSTORABLE as exc:  # a lone surrogate, refused as it is bound: the group rolled back
+            raise unstorable(run.run_id, exc) from None
 
     def _share_artifacts(self, tx: Writes) -> None:
         return None  # BEGIN IMMEDIATE already keeps every other writer out
