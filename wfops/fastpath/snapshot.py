@@ -177,19 +177,18 @@ def loaded_libraries(root: Path) -> dict[str, list[int] | None]:
             continue
         # A site-packages folder counts wherever it is, a virtualenv inside the project included.
         if any(site in origin for site in _SITE_DIRS) or not origin.startswith(skipped):
-            seen = _AS_LOADED.get(origin, _UNSEEN)
-            if seen is _UNSEEN:
-                seen = _AS_LOADED[origin] = _stat(origin)
-            found[origin] = seen
+            seen = _AS_LOADED.get(origin)
+            if seen is None or seen[0] != id(module):
+                seen = _AS_LOADED[origin] = (id(module), _stat(origin))
+            found[origin] = seen[1]
     return found
 
 
-#: Each loaded module file's stat when a snapshot first saw it: the code this process runs is
-#: what was loaded, so a file rewritten later must not be recorded as what ran (and an
-#: embedding program or a test process holding a thousand modules stats each once, not once
-#: per snapshot).
-_AS_LOADED: dict[str, list[int] | None] = {}
-_UNSEEN: list[int] = []
+#: Each loaded module's file as a snapshot first saw it, by the module object: the code this
+#: process runs is what was loaded, so a file rewritten later is not recorded as what ran
+#: (its next check misses), a module imported anew is looked at anew, and an embedding
+#: program or a test process holding a thousand modules stats each once, not per snapshot.
+_AS_LOADED: dict[str, tuple[int, list[int] | None]] = {}
 
 
 def _stat(file: str, *, folder: bool = False) -> list[int] | None:
