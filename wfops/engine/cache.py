@@ -23,9 +23,8 @@ if TYPE_CHECKING:
     from wfops.engine.run import RunContext
     from wfops.sources.base import StepContext
 
-_UNSET: Any = object()
 #: What `RunContext.cache_policies` gives for a ref not asked about yet.
-UNASKED = _UNSET
+UNASKED: Any = object()
 _DESTRUCTIVE: Any = object()
 
 #: Changes when what goes into a key does: every entry of an older form is then a miss.
@@ -54,9 +53,7 @@ def policy(run: RunContext, sp: StepPlan) -> tuple[float | None, Any] | None:
     declared = sp.cache
     if declared is False:
         return None
-    default = run.cache_policies.get(sp.uses or "", _UNSET)  # `_default_of`, without a call per step
-    if default is _UNSET:
-        default = _default_of(run, sp.uses or "")
+    default = _default_of(run, sp.uses or "")
     if default is _DESTRUCTIVE:  # validate reports `cache:` on it; a hit must never skip a side effect
         return None
     default_ttl = None if default is None or isinstance(default, bool) else float(default)
@@ -71,8 +68,8 @@ def policy(run: RunContext, sp: StepPlan) -> tuple[float | None, Any] | None:
 def _default_of(run: RunContext, ref: str) -> Any:
     """The capability's own cache default (`Capability.cache`), or `_DESTRUCTIVE`; asked of
     the capability once per run and ref, not on every step that calls it."""
-    found = run.cache_policies.get(ref, _UNSET)
-    if found is _UNSET:
+    found = run.cache_policies.get(ref, UNASKED)
+    if found is UNASKED:
         cap = run.capability(ref)
         found = run.cache_policies[ref] = _DESTRUCTIVE if cap.destructive else cap.cache
     return found

@@ -133,8 +133,7 @@ class RunContext:
         for entry in entries:
             self.seq += 1
             entry.seq = self.seq
-        run = snapshot or RunSnapshot(self.run_id, self.workflow, self.artifact, self.deployment, "running",
-                                      self.input)
+        run = snapshot or self.snapshot()
         run.cursor = {"seq": self.seq, "step": entries[-1].step if entries else None}
         if self.timeout is not None:
             run.cursor["elapsed"] = round(self.elapsed(), 3)
@@ -354,7 +353,7 @@ class RunContext:
         executors, max_steps = self.engine.executors, self.engine.max_steps
         if frame.done and top:
             self.commit([], self.final(frame))
-        while frame.outcome is None and frame.error is None:  # not `frame.done`: once per step
+        while not frame.done:
             if self.seq >= max_steps:
                 frame.error = {"type": "StepLimit", "message": f"the run reached {self.engine.max_steps} steps "
                                "without finishing; a routing loop?", "step": frame.prefix + frame.current}
@@ -392,8 +391,7 @@ class RunContext:
                 else:
                     frame.current = entry.next or ""
             try:
-                self.commit([entry], self.final(frame) if top and (frame.outcome is not None or frame.error is not None)
-                            else None)
+                self.commit([entry], self.final(frame) if top and frame.done else None)
             except UnstorableValue as exc:
                 entry = self.unstorable(entry, exc)
                 frame.state, visits, frame.current = before

@@ -13,9 +13,7 @@ from wfops.engine.parallel import run_parallel
 from wfops.engine.plan import StepPlan
 from wfops.engine.run import Executor, RunContext, Transition, now
 from wfops.engine.types import Interrupt, TraceEntry
-from wfops.engine.values import Scope
 from wfops.model.kinds import StepKind
-from wfops.sources.base import step_context
 
 
 def _visit(frame: Frame, sp: StepPlan) -> tuple[str, str]:
@@ -25,13 +23,10 @@ def _visit(frame: Frame, sp: StepPlan) -> tuple[str, str]:
 
 
 async def run_call(run: RunContext, frame: Frame, sp: StepPlan, pending: list[TraceEntry]) -> Transition:
-    # `_visit`, `run.context`, `run.scope` and `run.route` written out: this runs for every call step.
-    sid = sp.id
-    path = frame.prefix + sid
+    path, key = _visit(frame, sp)
     started = now()
-    ctx = step_context(run.run_id, frame.plan.name, run.deployment, path, 1,
-                       f"{run.run_id}:{frame.key_prefix}{sid}#{frame.visits.get(sid, 0) + 1}")
-    payload = sp.with_(Scope(frame.input, frame.state, ctx, run.secrets, None, None)) if sp.with_ else {}
+    ctx = run.context(frame, path, 1, key)
+    payload = sp.with_(run.scope(frame, ctx)) if sp.with_ else {}
     # A step that declares no `cache:` and whose capability has no cache default is never
     # cached (`cache.policy`): told without a lookup, as most steps are.
     cached = look_up(run, frame, sp, ctx, payload) if run.engine.cache is not None and (
@@ -42,16 +37,12 @@ async def run_call(run: RunContext, frame: Frame, sp: StepPlan, pending: list[Tr
     attempt, extra = 1, None
     try:
         outcome, output, attempt, extra = await run.call(sp, payload, ctx, started)
-        target = sp.routes.get(outcome) or run.route(sp, outcome, path)
+        target = run.route(sp, outcome, path)
         state, changes = run.stage(frame, sp.save, output)
     except StepFailed as failure:
         attempt = max(attempt, failure.attempt)
         return run.fail(frame, sp, path, failure, kind="call", input=payload, attempt=attempt, started=started)
-    if run.redactor.active:
-        entry = run.entry(path, "call", attempt, payload, outcome, output, changes, target, None, started, extra)
-    else:  # `run.entry` with nothing to redact
-        entry = TraceEntry(0, path, "call", attempt, payload, outcome, output, changes, target, None, started, now(),
-                           extra)
+    entry = run.entry(path, "call", attempt, payload, outcome, output, changes, target, None, started, extra)
     if cached is not None:  # a success of a cached step: the store keeps it with the entry
         entry.cache_note = cached.note(time.monotonic() - clock)
     return Transition(entry, state)

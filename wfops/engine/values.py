@@ -164,10 +164,6 @@ def _with_paths(value: Any) -> Getter | None:
         items = [(k, _const(_unescaped(value[k])) if g is None else g) for k, g in found]
         if len(items) == 1:  # `with: {value: $state.x}`: no comprehension (a function of its own) per call
             (key, only), = items
-            text = value[key]
-            name = _state_field(text) if found[0][1] is not None and isinstance(text, str) else None
-            if name is not None:
-                return lambda s: {key: s.state.get(name)}
             return lambda s: {key: only(s)}
         return lambda s: {k: g(s) for k, g in items}
     if isinstance(value, list):

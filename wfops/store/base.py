@@ -198,20 +198,11 @@ class SqlStore(CacheStore, ABC):
         run: one entry, no error or extras, not cached, an output below `LARGE_OUTPUT`, and a run
         row that would say what it says already (`_step_rows`'s `light`: the cursor rides on
         the row). The same row `_step_rows` gives, with its NULL `error` and `extra` left out."""
-        if run.output is not None or run.error is not None or run.interrupt is not None \
-                or run.outcome is not None or entry.error is not None or entry.extra is not None \
-                or entry.cache_note is not None or self._heads.get(run.run_id) != (run.status, None, None, None,
-                                                                                   None, None):
+        if entry.error is not None or entry.extra is not None or entry.cache_note is not None \
+                or not self._run_row_stays(run):
             return None
-        value, given, changes = entry.output, entry.input, entry.state_changes
-        output: str | None
         try:
-            if ENCODE_CONTAINER is not None and type(value) is dict and type(given) is dict and changes:
-                # A call step's usual values, encoded without a `dump` call for each (the same text).
-                output, written = "".join(ENCODE_CONTAINER(value, 0)), "".join(ENCODE_CONTAINER(changes, 0))
-                given = "".join(ENCODE_CONTAINER(given, 0))
-            else:
-                output, given, written = dump(value), dump(given), dump(changes) or "[]"
+            given, output, written = _plain_values(entry)
             if output is not None and len(output) >= LARGE_OUTPUT:
                 return None
             row = (run.run_id, entry.seq, entry.step, entry.kind, entry.attempt, given, entry.outcome,
@@ -231,13 +222,10 @@ class SqlStore(CacheStore, ABC):
         (`Queries.insert_plain_trace`), the others without it (`Queries.insert_bare_trace`);
         an entry with an error or extras keeps its full row (`Queries.insert_trace`). The same
         rows `_step_rows` gives, with their NULL columns left out."""
-        if run.output is not None or run.error is not None or run.interrupt is not None \
-                or run.outcome is not None or self._heads.get(run.run_id) != (run.status, None, None, None,
-                                                                              None, None):
+        if not self._run_row_stays(run):
             return None
         run_id, last = run.run_id, _last_seq(entries)
         cursor = _cursor_text(run.cursor)
-        encode: Any = ENCODE_CONTAINER
         bare: list[TraceRow] = []
         full: list[TraceRow] = []
         newest: TraceRow | None = None
@@ -245,14 +233,7 @@ class SqlStore(CacheStore, ABC):
             for entry in entries:
                 if entry.cache_note is not None:
                     return None
-                value, given, changes = entry.output, entry.input, entry.state_changes
-                output: str | None
-                if encode is not None and type(value) is dict and type(given) is dict:
-                    # An item's usual values, encoded without a `dump` call for each (the same text).
-                    output, given = "".join(encode(value, 0)), "".join(encode(given, 0))
-                    written = "".join(encode(changes, 0)) if changes else "[]"
-                else:
-                    output, given, written = dump(value), dump(given), dump(changes) or "[]"
+                given, output, written = _plain_values(entry)
                 if output is not None and len(output) >= LARGE_OUTPUT:
                     return None
                 if entry.error is not None or entry.extra is not None:
@@ -270,6 +251,13 @@ class SqlStore(CacheStore, ABC):
         except UNSTORABLE as exc:
             raise unstorable(run_id, exc) from None
         return bare, newest, full
+
+    def _run_row_stays(self, run: RunSnapshot) -> bool:
+        """Whether the run row already says what `run` says and it has nothing more to report
+        (no output, error, interrupt or outcome): a commit that leaves the run row alone, its
+        cursor riding on the newest trace row (`_step_rows`'s `light`)."""
+        return run.output is None and run.error is None and run.interrupt is None and run.outcome is None \
+            and self._heads.get(run.run_id) == (run.status, None, None, None, None, None)
 
     @abstractmethod
     def commit(self, run: RunSnapshot, entries: list[TraceEntry]) -> None:
@@ -584,6 +572,16 @@ def _cursor_text(cursor: dict[str, Any]) -> str:
         if type(seq) is int and type(step) is str and next(iter(cursor)) == "seq":
             return f'{{"seq":{seq},"step":{encode_basestring(step)}}}'
     return dump(cursor) or "{}"
+
+
+def _plain_values(entry: TraceEntry) -> tuple[str | None, str | None, str]:
+    """(input, output, state changes) of a plain row as `dump` writes them; a call's usual
+    values (objects) through the C encoder at once, without a `dump` call for each."""
+    value, given, changes = entry.output, entry.input, entry.state_changes
+    if ENCODE_CONTAINER is not None and type(value) is dict and type(given) is dict:
+        return ("".join(ENCODE_CONTAINER(given, 0)), "".join(ENCODE_CONTAINER(value, 0)),
+                "".join(ENCODE_CONTAINER(changes, 0)) if changes else "[]")
+    return dump(given), dump(value), dump(changes) or "[]"
 
 
 def _last_seq(entries: list[TraceEntry]) -> int:
