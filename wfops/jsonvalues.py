@@ -107,7 +107,7 @@ def json_problem(value: Any, what: str) -> str | None:
     `what` and where in it the first problem is. Every place a value enters (arguments,
     node and MCP outputs, reducer results) asks this, and turns the answer into its own
     kind of failure (a usage error, a step failure)."""
-    if _plain(value):  # the common case, without building a path for every key
+    if plain_json(value):  # the common case, without building a path for every key
         return None
     problem = _first_problem(value, "")
     if problem is None:
@@ -256,6 +256,9 @@ def non_finite_problem(value: Any, what: str) -> str | None:
     return None
 
 
+_SAFE_BITS = 13_287  # 2**13287 < 10**4000: an integer of this many bits has at most 4,000 digits
+
+
 def plain_size_bound(value: Any) -> int | None:
     """None unless `value` is `plain_json`; else a bound on its size in bytes as compact
     JSON, no lower than the one `json_size_over` reckons: `json_problem` and the size check
@@ -304,17 +307,8 @@ def plain_size_bound(value: Any) -> int | None:
 def plain_json(value: Any) -> bool:
     """True when `value` is certainly plain JSON `json_problem` passes, built of exactly `str`,
     `int`, finite `float`, `bool`, None, `list` and `dict` with `str` keys (no tuples, no
-    subclasses); False does not mean it is not JSON, only that it is not that."""
-    return _plain(value)
-
-
-_SAFE_BITS = 13_287  # 2**13287 < 10**4000: an integer of this many bits has at most 4,000 digits
-
-
-def _plain(value: Any) -> bool:
-    """True when `value` is certainly fine; False sends it to `_first_problem` for the reason.
-    The same walk as the size bound (one owner of what "plain" means); its sum is a few
-    additions per node."""
+    subclasses); False does not mean it is not JSON, only that it is not that. The size
+    bound's walk (one owner of what "plain" means): its sum is a few additions per node."""
     return plain_size_bound(value) is not None
 
 

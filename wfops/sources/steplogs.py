@@ -221,7 +221,7 @@ def waiting() -> bool:
 
 def take(run_id: str, step: str, attempt: int) -> str | None:
     """The masked log of that attempt (once: it is then forgotten), or None when it wrote nothing."""
-    if not _finished and not _notes:
+    if not waiting():
         # Asked for every committed entry, and most nodes print nothing. No lock needed: an
         # attempt's log is kept when its capture ends, before its entry can be committed.
         return None
