@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import sys
+import threading
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
@@ -32,6 +34,25 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> Iterator[None]:
     yield
     slow_modules = {item.path for item in items if item.get_closest_marker("slow") is not None}
     items.sort(key=lambda item: item.path not in slow_modules)  # stable: order within each part kept
+
+
+@pytest.hookimpl(wrapper=True, trylast=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    """A `no_cover` test runs untraced in an xdist worker too. There pytest-cov starts two
+    coverage collectors, and its own pause of `no_cover` stops only the newer one, which
+    hands tracing back to the older: the test ran traced, several times slower. Running
+    inside pytest-cov's pause (trylast), this takes off whatever tracer is still set, for the
+    test's thread and the threads it starts, and puts it back after."""
+    if item.get_closest_marker("no_cover") is None:
+        return (yield)
+    tracer, hook = sys.gettrace(), threading.gettrace()
+    sys.settrace(None)
+    threading.settrace(None)  # type: ignore[arg-type]  # None removes the hook
+    try:
+        return (yield)
+    finally:
+        threading.settrace(hook)  # type: ignore[arg-type]
+        sys.settrace(tracer)
 
 
 def _uses_module_fixture(item: pytest.Item) -> bool:
