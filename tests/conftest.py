@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import os
 import sys
-import threading
 import textwrap
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,6 +15,14 @@ from tests.pgserver import pg_cluster, pg_url  # noqa: F401 - fixtures for every
 from wfops.redact import forget
 
 REPO = Path(__file__).resolve().parent.parent
+
+# Bytecode is written while the suite runs, whatever the environment says
+# (PYTHONDONTWRITEBYTECODE): otherwise every `wfops` process a test starts compiles the
+# modules it imports from source again (~0.25 s of CPU for the CLI and the MCP server), and
+# every xdist worker compiles and assertion-rewrites every test module again. Set before the
+# workers and the tests' processes start, so they inherit it; `__pycache__` is ignored by git.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+sys.dont_write_bytecode = False
 
 
 @pytest.hookimpl(wrapper=True)

@@ -333,6 +333,17 @@ def _is_under(module: Any, root: Path) -> bool:
     return isinstance(origin, str) and "site-packages" not in origin and Path(origin).resolve().is_relative_to(root)
 
 
+def _forget_bytecode(module: Any) -> None:
+    """Remove a dropped module's cached bytecode. Python trusts a `.pyc` whose recorded source
+    mtime (whole seconds) and size still match: a file rewritten within the second it was
+    imported, at the same size (`n: int` -> `n: str`, an agent's quick fix), would otherwise be
+    imported again from the bytecode of its old text."""
+    cached = getattr(module, "__cached__", None)
+    if isinstance(cached, str):
+        with contextlib.suppress(OSError):
+            os.unlink(cached)
+
+
 def _forget_other_projects(root: Path, top: str) -> None:
     other = _PROJECT_OF.get(top)
     if other is None or other == root:
@@ -352,7 +363,9 @@ def forget_project_modules(root: Path) -> None:
     looked = _CONSULTED.pop(root.resolve(), None)
     _LIBRARIES.pop(root.resolve(), None)
     names = _IMPORTED.pop(root.resolve(), set())
-    dropped = [name for name in names if sys.modules.pop(name, None) is not None]
+    dropped = [module for name in names if (module := sys.modules.pop(name, None)) is not None]
+    for module in dropped:
+        _forget_bytecode(module)
     if dropped or looked:
         # Also after a failed import: the finders' cached folder listings would not see a
         # module file created since (within the folder's mtime granularity).
