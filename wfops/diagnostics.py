@@ -11,10 +11,10 @@ Every code is listed in wfops/codes.py; `error()` and `warning()` assert it.
 
 from __future__ import annotations
 
-from dataclasses import KW_ONLY, dataclass
 from typing import Any, Literal
 
 from wfops.codes import KNOWN
+from wfops.records import Record, init
 
 Severity = Literal["error", "warning", "info"]
 
@@ -22,20 +22,38 @@ FIELDS = ("severity", "code", "message", "file", "line", "column", "hint")
 SUBJECT_FIELDS = ("workflow", "deployment", "source", "step")
 
 
-@dataclass(frozen=True, slots=True)
-class Diagnostic:
+class Diagnostic(Record):
+    """One finding. Frozen (`replace()` makes a changed copy), equal and hashed by its fields."""
+
+    __slots__ = ("severity", "code", "message", "file", "line", "column", "hint",
+                 "workflow", "deployment", "source", "step")
+
     severity: Severity
     code: str
     message: str
     file: str
-    line: int = 1
-    column: int = 1
-    hint: str | None = None
-    _: KW_ONLY
-    workflow: str | None = None     # the workflow the finding is about
-    deployment: str | None = None   # the deployment (several: `a, b`, when only those produce it)
-    source: str | None = None       # the concrete source id (as declared in sources.yaml)
-    step: str | None = None         # the step id, within `workflow`
+    line: int
+    column: int
+    hint: str | None
+    workflow: str | None     # the workflow the finding is about
+    deployment: str | None   # the deployment (several: `a, b`, when only those produce it)
+    source: str | None       # the concrete source id (as declared in sources.yaml)
+    step: str | None         # the step id, within `workflow`
+
+    def __init__(self, severity: Severity, code: str, message: str, file: str, line: int = 1, column: int = 1,
+                 hint: str | None = None, *, workflow: str | None = None, deployment: str | None = None,
+                 source: str | None = None, step: str | None = None) -> None:
+        init(self, "severity", severity)
+        init(self, "code", code)
+        init(self, "message", message)
+        init(self, "file", file)
+        init(self, "line", line)
+        init(self, "column", column)
+        init(self, "hint", hint)
+        init(self, "workflow", workflow)
+        init(self, "deployment", deployment)
+        init(self, "source", source)
+        init(self, "step", step)
 
     def to_dict(self, *, subject: bool = False) -> dict[str, Any]:
         """The seven keys of the JSON format; with `subject`, the four subject keys too (None when unset)."""

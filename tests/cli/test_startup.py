@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from tests.harness import WFOPS, process_env
+from tests.harness import REPO, WFOPS, process_env
 
 pytestmark = pytest.mark.slow
 
@@ -107,8 +107,11 @@ def test_version_is_printed_before_any_parser_is_built(tmp_path) -> None:
 # pays every module at start-up. A schedule (cron, time zones), a Dask executor (the address
 # parser), test files (their checks), an MCP or python source (the lock's reader, the contract
 # record) and a hint that names the closest choice (difflib) each load theirs when needed.
+# `dataclasses`, with `inspect` (and `ast`, `dis`, `tokenize`), comes with a python source
+# (pydantic): the records a validate shares are plain classes (`wfops.records`).
+RECORDS = {"dataclasses", "inspect"}
 SPARED = {"cronsim", "zoneinfo", "difflib", "wfops.lockfile", "wfops.fastpath.contracts", "wfops.sources.scheduler",
-          "wfops.compiler.checks.wftests"}
+          "wfops.compiler.checks.wftests", *RECORDS}
 PLAIN = {"workflows/w.yaml": "name: w\nsteps:\n  - id: a\n    uses: std.echo\n    with: {value: 1}\n    next: end\n",
          "deployments/d.yaml": "name: d\nworkflow: w\n"}
 
@@ -138,3 +141,23 @@ def test_a_project_that_uses_them_loads_them(make_project) -> None:
         "ops.py": "import wfops\n\n\n@wfops.node\ndef run(payload: dict) -> dict:\n    return payload\n"})
     loaded = cold_validate_modules(root)
     assert sorted(SPARED - loaded) == []
+
+
+# The benchmark's own one-file std-only project (20 steps of every kind: calls, conditions, a
+# foreach over a subworkflow, an interrupt, typed state, schemas), made by its generator.
+GENERATE = """
+import sys
+from pathlib import Path
+sys.path.insert(0, sys.argv[1])
+import bench_validate
+bench_validate.generate(Path(sys.argv[2]), 1, python=False)
+"""
+
+
+def test_a_cold_validate_of_the_benchmarks_std_only_file_loads_no_dataclasses(tmp_path) -> None:
+    subprocess.run([sys.executable, "-c", GENERATE, str(REPO / "bench"), str(tmp_path / "std")], check=True,
+                   timeout=60, env=process_env())
+    assert not (tmp_path / "std" / "benchops").exists()  # no python source: std calls only
+    loaded = cold_validate_modules(tmp_path / "std")
+    assert "wfops.compiler.validate" in loaded and "wfops.compiler.checks.dataflow" in loaded  # every check ran
+    assert sorted(loaded & {*RECORDS, "ast", "dis", "tokenize"}) == []

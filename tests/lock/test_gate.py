@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 from tests.harness import cli
@@ -70,7 +69,7 @@ def test_drift_fails_or_warns_by_policy(project: Path) -> None:
     from wfops.compiler.validate import validate_project
 
     greet = validate_project(project).catalog["ops"]["greet"]
-    forged = replace(greet, outcomes=("ok", "extra"))
+    forged = greet.replace(outcomes=("ok", "extra"))
     assert isinstance(forged, Capability)
     gate = gate_for(project, live_catalog={"ops": {"greet": forged, "shout": validate_project(project).catalog["ops"]["shout"]}})
     assert gate.ok and any("outcome `extra` added" in d.message for d in gate.warnings)

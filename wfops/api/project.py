@@ -15,7 +15,6 @@ results. Methods are synchronous: from async code, call them in a worker thread
 from __future__ import annotations
 
 import copy
-import dataclasses
 import os
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager, nullcontext
@@ -771,10 +770,13 @@ class Project:
     def _held_after(self, report: WriteReport) -> WriteReport:
         if self._client is None or self._client.allow_client_sources:
             return report
+        # deferred: off a cold validate's path (with inspect, ast, dis); a WriteReport loaded it
+        from dataclasses import replace
+
         # deferred: approvals are off the validate cache-hit path (only `wfops mcp` acts for a client)
         from wfops.api.approvals import held
 
-        return dataclasses.replace(report, awaiting_approval=[d.source for d in held(self.root)])
+        return replace(report, awaiting_approval=[d.source for d in held(self.root)])
 
     def _as_stored(self, snapshot: RunSnapshot, **extra: Any) -> Run:
         """A run just driven, with what the store adds (times, step count, origin)."""
@@ -826,7 +828,10 @@ def _run_of(record: RunRecord, **extra: Any) -> Run:
 
 def replace_snapshot(record: RunRecord, snapshot: RunSnapshot) -> RunRecord:
     """The record with the driver's own snapshot (it holds the run's output as returned)."""
-    return dataclasses.replace(record, snapshot=snapshot)
+    # deferred: off a cold validate's path (with inspect, ast, dis); a RunRecord loaded it
+    from dataclasses import replace
+
+    return replace(record, snapshot=snapshot)
 
 
 def _origin(meta: Mapping[str, Any]) -> dict[str, Any] | None:

@@ -40,7 +40,7 @@ def check_verified(root: Path, *, live: bool = False) -> tuple[list[Diagnostic],
     contacted = sorted(sid for sid in used_sources(project)
                        if live and sid in validation.sources and validation.sources[sid].kind == "mcp")
     # In `check` a contract the lock does not hold is an error: CI cannot vouch for it.
-    found = [replace(d, severity="error") if d.code == "contract-unknown" else d
+    found = [d.replace(severity="error") if d.code == "contract-unknown" else d
              for d in validation.diagnostics]
     counted = Verified(len(project.workflows), len(project.deployments), contacted=contacted)
     try:

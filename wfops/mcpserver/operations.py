@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from wfops.api import docs
@@ -220,7 +219,7 @@ def every_blocker(project: Project, deployment: str, exc: RefusedError) -> Refus
         found += [d for d in project.check().diagnostics if d.is_error]
     except WfopsError:
         pass  # the refusal's own findings still stand
-    secrets = [replace(d, severity="error") for d in missing_secrets(project.root, deployment)]
+    secrets = [d.replace(severity="error") for d in missing_secrets(project.root, deployment)]
     seen: set[tuple[str, str, str]] = set()
     every = []
     for d in [*found, *secrets]:

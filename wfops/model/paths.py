@@ -7,8 +7,9 @@ a path the same way. No pydantic here: the engine imports this on its hot path.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
+
+from wfops.records import Record, init
 
 ROOTS = ("input", "state", "context", "item", "index", "secret")
 
@@ -16,11 +17,17 @@ ROOTS = ("input", "state", "context", "item", "index", "secret")
 Location = tuple[str | int, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class ValuePath:
+class ValuePath(Record):
+    __slots__ = ("root", "parts", "text")
+
     root: str
     parts: tuple[str | int, ...]
     text: str
+
+    def __init__(self, root: str, parts: tuple[str | int, ...], text: str) -> None:
+        init(self, "root", root)
+        init(self, "parts", parts)
+        init(self, "text", text)
 
     def __str__(self) -> str:
         return self.text

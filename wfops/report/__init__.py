@@ -7,7 +7,6 @@ Each format lives in its own module, imported only when asked for.
 from __future__ import annotations
 
 import os
-from dataclasses import replace
 from importlib import import_module
 from pathlib import Path
 from typing import TextIO
@@ -41,10 +40,10 @@ def render(diagnostics: list[Diagnostic], fmt: str, stream: TextIO, root: Path |
     if root is not None and fmt in ("github", "sarif"):
         prefix = below_checkout(root)
         if prefix:
-            diagnostics = [d if os.path.isabs(d.file) else replace(d, file=f"{prefix}/{d.file}")
+            diagnostics = [d if os.path.isabs(d.file) else d.replace(file=f"{prefix}/{d.file}")
                            for d in diagnostics]
     # A message may quote what a source printed or raised: every format shows it masked.
-    ordered = [replace(d, message=mask(d.message), hint=mask(d.hint) if d.hint else d.hint)
+    ordered = [d.replace(message=mask(d.message), hint=mask(d.hint) if d.hint else d.hint)
                for d in sorted(diagnostics, key=sort_key)]
     import_module(module).render(ordered, stream)
 

@@ -4,22 +4,27 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from wfops.canonical import sha256_of
 from wfops.errors import WfopsError
+from wfops.records import Record, init
 
 SourceKind = Literal["std", "python", "mcp", "openapi", "command"]
 
 
-@dataclass(frozen=True, slots=True)
-class CapabilityRef:
+class CapabilityRef(Record):
     """`<source>.<capability>`: the one parser of a capability ref (logical in a workflow's
     `uses:`, concrete in `wfops caps`). The capability name may itself contain dots."""
 
+    __slots__ = ("source", "name")
+
     source: str
     name: str
+
+    def __init__(self, source: str, name: str) -> None:
+        init(self, "source", source)
+        init(self, "name", name)
 
     @classmethod
     def parse(cls, text: str) -> CapabilityRef:
@@ -33,33 +38,54 @@ class CapabilityRef:
         return f"{self.source}.{self.name}"
 
 
-@dataclass(frozen=True, slots=True)
-class Capability:
+# What `annotations`, `code` and `cache` hold is not part of the contract: two capabilities that
+# differ only there are equal.
+class Capability(Record, uncompared=("annotations", "code", "cache")):
     """One callable thing a source offers, with its contract."""
+
+    __slots__ = ("source", "name", "input_schema", "output_schema", "outcomes", "description", "annotations",
+                 "code", "cache", "defaults", "pins")
 
     source: str
     name: str
     input_schema: dict[str, Any]
     output_schema: dict[str, Any]
-    outcomes: tuple[str, ...] = ("ok",)
-    description: str = ""
+    outcomes: tuple[str, ...]
+    description: str
     # Hints a source declares about the capability (an MCP tool's readOnlyHint, destructiveHint, ...).
     # Not part of the contract: they never change its hash or count as drift.
-    annotations: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    annotations: Mapping[str, Any]
     # Part of a step cache key, not of the contract: the hash of the code behind the capability
     # where its source can give one (a python node: its module and the project modules it uses).
-    code: str | None = field(default=None, compare=False, hash=False)
+    code: str | None
     # The capability's step cache default (`@wfops.node(cache=...)`, a tool's in sources.yaml):
     # True (no expiry), seconds (a ttl), or None (steps cache only when they say so).
-    cache: bool | float | None = field(default=None, compare=False, hash=False)
+    cache: bool | float | None
     # What a step calling it gets when it gives no `retry`/`timeout` of its own:
     # `{"retry": {attempts, backoff, ...}, "timeout": seconds}` (either may be absent). Part of
     # the contract (and its hash) when there are any, so a capability without them keeps its hash.
-    defaults: Mapping[str, Any] = field(default_factory=dict, hash=False)
+    defaults: Mapping[str, Any]
     # What else the contract stands on, by name: a command's executable and the sha256 of a
     # script of the repository it runs, an OpenAPI document's sha256. Part of the contract
     # (a changed script is drift); a capability without pins hashes as it always did.
-    pins: Mapping[str, str] = field(default_factory=dict, hash=False)
+    pins: Mapping[str, str]
+
+    def __init__(self, source: str, name: str, input_schema: dict[str, Any], output_schema: dict[str, Any],
+                 outcomes: tuple[str, ...] = ("ok",), description: str = "",
+                 annotations: Mapping[str, Any] | None = None, code: str | None = None,
+                 cache: bool | float | None = None, defaults: Mapping[str, Any] | None = None,
+                 pins: Mapping[str, str] | None = None) -> None:
+        init(self, "source", source)
+        init(self, "name", name)
+        init(self, "input_schema", input_schema)
+        init(self, "output_schema", output_schema)
+        init(self, "outcomes", outcomes)
+        init(self, "description", description)
+        init(self, "annotations", {} if annotations is None else annotations)
+        init(self, "code", code)
+        init(self, "cache", cache)
+        init(self, "defaults", {} if defaults is None else defaults)
+        init(self, "pins", {} if pins is None else pins)
 
     @property
     def ref(self) -> str:
@@ -87,9 +113,10 @@ class Capability:
         return hints.get("destructiveHint") is True and hints.get("readOnlyHint") is not True
 
 
-@dataclass(frozen=True, slots=True)
-class StepContext:
+class StepContext(Record):
     """What a step knows about where it runs (`$context`)."""
+
+    __slots__ = ("run_id", "workflow", "deployment", "step", "attempt", "idempotency_key", "extra")
 
     run_id: str
     workflow: str
@@ -97,7 +124,17 @@ class StepContext:
     step: str
     attempt: int
     idempotency_key: str
-    extra: Mapping[str, Any] = field(default_factory=dict)
+    extra: Mapping[str, Any]
+
+    def __init__(self, run_id: str, workflow: str, deployment: str | None, step: str, attempt: int,
+                 idempotency_key: str, extra: Mapping[str, Any] | None = None) -> None:
+        init(self, "run_id", run_id)
+        init(self, "workflow", workflow)
+        init(self, "deployment", deployment)
+        init(self, "step", step)
+        init(self, "attempt", attempt)
+        init(self, "idempotency_key", idempotency_key)
+        init(self, "extra", {} if extra is None else extra)
 
     def as_dict(self) -> dict[str, Any]:
         return {"run_id": self.run_id, "workflow": self.workflow, "deployment": self.deployment,
@@ -105,19 +142,26 @@ class StepContext:
                 **self.extra}
 
 
-@dataclass(frozen=True, slots=True)
-class CallResult:
-    outcome: str = "ok"
-    output: dict[str, Any] | None = None
+class CallResult(Record):
+    __slots__ = ("outcome", "output", "extra")
+
+    outcome: str
+    output: dict[str, Any] | None
     # Data beside the output (a python node's `Result.extra`, an MCP result's `_meta` and the
     # structured keys its schema does not declare): kept in the trace entry, never in state.
-    extra: dict[str, Any] | None = None
+    extra: dict[str, Any] | None
+
+    def __init__(self, outcome: str = "ok", output: dict[str, Any] | None = None,
+                 extra: dict[str, Any] | None = None) -> None:
+        init(self, "outcome", outcome)
+        init(self, "output", output)
+        init(self, "extra", extra)
 
 
-# A frozen dataclass's `__init__` sets each field through `object.__setattr__`, looked up anew
-# for every field: a third of what the engine spends making a step's context. The two made
-# once per step (a context, a std result) are built here through their slots' own setters
-# instead: the same objects, equal to what the dataclass makes, still frozen afterwards.
+# `__init__` sets each field through `object.__setattr__`, which looks the field up anew each
+# time: a third of what the engine spends making a step's context. The two made once per step
+# (a context, a std result) are built here through their slots' own setters instead: the same
+# objects, equal to what `__init__` makes, still frozen afterwards.
 _new = object.__new__
 _context_slots: dict[str, Any] = {name: StepContext.__dict__[name].__set__ for name in StepContext.__slots__}
 _set_run_id, _set_workflow, _set_deployment, _set_step, _set_attempt, _set_key, _set_extra = (

@@ -24,7 +24,7 @@ import re
 import sys
 import typing
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
@@ -34,6 +34,7 @@ from wfops.daemon import DaemonPool
 from wfops.errors import CapabilityError, WfopsError
 from wfops.jsonvalues import plain_json
 from wfops.model.rules import duration_seconds
+from wfops.records import init
 from wfops.sources.base import CallResult, Capability, SourceKind, StepContext
 from wfops.sources.contract import ContractError, model_output, split_undeclared
 from wfops.sources.modules import (  # re-exported: python sources are loaded through here
@@ -199,15 +200,22 @@ def _defaults(where: str, retry: Any, timeout: Any) -> dict[str, Any]:
     return found
 
 
-@dataclass(frozen=True, slots=True)
 class NodeContext(StepContext):
     """What a python node's `context` parameter receives: the step's context, plus the
     project root (absolute), the documented place for a node's own files."""
 
-    project_root: Path | None = None
+    __slots__ = ("project_root",)
+
+    project_root: Path | None
+
+    def __init__(self, run_id: str, workflow: str, deployment: str | None, step: str, attempt: int,
+                 idempotency_key: str, extra: Mapping[str, Any] | None = None,
+                 project_root: Path | None = None) -> None:
+        super().__init__(run_id, workflow, deployment, step, attempt, idempotency_key, extra)
+        init(self, "project_root", project_root)
 
 
-_CONTEXT_FIELDS = tuple(f.name for f in fields(StepContext))
+_CONTEXT_FIELDS = StepContext._fields
 
 
 class PythonSource:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 import json
 import math
 import re
@@ -154,13 +153,22 @@ _CAPABILITIES: dict[str, tuple[Capability, Handler | Waiting]] = {
                     "(true, null, objects, lists) as JSON."), _format),
 }
 
+_CO_COROUTINE = 0x80  # inspect.CO_COROUTINE
+
+
+def _waits(handler: Callable[..., Any]) -> bool:
+    """Whether `handler` is an `async def`: `inspect.iscoroutinefunction` for std's own plain
+    functions, read from the code flags, since `inspect` (with `ast`, `dis`, `tokenize`) is not
+    otherwise on a cold validate's path."""
+    return bool(handler.__code__.co_flags & _CO_COROUTINE)
+
 
 # Built once: a step's call looks its capability up here (std's table never changes).
 _CAPS: dict[str, Capability] = {name: cap for name, (cap, _) in _CAPABILITIES.items()}
 _PLAIN: dict[str, Handler] = {name: handler for name, (_, handler) in _CAPABILITIES.items()  # type: ignore[misc]
-                              if not inspect.iscoroutinefunction(handler)}
-_WAITING: dict[str, Waiting] = {name: handler for name, (_, handler) in _CAPABILITIES.items()
-                                if inspect.iscoroutinefunction(handler)}
+                              if not _waits(handler)}
+_WAITING: dict[str, Waiting] = {name: handler for name, (_, handler) in _CAPABILITIES.items()  # type: ignore[misc]
+                                if _waits(handler)}
 
 
 class StdSource:

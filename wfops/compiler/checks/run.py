@@ -7,8 +7,6 @@ reaches the workflow; a finding produced under only some of them says which.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from wfops.compiler.checks.branches import branch_views
 from wfops.compiler.checks.caching import check_cache
 from wfops.compiler.checks.conditions import check_conditions
@@ -121,10 +119,10 @@ def _under_environments(ctx: CheckContext, loaded: Loaded, envs: list[Env]) -> l
         if len(under) < len(envs):
             names = ", ".join(f"`{name}`" for name in deployments)
             plural = "s" if len(under) > 1 else ""
-            diagnostic = replace(diagnostic, message=f"{diagnostic.message} (under deployment{plural} {names})")
+            diagnostic = diagnostic.replace(message=f"{diagnostic.message} (under deployment{plural} {names})")
         if deployments and diagnostic.deployment is None:
             # Named even when every deployment of the workflow produces it, so that
             # `validate deployments/x.yaml` reports what x's bindings break in its workflow.
-            diagnostic = replace(diagnostic, deployment=", ".join(deployments))
+            diagnostic = diagnostic.replace(deployment=", ".join(deployments))
         found.append(diagnostic)
     return found
