@@ -103,3 +103,14 @@ def test_a_record_declares_its_fields_once() -> None:
     assert Spot._fields == ("x", "y", "label", "z") and Spot._compared == ("x", "y", "z")
     assert Point(1, 2, "a") == Point(1, 2, "b") and Spot(1, 2, z=3) != Spot(1, 2)
     assert StepContext._fields == ("run_id", "workflow", "deployment", "step", "attempt", "idempotency_key", "extra")
+
+
+def test_slots_and_annotations_that_differ_are_refused_when_the_class_is_made() -> None:
+    with pytest.raises(TypeError, match="annotated fields"):
+        class Drifted(Record):
+            __slots__ = ("x", "y")
+            x: int
+            z: int
+
+            def __init__(self, x: int) -> None:
+                init(self, "x", x)

@@ -37,6 +37,13 @@ class Record:
 
     def __init_subclass__(cls, *, uncompared: tuple[str, ...] = (), **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
+        # Where a record annotates its fields (what mypy reads), the annotations and the slots
+        # name the same fields in the same order: one list may not drift from the other.
+        own = tuple(name for name in cls.__dict__.get("__slots__", ()) if not name.startswith("__"))
+        typed = tuple(name for name, kind in cls.__dict__.get("__annotations__", {}).items()
+                      if not str(kind).startswith("ClassVar"))
+        if typed and own != typed:
+            raise TypeError(f"{cls.__qualname__}: __slots__ {own} and the annotated fields {typed} differ")
         cls._fields = tuple(name for klass in reversed(cls.__mro__) for name in klass.__dict__.get("__slots__", ())
                             if not name.startswith("__"))
         cls._uncompared = (*cls._uncompared, *uncompared)
