@@ -42,7 +42,7 @@ class _Mark(NamedTuple):
     failed: int
 
 
-Batch = list[tuple[_Finished, TraceEntry, _Mark]]
+Batch = list[tuple[_Finished, TraceEntry, _Mark | None]]
 
 
 class _Group:
@@ -54,10 +54,13 @@ class _Group:
 
     def __init__(self, commit: Callable[[Batch], None]) -> None:
         self._commit = commit
-        self._batch: list[tuple[_Finished, TraceEntry, _Mark, asyncio.Future[None]]] = []
+        self._batch: list[tuple[_Finished, TraceEntry, _Mark | None, asyncio.Future[None]]] = []
+        # Made inside the fan-out's loop, which its items' tasks run on: asked once, since
+        # `get_running_loop` makes a system call (getpid) each time.
+        self._loop = asyncio.get_running_loop()
 
-    def commit(self, item: _Finished, entry: TraceEntry, mark: _Mark) -> asyncio.Future[None]:
-        loop = asyncio.get_running_loop()
+    def commit(self, item: _Finished, entry: TraceEntry, mark: _Mark | None) -> asyncio.Future[None]:
+        loop = self._loop
         if not self._batch:
             loop.call_soon(self._flush)
         done: asyncio.Future[None] = loop.create_future()
@@ -148,31 +151,37 @@ async def run_foreach(run: RunContext, frame: Frame, sp: StepPlan, pending: list
             frame.log.extend(changes)
         return changes
 
-    def finish(item: _Finished) -> tuple[TraceEntry, _Mark]:
+    def finish(item: _Finished) -> tuple[TraceEntry, _Mark | None]:
         """Record a finished item and make its entry (its `save_each` writes applied); the
-        state as it was before those writes, to undo them should the entry not be stored."""
+        state as it was before those writes, to undo them should the entry not be stored
+        (None without `save_each`: then an item writes nothing to undo)."""
         if item.error is None:
             results[item.number] = item.output
         else:
             errors[item.number] = item.error
             if sp.on_item_error == "fail":
                 stop.set()
-        mark = _Mark(frame.state, written, len(frame.log or []), len(save_failed))
-        changes = flush() if sp.save_each else []
+        mark: _Mark | None = None
+        changes: list[dict[str, Any]] = []
+        if sp.save_each:
+            mark = _Mark(frame.state, written, len(frame.log or []), len(save_failed))
+            changes = flush()
         entry = run.entry(item.path, "item", item.attempt, item.payload, item.outcome, item.output, changes, None,
                           item.error, item.started, item.extra)
         if item.error is not None:
             errors[item.number] = entry.error or item.error
         return entry, mark
 
-    def undo(mark: _Mark) -> None:
+    def undo(mark: _Mark | None) -> None:
         nonlocal written
+        if mark is None:
+            return
         frame.state, written = mark.state, mark.written
         if frame.log is not None:
             del frame.log[mark.logged:]
         del save_failed[mark.failed:]
 
-    def commit_alone(item: _Finished, entry: TraceEntry, mark: _Mark) -> None:
+    def commit_alone(item: _Finished, entry: TraceEntry, mark: _Mark | None) -> None:
         try:
             run.commit([entry])
         except UnstorableValue as exc:
@@ -186,7 +195,7 @@ async def run_foreach(run: RunContext, frame: Frame, sp: StepPlan, pending: list
             entry.state_changes = flush() if sp.save_each else []
             run.commit([entry])
 
-    def commit_group(batch: list[tuple[_Finished, TraceEntry, _Mark]]) -> None:
+    def commit_group(batch: Batch) -> None:
         try:
             run.commit([entry for _, entry, _ in batch])  # one transaction, one row per item
             return

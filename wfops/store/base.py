@@ -217,11 +217,12 @@ class SqlStore(CacheStore, ABC):
         """The rows of a plain group's commit (a parallel foreach's items that finished in one
         loop turn), or None when the commit is not one (then `_step_rows` says what it writes).
         A plain group: a run row that would say what it says already (as `_plain_row` asks), no
-        cache note and no output of `LARGE_OUTPUT` or more. Each entry without an error or extras
-        becomes the row `_plain_row` would build, the one of the newest seq with the cursor
-        (`Queries.insert_plain_trace`), the others without it (`Queries.insert_bare_trace`);
-        an entry with an error or extras keeps its full row (`Queries.insert_trace`). The same
-        rows `_step_rows` gives, with their NULL columns left out."""
+        cache note and no output of `LARGE_OUTPUT` or more. Each entry without an error, extras
+        or `next` (an item's) becomes its row without those NULL columns: the one of the newest
+        seq with the cursor (`Queries.insert_group_trace`), the others without it
+        (`Queries.insert_bare_trace`); any other entry keeps its full row
+        (`Queries.insert_trace`). The same rows `_step_rows` gives, with their NULL columns left
+        out (binding a None costs the driver a failed adapter lookup)."""
         if not self._run_row_stays(run):
             return None
         run_id, last = run.run_id, _last_seq(entries)
@@ -236,16 +237,16 @@ class SqlStore(CacheStore, ABC):
                 given, output, written = _plain_values(entry)
                 if output is not None and len(output) >= LARGE_OUTPUT:
                     return None
-                if entry.error is not None or entry.extra is not None:
+                if entry.error is not None or entry.extra is not None or entry.next is not None:
                     full.append((run_id, entry.seq, entry.step, entry.kind, entry.attempt, given, entry.outcome,
                                  output, written, entry.next, dump(entry.error), entry.started_at,
                                  entry.ended_at, cursor if entry.seq == last else None, dump(entry.extra)))
                 elif entry.seq == last:
                     newest = (run_id, entry.seq, entry.step, entry.kind, entry.attempt, given, entry.outcome,
-                              output, written, entry.next, entry.started_at, entry.ended_at, cursor)
+                              output, written, entry.started_at, entry.ended_at, cursor)
                 else:
                     bare.append((run_id, entry.seq, entry.step, entry.kind, entry.attempt, given, entry.outcome,
-                                 output, written, entry.next, entry.started_at, entry.ended_at))
+                                 output, written, entry.started_at, entry.ended_at))
             if not self._binding_checks_text:
                 check_text([*bare, *full] if newest is None else [*bare, *full, newest])
         except UNSTORABLE as exc:

@@ -68,8 +68,10 @@ _TRACE_COLUMNS = ("run_id, seq, step, kind, attempt, input, outcome, output, sta
 # the driver a failed adapter lookup per parameter, and this row is written once per step.
 _PLAIN_COLUMNS = ("run_id, seq, step, kind, attempt, input, outcome, output, state_changes, next, started_at, "
                   "ended_at, cursor")
-# A plain group's rows but its newest, which leave `cursor` NULL too.
-_BARE_COLUMNS = _PLAIN_COLUMNS.removesuffix(", cursor")
+# A plain group's rows (a foreach's items, whose `next` is NULL: left out as well), and those
+# but its newest, which leave `cursor` NULL too.
+_GROUP_COLUMNS = _PLAIN_COLUMNS.replace(" next,", "")
+_BARE_COLUMNS = _GROUP_COLUMNS.removesuffix(", cursor")
 _RUN_INSERT = ("INTO runs (id, deployment, workflow, artifact, status, outcome, output, error, interrupt, "
                "cursor, steps, cursor_seq, created_at, updated_at) ")
 # After a commit's trace rows: the run row's cursor is the newest one.
@@ -84,6 +86,7 @@ class Queries:
     dialect: Dialect
     insert_trace: str
     insert_plain_trace: str  # a plain step's row: no error, no extra (both stay NULL)
+    insert_group_trace: str  # a plain group's newest row: no error, extra or next (all NULL)
     insert_bare_trace: str  # a plain group's row other than its newest: no cursor either
     select_runs: str      # followed by a WHERE clause, ORDER BY, ...
     get_run: str
@@ -129,7 +132,8 @@ def queries(d: Dialect) -> Queries:
         dialect=d,
         insert_trace=q(f"INSERT INTO trace ({_TRACE_COLUMNS}) VALUES ({','.join('?' * 15)})"),
         insert_plain_trace=q(f"INSERT INTO trace ({_PLAIN_COLUMNS}) VALUES ({','.join('?' * 13)})"),
-        insert_bare_trace=q(f"INSERT INTO trace ({_BARE_COLUMNS}) VALUES ({','.join('?' * 12)})"),
+        insert_group_trace=q(f"INSERT INTO trace ({_GROUP_COLUMNS}) VALUES ({','.join('?' * 12)})"),
+        insert_bare_trace=q(f"INSERT INTO trace ({_BARE_COLUMNS}) VALUES ({','.join('?' * 11)})"),
         select_runs=q(select_runs),
         get_run=q(f"{select_runs} WHERE r.id=?"),
         list_runs_order=q(f"ORDER BY r.created_at DESC, {d.tiebreak} DESC LIMIT ?"),

@@ -220,7 +220,7 @@ class SqliteStore(SqlStore):
                 if bare:
                     hot.executemany(q.insert_bare_trace, bare)
                 if newest is not None:
-                    hot.execute(q.insert_plain_trace, newest)
+                    hot.execute(q.insert_group_trace, newest)
                 if full:
                     hot.executemany(q.insert_trace, full)
                 hot.execute("COMMIT")
