@@ -18,19 +18,9 @@ from wfops.errors import UnstorableValue
 from wfops.jsonvalues import described
 from wfops.model.rules import concurrent_write_message, writes_conflict
 
-
-class _Finished(NamedTuple):
-    """What an item's call gave, before its entry is made."""
-
-    number: int  # the item's index in the list
-    path: str
-    attempt: int
-    payload: Any
-    outcome: str | None
-    output: Any
-    error: dict[str, Any] | None
-    started: str
-    extra: dict[str, Any] | None
+#: What an item's call gave, before its entry is made: (its index in the list, path, attempt,
+#: payload, outcome, output, error, started, extra). A plain tuple: one is made per item.
+_Finished = tuple[int, str, int, Any, "str | None", Any, "dict[str, Any] | None", str, "dict[str, Any] | None"]
 
 
 class _Mark(NamedTuple):
@@ -54,7 +44,8 @@ class _Group:
 
     def __init__(self, commit: Callable[[Batch], None]) -> None:
         self._commit = commit
-        self._batch: list[tuple[_Finished, TraceEntry, _Mark | None, asyncio.Future[None]]] = []
+        self._batch: Batch = []
+        self._waiting: list[asyncio.Future[None]] = []  # one per item of `_batch`, in its order
         # Made inside the fan-out's loop, which its items' tasks run on: asked once, since
         # `get_running_loop` makes a system call (getpid) each time.
         self._loop = asyncio.get_running_loop()
@@ -64,23 +55,24 @@ class _Group:
         if not self._batch:
             loop.call_soon(self._flush)
         done: asyncio.Future[None] = loop.create_future()
-        self._batch.append((item, entry, mark, done))
+        self._batch.append((item, entry, mark))
+        self._waiting.append(done)
         return done
 
     def _flush(self) -> None:
-        batch, self._batch = self._batch, []
+        batch, waiting, self._batch, self._waiting = self._batch, self._waiting, [], []
         try:
-            self._commit([(item, entry, mark) for item, entry, mark, _ in batch])
+            self._commit(batch)
         except BaseException as exc:
             # A store error (or the process being stopped): every item of the group fails
             # with it. Raised in a loop callback it would only be logged, leaving them waiting.
-            for *_, done in batch:
+            for done in waiting:
                 if not done.done():
                     done.set_exception(exc)
             if isinstance(exc, (KeyboardInterrupt, SystemExit)):
                 raise
             return
-        for *_, done in batch:
+        for done in waiting:
             if not done.done():  # its task was cancelled meanwhile: nothing waits for it
                 done.set_result(None)
 
@@ -155,10 +147,11 @@ async def run_foreach(run: RunContext, frame: Frame, sp: StepPlan, pending: list
         """Record a finished item and make its entry (its `save_each` writes applied); the
         state as it was before those writes, to undo them should the entry not be stored
         (None without `save_each`: then an item writes nothing to undo)."""
-        if item.error is None:
-            results[item.number] = item.output
+        number, item_path, attempt, payload, outcome, output, error, started, extra = item
+        if error is None:
+            results[number] = output
         else:
-            errors[item.number] = item.error
+            errors[number] = error
             if sp.on_item_error == "fail":
                 stop.set()
         mark: _Mark | None = None
@@ -166,10 +159,9 @@ async def run_foreach(run: RunContext, frame: Frame, sp: StepPlan, pending: list
         if sp.save_each:
             mark = _Mark(frame.state, written, len(frame.log or []), len(save_failed))
             changes = flush()
-        entry = run.entry(item.path, "item", item.attempt, item.payload, item.outcome, item.output, changes, None,
-                          item.error, item.started, item.extra)
-        if item.error is not None:
-            errors[item.number] = entry.error or item.error
+        entry = run.entry(item_path, "item", attempt, payload, outcome, output, changes, None, error, started, extra)
+        if error is not None:
+            errors[number] = entry.error or error
         return entry, mark
 
     def undo(mark: _Mark | None) -> None:
@@ -187,9 +179,9 @@ async def run_foreach(run: RunContext, frame: Frame, sp: StepPlan, pending: list
         except UnstorableValue as exc:
             # Nothing of this commit was stored: undo its `save_each` writes, fail the item.
             undo(mark)
-            results.pop(item.number, None)
+            results.pop(item[0], None)
             entry = run.unstorable(entry, exc)
-            errors[item.number] = entry.error or {}
+            errors[item[0]] = entry.error or {}
             if sp.on_item_error == "fail":
                 stop.set()
             entry.state_changes = flush() if sp.save_each else []
@@ -205,8 +197,8 @@ async def run_foreach(run: RunContext, frame: Frame, sp: StepPlan, pending: list
         # one, as if each had finished alone, so only the unstorable one fails.
         undo(batch[0][2])
         for item, _, _ in batch:
-            results.pop(item.number, None)
-            errors.pop(item.number, None)
+            results.pop(item[0], None)
+            errors.pop(item[0], None)
         for item, _, _ in batch:
             commit_alone(item, *finish(item))
 
@@ -230,7 +222,7 @@ async def run_foreach(run: RunContext, frame: Frame, sp: StepPlan, pending: list
         except StepFailed as failure:
             attempt = max(attempt, failure.attempt)
             error = failure.as_error(failure.inner_step or item_path)
-        item = _Finished(index, item_path, attempt, payload, outcome, output, error, item_started, extra)
+        item: _Finished = (index, item_path, attempt, payload, outcome, output, error, item_started, extra)
         entry, mark = finish(item)
         if group is None:
             commit_alone(item, entry, mark)

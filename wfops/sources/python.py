@@ -225,6 +225,7 @@ class PythonSource:
             if callable(value) and hasattr(value, "__wfops_node__"):
                 spec = _spec_of(value)
                 self._nodes[spec.name] = (spec, value)
+        self._refs = {name: f"{source_id}.{name}" for name in self._nodes}  # what its messages name
         code = code_hash(module, root)
         self._caps = {name: _capability(source_id, spec, f"{func.__module__}.{func.__qualname__}", code)
                       for name, (spec, func) in sorted(self._nodes.items())}
@@ -257,7 +258,7 @@ class PythonSource:
             # Raised by the node's own code (a real Ctrl-C reaches wfops as a cancellation,
             # never through a node): it fails the step, never the process or the MCP server.
             raise NodeExit(exc) from None
-        return _to_result(f"{self.id}.{name}", spec, returned)
+        return _to_result(self._refs[name], spec, returned)
 
     @contextlib.contextmanager
     def calls_held(self) -> Iterator[None]:
@@ -287,7 +288,7 @@ class PythonSource:
                 returned = asyncio.run(func(model, **kwargs)) if spec.is_async else func(model, **kwargs)
         except (KeyboardInterrupt, SystemExit) as exc:  # as in `call`: the node's own, never the worker's end
             raise NodeExit(exc) from None
-        return _to_result(f"{self.id}.{name}", spec, returned)[0]
+        return _to_result(self._refs[name], spec, returned)[0]
 
     def _prepare(self, name: str, payload: dict[str, Any], context: StepContext
                  ) -> tuple[NodeSpec, Callable[..., Any], BaseModel, dict[str, Any]]:
