@@ -81,8 +81,8 @@ class Pending(NamedTuple):
 #: where the output's shared parts are: `output_refs`).
 Head = tuple[str, str | None, str | None, str | None, str | None, str | None]
 TraceRow = tuple[Any, ...]
-#: A plain group's rows (`SqlStore._group_rows`): the rows without a cursor, the newest
-#: entry's row with it (None when that entry is not plain), and the full rows.
+#: A plain group's rows (`SqlStore._group_rows`): the plain rows without a cursor, the newest
+#: entry's plain row with it (None when that entry is not plain), and the full rows.
 GroupRows = tuple[list[TraceRow], TraceRow | None, list[TraceRow]]
 
 
@@ -218,11 +218,10 @@ class SqlStore(CacheStore, ABC):
         loop turn), or None when the commit is not one (then `_step_rows` says what it writes).
         A plain group: a run row that would say what it says already (as `_plain_row` asks), no
         cache note and no output of `LARGE_OUTPUT` or more. Each entry without an error, extras
-        or `next` (an item's) becomes its row without those NULL columns: the one of the newest
-        seq with the cursor (`Queries.insert_group_trace`), the others without it
-        (`Queries.insert_bare_trace`); any other entry keeps its full row
-        (`Queries.insert_trace`). The same rows `_step_rows` gives, with their NULL columns left
-        out (binding a None costs the driver a failed adapter lookup)."""
+        or `next` (an item's) becomes its row without those NULL columns (`group_insert`'s
+        values): the one of the newest seq with the cursor, the others without it; any other
+        entry keeps its full row (`Queries.insert_trace`). The same rows `_step_rows` gives,
+        with their NULL columns left out."""
         if not self._run_row_stays(run):
             return None
         run_id, last = run.run_id, _last_seq(entries)
