@@ -113,7 +113,7 @@ async def run_foreach(run: RunContext, frame: Frame, sp: StepPlan, pending: list
     run.step_started(path, "foreach", len(items), len(done))
     results: dict[int, Any] = {i: e.output for i, e in done.items() if e.error is None}
     errors: dict[int, dict[str, Any]] = {i: e.error for i, e in done.items() if e.error is not None}
-    stop = asyncio.Event()
+    stopped = False  # no item starts any more (a failed item under `on_item_error: fail`, a failed save)
     # `save_each`: item i's result is written once items 0..i have all finished, so writes go
     # through the reducers in item order whatever order parallel items finish in. The writes
     # ride on the entry of the item that completed the run of finished items, so the
@@ -124,7 +124,7 @@ async def run_foreach(run: RunContext, frame: Frame, sp: StepPlan, pending: list
     save_failed: list[StepFailed] = []
 
     def flush() -> list[dict[str, Any]]:
-        nonlocal written
+        nonlocal written, stopped
         changes: list[dict[str, Any]] = []
         # A failed item under `on_item_error: fail` is never passed: a redrive runs it again.
         passable = errors if sp.on_item_error != "fail" else {}
@@ -135,7 +135,7 @@ async def run_foreach(run: RunContext, frame: Frame, sp: StepPlan, pending: list
                 except StepFailed as failure:
                     failure.message = f"item {written}: {failure.message}"
                     save_failed.append(failure)
-                    stop.set()
+                    stopped = True
                     break
                 changes += more
             written += 1
@@ -147,13 +147,14 @@ async def run_foreach(run: RunContext, frame: Frame, sp: StepPlan, pending: list
         """Record a finished item and make its entry (its `save_each` writes applied); the
         state as it was before those writes, to undo them should the entry not be stored
         (None without `save_each`: then an item writes nothing to undo)."""
+        nonlocal stopped
         number, item_path, attempt, payload, outcome, output, error, started, extra = item
         if error is None:
             results[number] = output
         else:
             errors[number] = error
             if sp.on_item_error == "fail":
-                stop.set()
+                stopped = True
         mark: _Mark | None = None
         changes: list[dict[str, Any]] = []
         if sp.save_each:
@@ -174,6 +175,7 @@ async def run_foreach(run: RunContext, frame: Frame, sp: StepPlan, pending: list
         del save_failed[mark.failed:]
 
     def commit_alone(item: _Finished, entry: TraceEntry, mark: _Mark | None) -> None:
+        nonlocal stopped
         try:
             run.commit([entry])
         except UnstorableValue as exc:
@@ -183,7 +185,7 @@ async def run_foreach(run: RunContext, frame: Frame, sp: StepPlan, pending: list
             entry = run.unstorable(entry, exc)
             errors[item[0]] = entry.error or {}
             if sp.on_item_error == "fail":
-                stop.set()
+                stopped = True
             entry.state_changes = flush() if sp.save_each else []
             run.commit([entry])
 
@@ -205,7 +207,7 @@ async def run_foreach(run: RunContext, frame: Frame, sp: StepPlan, pending: list
     group = _Group(commit_group) if sp.parallel and len(items) - len(done) > 1 else None
 
     async def one(index: int) -> None:
-        if index in done or stop.is_set():
+        if index in done or stopped:
             return
         item_path, item_key = f"{path}[{index}]", f"{key}[{index}]"
         item_started = now()

@@ -387,7 +387,8 @@ def _to_result(ref: str, spec: NodeSpec, returned: Any) -> tuple[CallResult, int
             raise CapabilityError("returned no output for outcome `ok`")
         return CallResult(outcome, None, extra), None
     declared = spec.declared
-    if isinstance(output, BaseModel):
+    # The exact output model first: `isinstance` against a pydantic model class is the ABC's check, in Python.
+    if type(output) is spec.output_model or isinstance(output, BaseModel):
         dumped, bound = _dumped(ref, spec, output)
         # Keys moved to the extras leave a part of the output: a bound of the whole still holds.
         return CallResult(outcome, *split_undeclared(dumped, declared, extra)), bound
