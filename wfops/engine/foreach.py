@@ -38,29 +38,44 @@ Batch = list[tuple[_Finished, TraceEntry, _Mark | None]]
 class _Group:
     """Group commit: the items that finish in one turn of the event loop are committed
     together, in ONE transaction (each still its own trace entry), at the start of the next
-    turn. An item's task waits for that commit: its result is durable before the item ends
-    and gives its place (`concurrency`) to another. A crash loses only items not committed
-    yet, which a resume runs again."""
+    turn; or at once, by the item that completes the group when every worker's item is in it
+    (none could join before that turn). An item's task waits for that commit: its result is
+    durable before the item ends and gives its place (`concurrency`) to another. A crash
+    loses only items not committed yet, which a resume runs again."""
 
     def __init__(self, commit: Callable[[Batch], None]) -> None:
         self._commit = commit
         self._batch: Batch = []
-        self._waiting: list[asyncio.Future[None]] = []  # one per item of `_batch`, in its order
+        # One per item of `_batch` that waits for the flush, in its order (the item that made
+        # the commit happen at once has none).
+        self._waiting: list[asyncio.Future[None]] = []
+        self._flushing: asyncio.Handle | None = None  # the flush of `_batch`, once scheduled
+        self.workers = 0  # worker tasks still taking items: every one is in a full group
         # Made inside the fan-out's loop, which its items' tasks run on: asked once, since
         # `get_running_loop` makes a system call (getpid) each time.
         self._loop = asyncio.get_running_loop()
 
-    def commit(self, item: _Finished, entry: TraceEntry, mark: _Mark | None) -> asyncio.Future[None]:
+    def commit(self, item: _Finished, entry: TraceEntry, mark: _Mark | None) -> asyncio.Future[None] | None:
+        """Add a finished item to the group; what to wait for before its slot is reused, or None
+        when it completed the group, which is then committed already (its errors raised here)."""
+        batch = self._batch
+        batch.append((item, entry, mark))
+        if len(batch) >= self.workers:
+            # Every worker is in the group, so the flush would commit this very group: done
+            # now, without the loop's turn, and this item's task goes on without waiting.
+            if self._flushing is not None:
+                self._flushing.cancel()
+            self._flush(at_once=True)
+            return None
         loop = self._loop
-        if not self._batch:
-            loop.call_soon(self._flush)
+        if len(batch) == 1:
+            self._flushing = loop.call_soon(self._flush)
         done: asyncio.Future[None] = loop.create_future()
-        self._batch.append((item, entry, mark))
         self._waiting.append(done)
         return done
 
-    def _flush(self) -> None:
-        batch, waiting, self._batch, self._waiting = self._batch, self._waiting, [], []
+    def _flush(self, at_once: bool = False) -> None:
+        batch, waiting, self._batch, self._waiting, self._flushing = self._batch, self._waiting, [], [], None
         try:
             self._commit(batch)
         except BaseException as exc:
@@ -69,7 +84,7 @@ class _Group:
             for done in waiting:
                 if not done.done():
                     done.set_exception(exc)
-            if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+            if at_once or isinstance(exc, (KeyboardInterrupt, SystemExit)):
                 raise
             return
         for done in waiting:
@@ -229,7 +244,9 @@ async def run_foreach(run: RunContext, frame: Frame, sp: StepPlan, pending: list
         if group is None:
             commit_alone(item, entry, mark)
         else:
-            await group.commit(item, entry, mark)
+            committed = group.commit(item, entry, mark)
+            if committed is not None:
+                await committed
 
     async def all_items() -> None:
         if sp.parallel and items:
@@ -238,10 +255,16 @@ async def run_foreach(run: RunContext, frame: Frame, sp: StepPlan, pending: list
             todo = iter(range(len(items)))
 
             async def worker() -> None:
-                for index in todo:
-                    await one(index)
+                try:
+                    for index in todo:
+                        await one(index)
+                finally:
+                    if group is not None:
+                        group.workers -= 1
 
             tasks = [asyncio.ensure_future(worker()) for _ in range(min(sp.concurrency or len(items), len(items)))]
+            if group is not None:
+                group.workers = len(tasks)  # before any of them runs
             try:
                 await asyncio.gather(*tasks)
             except BaseException:
