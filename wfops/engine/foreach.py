@@ -116,7 +116,9 @@ async def run_foreach(run: RunContext, frame: Frame, sp: StepPlan, pending: list
     visit = frame.visits.get(sp.id, 0) + 1
     path, key = frame.prefix + sp.id, f"{frame.key_prefix}{sp.id}#{visit}"
     started = now()
-    items = sp.foreach(run.scope(frame, run.context(frame, path, 1, key))) if sp.foreach else None
+    # The scope of the `foreach:` list, and then of every item's `with:` (see `one`).
+    scope = run.scope(frame, run.context(frame, path, 1, key))
+    items = sp.foreach(scope) if sp.foreach else None
     if not isinstance(items, list):
         failure = StepFailed("NotAList", f"foreach of step {path} needs a list, got {described(items)}")
         return run.fail(frame, sp, path, failure, kind="foreach", input=None, attempt=1, started=started)
@@ -227,7 +229,13 @@ async def run_foreach(run: RunContext, frame: Frame, sp: StepPlan, pending: list
         item_path, item_key = f"{path}[{index}]", f"{key}[{index}]"
         item_started = now()
         ctx = run.context(frame, item_path, 1, item_key)
-        payload = sp.with_(run.scope(frame, ctx, items[index], index)) if sp.with_ else {}
+        payload: Any = {}
+        if sp.with_:
+            # One scope for all items: what differs per item (its item, index and context, and
+            # the state `save_each` may have changed) is set just before the evaluation, which
+            # never waits, so the items of a parallel fan-out never see one another's.
+            scope.state, scope.ctx, scope.item, scope.index = frame.state, ctx, items[index], index
+            payload = sp.with_(scope)
         outcome, output, error, attempt, extra = None, None, None, 1, None
         try:
             if sp.uses is not None:
