@@ -11,9 +11,10 @@ transaction) a `foreach` with `mode: parallel` over
 N items at concurrency C, and, in the same process, `asyncio.gather` of the same async
 function over the same N validated inputs behind a semaphore of C. Per item: (CPU of the
 N-item run - CPU of a 0-item run) / N, so the run's fixed cost is left out; the gather
-side is its CPU / N. CPU is `time.process_time()` (this process, all threads), wall
-`time.perf_counter()`; medians and ranges of the repeats, each repeat the three sides run
-back to back so a load spike hits all of them, and each ratio taken within one repeat
+side is its CPU / N. CPU is `time.process_time()` (this process, all threads; "of it
+kernel": the system time `resource.getrusage` counts in it), wall `time.perf_counter()`;
+medians and ranges of the repeats, each repeat the three sides run back to back so a load
+spike hits all of them, and each ratio taken within one repeat
 (its median and range over the repeats); the 1-minute load average beside each row.
 """
 
@@ -23,6 +24,7 @@ import argparse
 import asyncio
 import importlib
 import os
+import resource
 import statistics
 import sys
 import tempfile
@@ -87,23 +89,25 @@ def make_project(root: Path, concurrencies: list[int]) -> None:
                 f"name: fan-{node}-{c}.local\nworkflow: fan-{node}-{c}\n")
 
 
-def timed(work: Any) -> tuple[float, float]:
-    cpu, wall = time.process_time(), time.perf_counter()
+def timed(work: Any) -> tuple[float, float, float]:
+    """(CPU, wall, the kernel's share of the CPU) of `work`, in seconds."""
+    cpu, wall, kernel = time.process_time(), time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF).ru_stime
     work()
-    return time.process_time() - cpu, time.perf_counter() - wall
+    return (time.process_time() - cpu, time.perf_counter() - wall,
+            resource.getrusage(resource.RUSAGE_SELF).ru_stime - kernel)
 
 
-def run_item_cost(project: wfops.Project, name: str, n: int) -> tuple[float, float]:
+def run_item_cost(project: wfops.Project, name: str, n: int) -> tuple[float, float, float]:
     base = timed(lambda: project.run(name, input={"ns": []}))
     full = timed(lambda: _checked(project.run(name, input={"ns": list(range(n))}), n))
-    return (full[0] - base[0]) / n, (full[1] - base[1]) / n
+    return (full[0] - base[0]) / n, (full[1] - base[1]) / n, (full[2] - base[2]) / n
 
 
 def _checked(run: Any, n: int) -> None:
     assert run.status == "completed" and len(run.output["count"]) == n, run.error
 
 
-def gather_item_cost(n: int, concurrency: int) -> tuple[float, float]:
+def gather_item_cost(n: int, concurrency: int) -> tuple[float, float, float]:
     nodes = importlib.import_module("fannodes")
     inputs = [nodes.In(n=i) for i in range(n)]
 
@@ -116,8 +120,8 @@ def gather_item_cost(n: int, concurrency: int) -> tuple[float, float]:
 
         await asyncio.gather(*(one(p) for p in inputs))
 
-    cpu, wall = timed(lambda: asyncio.run(main()))
-    return cpu / n, wall / n
+    cpu, wall, kernel = timed(lambda: asyncio.run(main()))
+    return cpu / n, wall / n, kernel / n
 
 
 def spread(values: list[float], scale: float = 1e6, fmt: str = ".0f", unit: str = "") -> str:
@@ -142,12 +146,12 @@ def main() -> None:
                 project.run(f"fan-twice_sync-{c}.local", input={"ns": [1]})
             print(f"{time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC; us per item: median (min-max) of",
                   repeat, "repeats; CPU of this process (all threads), and wall; ratios taken within each repeat\n")
-            print("| items | concurrency | async node CPU | sync node CPU | asyncio.gather CPU | async / gather "
-                  "| sync / async | async node wall | gather wall | load average |")
-            print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+            print("| items | concurrency | async node CPU | of it kernel | sync node CPU | asyncio.gather CPU "
+                  "| async / gather | sync / async | async node wall | gather wall | load average |")
+            print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
             for n in sizes:
                 for c in concurrencies:
-                    rows: dict[str, list[tuple[float, float]]] = {"async": [], "sync": [], "gather": []}
+                    rows: dict[str, list[tuple[float, float, float]]] = {"async": [], "sync": [], "gather": []}
                     loads = [os.getloadavg()[0]]
                     for _ in range(repeat):
                         rows["async"].append(run_item_cost(project, f"fan-twice-{c}.local", n))
@@ -156,9 +160,11 @@ def main() -> None:
                         loads.append(os.getloadavg()[0])
                     cpu = {k: [v[0] for v in rows[k]] for k in rows}
                     wall = {k: [v[1] for v in rows[k]] for k in rows}
+                    kernel = [v[2] for v in rows["async"]]
                     over_gather = [a / g for a, g in zip(cpu["async"], cpu["gather"], strict=True)]
                     over_async = [s / a for s, a in zip(cpu["sync"], cpu["async"], strict=True)]
-                    print(f"| {n:,} | {c} | {spread(cpu['async'])} | {spread(cpu['sync'])} | {spread(cpu['gather'])} "
+                    print(f"| {n:,} | {c} | {spread(cpu['async'])} | {spread(kernel)} | {spread(cpu['sync'])} "
+                          f"| {spread(cpu['gather'])} "
                           f"| {spread(over_gather, 1, '.1f', 'x')} | {spread(over_async, 1, '.2f', 'x')} "
                           f"| {spread(wall['async'])} | {spread(wall['gather'])} "
                           f"| {min(loads):.1f}-{max(loads):.1f} |")

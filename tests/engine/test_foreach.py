@@ -153,3 +153,20 @@ def test_interrupts_cannot_run_inside_a_foreach_body() -> None:
     snap = run(engine.start("fan", {"items": [1]}))
     assert snap.status == "completed"
     assert snap.output["errors"][0]["type"] == "InterruptInForeach"
+
+
+def test_each_parallel_item_reads_its_own_item_index_and_context() -> None:
+    # The items' `with:` share one scope, set just before each evaluation: items that
+    # overlap (each waits) must still each see their own item, index, context and state.
+    with_ = {"x": "$item", "i": "$index", "step": "$context.step", "key": "$context.idempotency_key",
+             "vs": "$state.vs"}
+    engine, source, _ = make_engine([fan(mode="parallel", concurrency=3, **{"with": with_})])
+
+    async def work(payload: dict, ctx) -> dict:
+        await asyncio.sleep(0.001 * (5 - payload["i"]))
+        return {"v": payload}
+
+    source.add("work", work)
+    snap = run(engine.start("fan", {"items": [10, 11, 12, 13, 14]}, run_id="R"))
+    assert [r["v"] for r in snap.output["results"]] == [
+        {"x": 10 + i, "i": i, "step": f"fan[{i}]", "key": f"R:fan#1[{i}]", "vs": None} for i in range(5)]

@@ -88,6 +88,57 @@ def test_trivial_items_are_committed_concurrency_at_a_time() -> None:
     assert [len(steps) for steps in item_commits(sink)] == [4, 4, 4]
 
 
+class Turns:
+    """Counts the event loop's turns: a callback that schedules itself again runs once a turn."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.going = True
+
+    def tick(self) -> None:
+        self.count += 1
+        if self.going:
+            asyncio.get_running_loop().call_soon(self.tick)
+
+
+def test_a_group_every_worker_is_in_is_committed_in_the_turn_it_filled() -> None:
+    # Trivial items at concurrency 4: the fourth to finish completes its group, which is
+    # committed at once (not by a flush at the start of the next turn), and its worker goes on
+    # to item 4 in that same turn; the other three take items 5-7 in the next turn, whose last
+    # commits them with item 4.
+    turns = Turns()
+    calls: list[tuple[int, int]] = []  # (item, turn it was called in)
+    engine, source, sink = make_engine([fan(4)])
+
+    async def quick(payload: dict, ctx: Any) -> dict:
+        calls.append((payload["x"], turns.count))
+        return {"y": payload["x"]}
+
+    committed: list[tuple[list[str], int]] = []
+    store = sink.commit
+
+    def commit(run_: Any, entries: list) -> None:
+        store(run_, entries)
+        if any(e.kind == "item" for e in entries):
+            committed.append((sorted(e.step for e in entries), turns.count))
+
+    sink.commit = commit  # type: ignore[method-assign]
+    source.add("f", quick)
+
+    async def counted() -> Any:
+        turns.tick()
+        try:
+            return await engine.start("fan", {"items": list(range(8))})
+        finally:
+            turns.going = False
+
+    assert run(counted()).output == {"out": [{"y": x} for x in range(8)]}
+    first = calls[0][1]
+    assert committed == [([f"fan[{x}]" for x in range(4)], first), ([f"fan[{x}]" for x in range(4, 8)], first + 1)]
+    assert calls == [(0, first), (1, first), (2, first), (3, first), (4, first),
+                     (5, first + 1), (6, first + 1), (7, first + 1)]
+
+
 def test_a_serial_foreach_commits_each_item_alone() -> None:
     engine, source, sink = make_engine([fan(4, mode="serial")])
     source.add("f", lambda p, c: {"y": p["x"]})

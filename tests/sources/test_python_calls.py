@@ -11,9 +11,11 @@ from typing import Any
 
 import pytest
 
+from wfops.jsonvalues import plain_size_bound
+from wfops.sources import contract
 from wfops.sources import python as python_source
-from wfops.sources.base import StepContext
-from wfops.sources.contract import ContractError
+from wfops.sources.base import CallResult, Capability, StepContext
+from wfops.sources.contract import ContractError, call_checked
 from wfops.sources.python import PythonSource
 
 NODES = '''
@@ -126,3 +128,50 @@ def test_an_input_model_validates_with_its_own_model_validate_if_it_has_one(sour
     assert source._nodes["twice"][0].plain_validate  # pydantic's own: its validator, called directly
     assert not source._nodes["loud"][0].plain_validate
     assert _call(source, "loud", {"n": 1}) == {"n": "#101"}
+
+
+def _sized(source: PythonSource, name: str, payload: dict[str, Any]) -> tuple[Any, int | None]:
+    context = StepContext("r", "w", None, name, 1, f"r:{name}#1")
+    result, bound = asyncio.run(source.call_sized(name, payload, context))
+    return result.output, bound
+
+
+def test_a_one_dump_output_comes_with_its_size_bound(source: PythonSource) -> None:
+    output, bound = _sized(source, "twice", {"n": 2})
+    assert bound == plain_size_bound(output)  # the walk that found it plain, not taken again
+    # Two dumps (a serializer of its own): no bound, so the contract walks the output itself.
+    assert _sized(source, "shown", {"n": 3}) == ({"n": "#3"}, None)
+
+
+class _Told:
+    """A source whose output is tiny but which tells a size bound over the limit."""
+
+    id, kind = "py", "python"
+
+    def __init__(self, bound: int) -> None:
+        self.bound = bound
+
+    async def call_sized(self, name: str, payload: dict[str, Any], context: StepContext) -> tuple[Any, int]:
+        return CallResult("ok", {"n": 1}), self.bound
+
+
+def test_the_contract_check_takes_the_bound_it_is_told(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The told bound is what the size check starts from: a bound over the limit makes the check
+    # measure the output (which fits); a bound within it is not walked again at all.
+    monkeypatch.setattr(contract, "_limit", 100)
+    cap = Capability("py", "n", {"type": "object"}, {"type": "object"})
+    context = StepContext("r", "w", None, "s", 1, "r:s#1")
+    measured: list[Any] = []
+    real = contract.json_size_over
+
+    def counted(value: Any, limit: int) -> Any:
+        measured.append(value)
+        return real(value, limit)
+
+    monkeypatch.setattr(contract, "json_size_over", counted)
+    assert asyncio.run(call_checked(_Told(10**6), cap, {}, context)).output == {"n": 1}  # type: ignore[arg-type]
+    assert measured == [{"n": 1}]
+    walked: list[Any] = []
+    monkeypatch.setattr(contract, "plain_size_bound", lambda value: walked.append(value))
+    asyncio.run(call_checked(_Told(10), cap, {}, context))  # type: ignore[arg-type]
+    assert walked == [] and measured == [{"n": 1}]

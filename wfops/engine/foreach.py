@@ -18,19 +18,9 @@ from wfops.errors import UnstorableValue
 from wfops.jsonvalues import described
 from wfops.model.rules import concurrent_write_message, writes_conflict
 
-
-class _Finished(NamedTuple):
-    """What an item's call gave, before its entry is made."""
-
-    number: int  # the item's index in the list
-    path: str
-    attempt: int
-    payload: Any
-    outcome: str | None
-    output: Any
-    error: dict[str, Any] | None
-    started: str
-    extra: dict[str, Any] | None
+#: What an item's call gave, before its entry is made: (its index in the list, path, attempt,
+#: payload, outcome, output, error, started, extra). A plain tuple: one is made per item.
+_Finished = tuple[int, str, int, Any, "str | None", Any, "dict[str, Any] | None", str, "dict[str, Any] | None"]
 
 
 class _Mark(NamedTuple):
@@ -42,42 +32,62 @@ class _Mark(NamedTuple):
     failed: int
 
 
-Batch = list[tuple[_Finished, TraceEntry, _Mark]]
+Batch = list[tuple[_Finished, TraceEntry, _Mark | None]]
 
 
 class _Group:
     """Group commit: the items that finish in one turn of the event loop are committed
     together, in ONE transaction (each still its own trace entry), at the start of the next
-    turn. An item's task waits for that commit: its result is durable before the item ends
-    and gives its place (`concurrency`) to another. A crash loses only items not committed
-    yet, which a resume runs again."""
+    turn; or at once, by the item that completes the group when every worker's item is in it
+    (none could join before that turn). An item's task waits for that commit: its result is
+    durable before the item ends and gives its place (`concurrency`) to another. A crash
+    loses only items not committed yet, which a resume runs again."""
 
     def __init__(self, commit: Callable[[Batch], None]) -> None:
         self._commit = commit
-        self._batch: list[tuple[_Finished, TraceEntry, _Mark, asyncio.Future[None]]] = []
+        self._batch: Batch = []
+        # One per item of `_batch` that waits for the flush, in its order (the item that made
+        # the commit happen at once has none).
+        self._waiting: list[asyncio.Future[None]] = []
+        self._flushing: asyncio.Handle | None = None  # the flush of `_batch`, once scheduled
+        self.workers = 0  # worker tasks still taking items: every one is in a full group
+        # Made inside the fan-out's loop, which its items' tasks run on: asked once, since
+        # `get_running_loop` makes a system call (getpid) each time.
+        self._loop = asyncio.get_running_loop()
 
-    def commit(self, item: _Finished, entry: TraceEntry, mark: _Mark) -> asyncio.Future[None]:
-        loop = asyncio.get_running_loop()
-        if not self._batch:
-            loop.call_soon(self._flush)
+    def commit(self, item: _Finished, entry: TraceEntry, mark: _Mark | None) -> asyncio.Future[None] | None:
+        """Add a finished item to the group; what to wait for before its slot is reused, or None
+        when it completed the group, which is then committed already (its errors raised here)."""
+        batch = self._batch
+        batch.append((item, entry, mark))
+        if len(batch) >= self.workers:
+            # Every worker is in the group, so the flush would commit this very group: done
+            # now, without the loop's turn, and this item's task goes on without waiting.
+            if self._flushing is not None:
+                self._flushing.cancel()
+            self._flush(at_once=True)
+            return None
+        loop = self._loop
+        if len(batch) == 1:
+            self._flushing = loop.call_soon(self._flush)
         done: asyncio.Future[None] = loop.create_future()
-        self._batch.append((item, entry, mark, done))
+        self._waiting.append(done)
         return done
 
-    def _flush(self) -> None:
-        batch, self._batch = self._batch, []
+    def _flush(self, at_once: bool = False) -> None:
+        batch, waiting, self._batch, self._waiting, self._flushing = self._batch, self._waiting, [], [], None
         try:
-            self._commit([(item, entry, mark) for item, entry, mark, _ in batch])
+            self._commit(batch)
         except BaseException as exc:
             # A store error (or the process being stopped): every item of the group fails
             # with it. Raised in a loop callback it would only be logged, leaving them waiting.
-            for *_, done in batch:
+            for done in waiting:
                 if not done.done():
                     done.set_exception(exc)
-            if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+            if at_once or isinstance(exc, (KeyboardInterrupt, SystemExit)):
                 raise
             return
-        for *_, done in batch:
+        for done in waiting:
             if not done.done():  # its task was cancelled meanwhile: nothing waits for it
                 done.set_result(None)
 
@@ -106,7 +116,9 @@ async def run_foreach(run: RunContext, frame: Frame, sp: StepPlan, pending: list
     visit = frame.visits.get(sp.id, 0) + 1
     path, key = frame.prefix + sp.id, f"{frame.key_prefix}{sp.id}#{visit}"
     started = now()
-    items = sp.foreach(run.scope(frame, run.context(frame, path, 1, key))) if sp.foreach else None
+    # The scope of the `foreach:` list, and then of every item's `with:` (see `one`).
+    scope = run.scope(frame, run.context(frame, path, 1, key))
+    items = sp.foreach(scope) if sp.foreach else None
     if not isinstance(items, list):
         failure = StepFailed("NotAList", f"foreach of step {path} needs a list, got {described(items)}")
         return run.fail(frame, sp, path, failure, kind="foreach", input=None, attempt=1, started=started)
@@ -118,7 +130,7 @@ async def run_foreach(run: RunContext, frame: Frame, sp: StepPlan, pending: list
     run.step_started(path, "foreach", len(items), len(done))
     results: dict[int, Any] = {i: e.output for i, e in done.items() if e.error is None}
     errors: dict[int, dict[str, Any]] = {i: e.error for i, e in done.items() if e.error is not None}
-    stop = asyncio.Event()
+    stopped = False  # no item starts any more (a failed item under `on_item_error: fail`, a failed save)
     # `save_each`: item i's result is written once items 0..i have all finished, so writes go
     # through the reducers in item order whatever order parallel items finish in. The writes
     # ride on the entry of the item that completed the run of finished items, so the
@@ -129,7 +141,7 @@ async def run_foreach(run: RunContext, frame: Frame, sp: StepPlan, pending: list
     save_failed: list[StepFailed] = []
 
     def flush() -> list[dict[str, Any]]:
-        nonlocal written
+        nonlocal written, stopped
         changes: list[dict[str, Any]] = []
         # A failed item under `on_item_error: fail` is never passed: a redrive runs it again.
         passable = errors if sp.on_item_error != "fail" else {}
@@ -140,7 +152,7 @@ async def run_foreach(run: RunContext, frame: Frame, sp: StepPlan, pending: list
                 except StepFailed as failure:
                     failure.message = f"item {written}: {failure.message}"
                     save_failed.append(failure)
-                    stop.set()
+                    stopped = True
                     break
                 changes += more
             written += 1
@@ -148,45 +160,53 @@ async def run_foreach(run: RunContext, frame: Frame, sp: StepPlan, pending: list
             frame.log.extend(changes)
         return changes
 
-    def finish(item: _Finished) -> tuple[TraceEntry, _Mark]:
+    def finish(item: _Finished) -> tuple[TraceEntry, _Mark | None]:
         """Record a finished item and make its entry (its `save_each` writes applied); the
-        state as it was before those writes, to undo them should the entry not be stored."""
-        if item.error is None:
-            results[item.number] = item.output
+        state as it was before those writes, to undo them should the entry not be stored
+        (None without `save_each`: then an item writes nothing to undo)."""
+        nonlocal stopped
+        number, item_path, attempt, payload, outcome, output, error, started, extra = item
+        if error is None:
+            results[number] = output
         else:
-            errors[item.number] = item.error
+            errors[number] = error
             if sp.on_item_error == "fail":
-                stop.set()
-        mark = _Mark(frame.state, written, len(frame.log or []), len(save_failed))
-        changes = flush() if sp.save_each else []
-        entry = run.entry(item.path, "item", item.attempt, item.payload, item.outcome, item.output, changes, None,
-                          item.error, item.started, item.extra)
-        if item.error is not None:
-            errors[item.number] = entry.error or item.error
+                stopped = True
+        mark: _Mark | None = None
+        changes: list[dict[str, Any]] = []
+        if sp.save_each:
+            mark = _Mark(frame.state, written, len(frame.log or []), len(save_failed))
+            changes = flush()
+        entry = run.entry(item_path, "item", attempt, payload, outcome, output, changes, None, error, started, extra)
+        if error is not None:
+            errors[number] = entry.error or error
         return entry, mark
 
-    def undo(mark: _Mark) -> None:
+    def undo(mark: _Mark | None) -> None:
         nonlocal written
+        if mark is None:
+            return
         frame.state, written = mark.state, mark.written
         if frame.log is not None:
             del frame.log[mark.logged:]
         del save_failed[mark.failed:]
 
-    def commit_alone(item: _Finished, entry: TraceEntry, mark: _Mark) -> None:
+    def commit_alone(item: _Finished, entry: TraceEntry, mark: _Mark | None) -> None:
+        nonlocal stopped
         try:
             run.commit([entry])
         except UnstorableValue as exc:
             # Nothing of this commit was stored: undo its `save_each` writes, fail the item.
             undo(mark)
-            results.pop(item.number, None)
+            results.pop(item[0], None)
             entry = run.unstorable(entry, exc)
-            errors[item.number] = entry.error or {}
+            errors[item[0]] = entry.error or {}
             if sp.on_item_error == "fail":
-                stop.set()
+                stopped = True
             entry.state_changes = flush() if sp.save_each else []
             run.commit([entry])
 
-    def commit_group(batch: list[tuple[_Finished, TraceEntry, _Mark]]) -> None:
+    def commit_group(batch: Batch) -> None:
         try:
             run.commit([entry for _, entry, _ in batch])  # one transaction, one row per item
             return
@@ -196,20 +216,26 @@ async def run_foreach(run: RunContext, frame: Frame, sp: StepPlan, pending: list
         # one, as if each had finished alone, so only the unstorable one fails.
         undo(batch[0][2])
         for item, _, _ in batch:
-            results.pop(item.number, None)
-            errors.pop(item.number, None)
+            results.pop(item[0], None)
+            errors.pop(item[0], None)
         for item, _, _ in batch:
             commit_alone(item, *finish(item))
 
     group = _Group(commit_group) if sp.parallel and len(items) - len(done) > 1 else None
 
     async def one(index: int) -> None:
-        if index in done or stop.is_set():
+        if index in done or stopped:
             return
         item_path, item_key = f"{path}[{index}]", f"{key}[{index}]"
         item_started = now()
         ctx = run.context(frame, item_path, 1, item_key)
-        payload = sp.with_(run.scope(frame, ctx, items[index], index)) if sp.with_ else {}
+        payload: Any = {}
+        if sp.with_:
+            # One scope for all items: what differs per item (its item, index and context, and
+            # the state `save_each` may have changed) is set just before the evaluation, which
+            # never waits, so the items of a parallel fan-out never see one another's.
+            scope.state, scope.ctx, scope.item, scope.index = frame.state, ctx, items[index], index
+            payload = sp.with_(scope)
         outcome, output, error, attempt, extra = None, None, None, 1, None
         try:
             if sp.uses is not None:
@@ -221,12 +247,14 @@ async def run_foreach(run: RunContext, frame: Frame, sp: StepPlan, pending: list
         except StepFailed as failure:
             attempt = max(attempt, failure.attempt)
             error = failure.as_error(failure.inner_step or item_path)
-        item = _Finished(index, item_path, attempt, payload, outcome, output, error, item_started, extra)
+        item: _Finished = (index, item_path, attempt, payload, outcome, output, error, item_started, extra)
         entry, mark = finish(item)
         if group is None:
             commit_alone(item, entry, mark)
         else:
-            await group.commit(item, entry, mark)
+            committed = group.commit(item, entry, mark)
+            if committed is not None:
+                await committed
 
     async def all_items() -> None:
         if sp.parallel and items:
@@ -235,10 +263,16 @@ async def run_foreach(run: RunContext, frame: Frame, sp: StepPlan, pending: list
             todo = iter(range(len(items)))
 
             async def worker() -> None:
-                for index in todo:
-                    await one(index)
+                try:
+                    for index in todo:
+                        await one(index)
+                finally:
+                    if group is not None:
+                        group.workers -= 1
 
             tasks = [asyncio.ensure_future(worker()) for _ in range(min(sp.concurrency or len(items), len(items)))]
+            if group is not None:
+                group.workers = len(tasks)  # before any of them runs
             try:
                 await asyncio.gather(*tasks)
             except BaseException:

@@ -59,7 +59,9 @@ class ContractError(CapabilityError):
         self.error_type = error_type
 
 
-def check_result(cap: Capability, outcome: str, output: Any) -> None:
+def check_result(cap: Capability, outcome: str, output: Any, bound: int | None = None) -> None:
+    """Refuse a result its contract does not allow. `bound`: `plain_size_bound(output)` when the
+    caller has just walked the output for it (a python node's one dump), so it is not walked twice."""
     if outcome not in cap.outcomes:
         raise ContractError("UndeclaredOutcome", f"{cap.ref} returned outcome {outcome!r}; it declares "
                             f"{', '.join(cap.outcomes)}")
@@ -67,7 +69,8 @@ def check_result(cap: Capability, outcome: str, output: Any) -> None:
     # steps, so a value JSON cannot carry (NaN, an integer too long to print, a lone
     # surrogate) fails the step here, where it enters, never at the store.
     limit = _limit if _limit is not None else max_output_bytes()
-    bound = plain_size_bound(output)  # the common case: plain JSON, well under the limit, in one walk
+    if bound is None:
+        bound = plain_size_bound(output)  # the common case: plain JSON, well under the limit, in one walk
     if bound is None:
         problem = json_problem(output, f"{cap.ref} output")
         if problem is not None:
@@ -100,8 +103,14 @@ async def call_checked(source: Source, cap: Capability, payload: Any, context: S
     """Call `cap` on `source` and check its result against the contract. The input is the
     source's to judge, as it declared it: a python node's model, an MCP server's schema,
     std's own checks (each says what is wrong in its own words)."""
-    result = await source.call(cap.name, payload, context)
-    check_result(cap, result.outcome, result.output)
+    result: CallResult
+    bound: int | None = None
+    sized = getattr(source, "call_sized", None)
+    if sized is not None:  # it tells its output's size bound too: `PythonSource.call_sized`
+        result, bound = await sized(cap.name, payload, context)
+    else:
+        result = await source.call(cap.name, payload, context)
+    check_result(cap, result.outcome, result.output, bound)
     if result.extra is not None:
         # Extras are stored with the trace entry: plain JSON, as outputs are.
         problem = json_problem(result.extra, f"{cap.ref} extra data") if isinstance(result.extra, dict) \

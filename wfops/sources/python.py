@@ -32,7 +32,7 @@ from pydantic import BaseModel, ValidationError
 
 from wfops.daemon import DaemonPool
 from wfops.errors import CapabilityError, WfopsError
-from wfops.jsonvalues import plain_json
+from wfops.jsonvalues import plain_size_bound
 from wfops.model.rules import duration_seconds
 from wfops.records import init
 from wfops.sources.base import CallResult, Capability, SourceKind, StepContext
@@ -233,6 +233,7 @@ class PythonSource:
             if callable(value) and hasattr(value, "__wfops_node__"):
                 spec = _spec_of(value)
                 self._nodes[spec.name] = (spec, value)
+        self._refs = {name: f"{source_id}.{name}" for name in self._nodes}  # what its messages name
         code = code_hash(module, root)
         self._caps = {name: _capability(source_id, spec, f"{func.__module__}.{func.__qualname__}", code)
                       for name, (spec, func) in sorted(self._nodes.items())}
@@ -244,6 +245,12 @@ class PythonSource:
         return self._caps
 
     async def call(self, name: str, payload: dict[str, Any], context: StepContext) -> CallResult:
+        return (await self.call_sized(name, payload, context))[0]
+
+    async def call_sized(self, name: str, payload: dict[str, Any], context: StepContext
+                         ) -> tuple[CallResult, int | None]:
+        """`call`, and `plain_size_bound` of its output when finding the output took that walk
+        (None: not known), so that the contract's check (`call_checked`) does not walk it again."""
         spec, func, model, kwargs = self._prepare(name, payload, context)
         try:
             if _HELD.get() is self:
@@ -259,7 +266,7 @@ class PythonSource:
             # Raised by the node's own code (a real Ctrl-C reaches wfops as a cancellation,
             # never through a node): it fails the step, never the process or the MCP server.
             raise NodeExit(exc) from None
-        return _to_result(f"{self.id}.{name}", spec, returned)
+        return _to_result(self._refs[name], spec, returned)
 
     @contextlib.contextmanager
     def calls_held(self) -> Iterator[None]:
@@ -289,7 +296,7 @@ class PythonSource:
                 returned = asyncio.run(func(model, **kwargs)) if spec.is_async else func(model, **kwargs)
         except (KeyboardInterrupt, SystemExit) as exc:  # as in `call`: the node's own, never the worker's end
             raise NodeExit(exc) from None
-        return _to_result(f"{self.id}.{name}", spec, returned)
+        return _to_result(self._refs[name], spec, returned)[0]
 
     def _prepare(self, name: str, payload: dict[str, Any], context: StepContext
                  ) -> tuple[NodeSpec, Callable[..., Any], BaseModel, dict[str, Any]]:
@@ -374,7 +381,8 @@ def _json_schema(model: type[BaseModel], role: str, where: str) -> dict[str, Any
     return schema
 
 
-def _to_result(ref: str, spec: NodeSpec, returned: Any) -> CallResult:
+def _to_result(ref: str, spec: NodeSpec, returned: Any) -> tuple[CallResult, int | None]:
+    """The call's result, and `plain_size_bound` of its output where `_dumped` found it (else None)."""
     outcome, output, extra = ("ok", returned, None)
     if isinstance(returned, Result):
         outcome, output, extra = returned.outcome, returned.output, returned.extra
@@ -385,25 +393,30 @@ def _to_result(ref: str, spec: NodeSpec, returned: Any) -> CallResult:
     if output is None:
         if outcome == "ok" and spec.output_model is not None:
             raise CapabilityError("returned no output for outcome `ok`")
-        return CallResult(outcome, None, extra)
+        return CallResult(outcome, None, extra), None
     declared = spec.declared
-    if isinstance(output, BaseModel):
-        return CallResult(outcome, *split_undeclared(_dumped(ref, spec, output), declared, extra))
+    # The exact output model first: `isinstance` against a pydantic model class is the ABC's check, in Python.
+    if type(output) is spec.output_model or isinstance(output, BaseModel):
+        dumped, bound = _dumped(ref, spec, output)
+        # Keys moved to the extras leave a part of the output: a bound of the whole still holds.
+        return CallResult(outcome, *split_undeclared(dumped, declared, extra)), bound
     if isinstance(output, dict):
-        return CallResult(outcome, *split_undeclared(output, declared, extra))
+        return CallResult(outcome, *split_undeclared(output, declared, extra)), None
     raise CapabilityError(f"returned {type(output).__name__}; return a pydantic model or wfops.Result")
 
 
-def _dumped(ref: str, spec: NodeSpec, output: BaseModel) -> Any:
+def _dumped(ref: str, spec: NodeSpec, output: BaseModel) -> tuple[Any, int | None]:
     """`model_output(ref, output)`, dumped once where it can be: for an instance of an output
-    model `dumps_once` said yes to, a python dump that is plain JSON (`plain_json`: no NaN,
-    no tuples, dates or other objects) is what its JSON dump would be, so it is the output."""
+    model `dumps_once` said yes to, a python dump that is plain JSON (`plain_size_bound` is
+    not None: no NaN, no tuples, dates or other objects) is what its JSON dump would be, so
+    it is the output; with that bound (None when it took the two dumps)."""
     python = None
     if spec.one_dump and type(output) is spec.output_model:
         python = output.__pydantic_serializer__.to_python(output)  # `model_dump()`, without its wrapper
-        if plain_json(python):
-            return python
-    return model_output(ref, output, python)
+        bound = plain_size_bound(python)
+        if bound is not None:
+            return python, bound
+    return model_output(ref, output, python), None
 
 
 #: Parts of a core schema that hold values or functions, not serializers.

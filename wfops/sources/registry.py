@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Coroutine, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from contextvars import ContextVar
 from pathlib import Path
@@ -242,9 +242,11 @@ class BoundResolver:
         held = getattr(source, "calls_held", None)
         return held() if held is not None else nullcontext()
 
-    async def call(self, ref: str, payload: dict[str, Any], context: StepContext) -> CallResult:
-        source, name = self.split(ref)  # once: a fan-out calls this for every item
-        return await call_checked(source, _capability_of(source, name), payload, context)
+    def call(self, ref: str, payload: dict[str, Any], context: StepContext) -> Coroutine[Any, Any, CallResult]:
+        """The checked call's coroutine itself (not one more awaiting it: a fan-out calls this for
+        every item); an unknown ref raises here, when the call is made."""
+        source, name = self.split(ref)
+        return call_checked(source, _capability_of(source, name), payload, context)
 
 
 def _capability_of(source: Source, name: str) -> Capability:

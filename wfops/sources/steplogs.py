@@ -89,7 +89,7 @@ def cut_chars(text: str) -> int:
     return int(found.group(1)) if found else 0
 
 
-_current: contextvars.ContextVar[Capture | None] = contextvars.ContextVar("wfops_step_log", default=None)
+_current: contextvars.ContextVar[capturing | None] = contextvars.ContextVar("wfops_step_log", default=None)
 _finished: dict[Key, str] = {}
 _notes: dict[Key, Capture] = {}
 _lock = threading.Lock()
@@ -174,28 +174,35 @@ class capturing:  # noqa: N801 - used as the context manager it replaces, `with 
 
     `installed=True`: the caller holds `installed()` around this capture (a fan-out's calls),
     so the capture only sets its context variable, without counting itself in and out. A
-    class, not a generator: it runs around every call of a fan-out's items."""
+    class, not a generator: it runs around every call of a fan-out's items. Its `Capture` is
+    made at the first write (most nodes write nothing)."""
 
     __slots__ = ("capture", "context", "counted", "token")
 
     def __init__(self, context: StepContext, *, installed: bool = False) -> None:
         self.context = context
         self.counted = not installed
-        self.capture = Capture()
+        self.capture: Capture | None = None
+
+    def write(self, text: str) -> None:
+        capture = self.capture
+        if capture is None:
+            capture = self.capture = Capture()
+        capture.write(text)
 
     def __enter__(self) -> None:
         if self.counted:
             _install()
-        self.token = _current.set(self.capture)
+        self.token = _current.set(self)
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: Any) -> None:
-        capture = self.capture
         if exc is not None:
-            capture.write("".join(traceback.format_exception(kind, exc, tb)))
+            self.write("".join(traceback.format_exception(kind, exc, tb)))
         _current.reset(self.token)
         if self.counted:
             _uninstall()
-        if capture.head_size:  # the head fills first: empty head, nothing written
+        capture = self.capture
+        if capture is not None and capture.head_size:  # the head fills first: empty head, nothing written
             context = self.context
             text = capture.text()
             with _lock:

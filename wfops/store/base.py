@@ -81,8 +81,8 @@ class Pending(NamedTuple):
 #: where the output's shared parts are: `output_refs`).
 Head = tuple[str, str | None, str | None, str | None, str | None, str | None]
 TraceRow = tuple[Any, ...]
-#: A plain group's rows (`SqlStore._group_rows`): the rows without a cursor, the newest
-#: entry's row with it (None when that entry is not plain), and the full rows.
+#: A plain group's rows (`SqlStore._group_rows`): the plain rows without a cursor, the newest
+#: entry's plain row with it (None when that entry is not plain), and the full rows.
 GroupRows = tuple[list[TraceRow], TraceRow | None, list[TraceRow]]
 
 
@@ -217,11 +217,11 @@ class SqlStore(CacheStore, ABC):
         """The rows of a plain group's commit (a parallel foreach's items that finished in one
         loop turn), or None when the commit is not one (then `_step_rows` says what it writes).
         A plain group: a run row that would say what it says already (as `_plain_row` asks), no
-        cache note and no output of `LARGE_OUTPUT` or more. Each entry without an error or extras
-        becomes the row `_plain_row` would build, the one of the newest seq with the cursor
-        (`Queries.insert_plain_trace`), the others without it (`Queries.insert_bare_trace`);
-        an entry with an error or extras keeps its full row (`Queries.insert_trace`). The same
-        rows `_step_rows` gives, with their NULL columns left out."""
+        cache note and no output of `LARGE_OUTPUT` or more. Each entry without an error, extras
+        or `next` (an item's) becomes its row without those NULL columns (`group_insert`'s
+        values): the one of the newest seq with the cursor, the others without it; any other
+        entry keeps its full row (`Queries.insert_trace`). The same rows `_step_rows` gives,
+        with their NULL columns left out."""
         if not self._run_row_stays(run):
             return None
         run_id, last = run.run_id, _last_seq(entries)
@@ -236,16 +236,16 @@ class SqlStore(CacheStore, ABC):
                 given, output, written = _plain_values(entry)
                 if output is not None and len(output) >= LARGE_OUTPUT:
                     return None
-                if entry.error is not None or entry.extra is not None:
+                if entry.error is not None or entry.extra is not None or entry.next is not None:
                     full.append((run_id, entry.seq, entry.step, entry.kind, entry.attempt, given, entry.outcome,
                                  output, written, entry.next, dump(entry.error), entry.started_at,
                                  entry.ended_at, cursor if entry.seq == last else None, dump(entry.extra)))
                 elif entry.seq == last:
                     newest = (run_id, entry.seq, entry.step, entry.kind, entry.attempt, given, entry.outcome,
-                              output, written, entry.next, entry.started_at, entry.ended_at, cursor)
+                              output, written, entry.started_at, entry.ended_at, cursor)
                 else:
                     bare.append((run_id, entry.seq, entry.step, entry.kind, entry.attempt, given, entry.outcome,
-                                 output, written, entry.next, entry.started_at, entry.ended_at))
+                                 output, written, entry.started_at, entry.ended_at))
             if not self._binding_checks_text:
                 check_text([*bare, *full] if newest is None else [*bare, *full, newest])
         except UNSTORABLE as exc:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cache
 
 from wfops.store.protocol import FINISHED
 
@@ -68,8 +69,24 @@ _TRACE_COLUMNS = ("run_id, seq, step, kind, attempt, input, outcome, output, sta
 # the driver a failed adapter lookup per parameter, and this row is written once per step.
 _PLAIN_COLUMNS = ("run_id, seq, step, kind, attempt, input, outcome, output, state_changes, next, started_at, "
                   "ended_at, cursor")
-# A plain group's rows but its newest, which leave `cursor` NULL too.
-_BARE_COLUMNS = _PLAIN_COLUMNS.removesuffix(", cursor")
+# A plain group's rows (a foreach's items): `next` is NULL too, and `cursor` but on the newest.
+_GROUP_COLUMNS = _PLAIN_COLUMNS.replace(" next,", "")
+#: The most rows one `group_insert` statement holds (a larger group is written in parts).
+GROUP_ROWS = 64
+
+
+@cache
+def group_insert(rows: int, newest: bool) -> str:
+    """ONE statement for `rows` rows of a plain group, each without the columns it leaves NULL
+    (`error`, `extra`, `next`), the last with its cursor when it is the `newest`, the others'
+    cursor a literal NULL (no NULL is bound: binding a None costs the driver a failed adapter
+    lookup). One statement's work instead of one per row. SQLite's spelling; at most
+    `GROUP_ROWS` rows."""
+    bare = f"({','.join('?' * 11)},NULL)"
+    values = [bare] * (rows - 1) + [f"({','.join('?' * 12)})" if newest else bare]
+    return f"INSERT INTO trace ({_GROUP_COLUMNS}) VALUES {','.join(values)}"
+
+
 _RUN_INSERT = ("INTO runs (id, deployment, workflow, artifact, status, outcome, output, error, interrupt, "
                "cursor, steps, cursor_seq, created_at, updated_at) ")
 # After a commit's trace rows: the run row's cursor is the newest one.
@@ -84,7 +101,6 @@ class Queries:
     dialect: Dialect
     insert_trace: str
     insert_plain_trace: str  # a plain step's row: no error, no extra (both stay NULL)
-    insert_bare_trace: str  # a plain group's row other than its newest: no cursor either
     select_runs: str      # followed by a WHERE clause, ORDER BY, ...
     get_run: str
     list_runs_order: str  # ORDER BY and LIMIT of `list_runs`
@@ -129,7 +145,6 @@ def queries(d: Dialect) -> Queries:
         dialect=d,
         insert_trace=q(f"INSERT INTO trace ({_TRACE_COLUMNS}) VALUES ({','.join('?' * 15)})"),
         insert_plain_trace=q(f"INSERT INTO trace ({_PLAIN_COLUMNS}) VALUES ({','.join('?' * 13)})"),
-        insert_bare_trace=q(f"INSERT INTO trace ({_BARE_COLUMNS}) VALUES ({','.join('?' * 12)})"),
         select_runs=q(select_runs),
         get_run=q(f"{select_runs} WHERE r.id=?"),
         list_runs_order=q(f"ORDER BY r.created_at DESC, {d.tiebreak} DESC LIMIT ?"),

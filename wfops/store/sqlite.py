@@ -24,7 +24,7 @@ from wfops.statedir import make_state_dir, refuse_state_link
 from wfops.store import locks
 from wfops.store.base import DEFAULT_TIMEOUT, SqlStore, TraceRow, Writes
 from wfops.store.migrations import LATEST, current_version, migrate, refuse_newer
-from wfops.store.queries import RUN_TABLES, SQLITE, queries
+from wfops.store.queries import GROUP_ROWS, RUN_TABLES, SQLITE, group_insert, queries
 from wfops.store.rows import UNSTORABLE, unstorable
 
 
@@ -212,15 +212,17 @@ class SqliteStore(SqlStore):
                       full: list[TraceRow]) -> None:
         """A plain group's rows (`_group_rows`) in one transaction on the kept cursor: BEGIN
         IMMEDIATE stays, as the group is one commit of all its entries. The run row is left
-        alone, as a plain step leaves it: the cursor rides on the newest entry's row."""
+        alone, as a plain step leaves it: the cursor rides on the newest entry's row. The
+        plain rows go in multi-row INSERTs (`group_insert`), the newest row last."""
         hot, q = self._hot, self._q
+        plain: list[TraceRow] = bare if newest is None else [*bare, newest]
         try:
             hot.execute("BEGIN IMMEDIATE")
             try:
-                if bare:
-                    hot.executemany(q.insert_bare_trace, bare)
-                if newest is not None:
-                    hot.execute(q.insert_plain_trace, newest)
+                for first in range(0, len(plain), GROUP_ROWS):
+                    part = plain[first:first + GROUP_ROWS]
+                    last = newest is not None and first + GROUP_ROWS >= len(plain)
+                    hot.execute(group_insert(len(part), last), [value for row in part for value in row])
                 if full:
                     hot.executemany(q.insert_trace, full)
                 hot.execute("COMMIT")
