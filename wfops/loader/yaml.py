@@ -18,6 +18,7 @@ import sys
 import zlib
 from array import array
 from collections.abc import Sequence
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
@@ -353,74 +354,85 @@ class _Builder:
         # Local names: this loop runs once per event, up to MAX_NODES times.
         scalar_event, map_start, seq_start = ev.ScalarEvent, ev.MappingStartEvent, ev.SequenceStartEvent
         map_end, seq_end = ev.MappingEndEvent, ev.SequenceEndEvent
+        tag_of = _TAG_OF
         mark = self.marks.append
         intern = sys.intern
-        # Each open collection: [container, the key its next value goes under, or _NO_KEY
-        # while a mapping waits for a key, or _ITEM for a list]
-        stack: list[list[Any]] = []
-        frame: list[Any] | None = None
+        # The collection being filled and where its next value goes: under `key` in a mapping
+        # (_NO_KEY while it waits for a key), appended (_ITEM), or the document itself (_ROOT).
+        # `stack` holds the same pair of each collection that encloses it.
+        stack: list[tuple[Any, Any]] = []
+        container: Any = None
+        key: Any = _ROOT
         documents = 0
         nodes = 0
         for event in events:
             kind = type(event)
-            if kind is scalar_event or kind is map_start or kind is seq_start:
+            if kind is scalar_event:
                 nodes += 1
                 if nodes > MAX_NODES:
-                    self.fail("yaml-too-large", f"the document has more than {MAX_NODES} nodes", event.start_mark,
-                              hint="split the file, or move large data out of YAML")
+                    self._too_many(event)
                 if event.anchor is not None:
-                    self.fail("yaml-anchor", f"anchors (&{event.anchor}) are not allowed in wfops files",
-                              event.start_mark, hint="write the value out in full where it is used")
-                tag = event.tag  # a property of ruamel's events: read once
+                    self._anchored(event)
+                tag = tag_of(event)
                 if tag is not None:
                     self._check_tag(event)
                 start = event.start_mark
                 mark(start.line)
                 mark(start.column)
-            if kind is scalar_event:
                 text = event.value
                 if len(text) > MAX_SCALAR_CHARS:
                     self.fail("yaml-too-large", f"a scalar is longer than {MAX_SCALAR_CHARS} characters",
                               event.start_mark, hint="move large data out of YAML")
-                if frame is not None and frame[1] is _NO_KEY:
-                    if text == "<<" or text in frame[0]:  # a merge or duplicate key, maybe: say which
-                        self._check_key(frame[0], event)
+                if key is _NO_KEY:
+                    if text == "<<" or text in container:  # a merge or duplicate key, maybe: say which
+                        self._check_key(container, event)
                     # Keys repeat across every step of every file: one string object per distinct key.
-                    frame[1] = text if len(text) > _INTERNED else intern(text)
+                    key = text if len(text) > _INTERNED else intern(text)
                     continue
                 if tag is None and (event.style or text and text[0] not in _NON_STR_START):
-                    value = text  # quoted, or plain text that no other core-schema type starts with
+                    # quoted, or plain text that no other core-schema type starts with
+                    value = text if len(text) > _INTERNED else intern(text)  # refs, ids and outcomes repeat
                 else:
                     value = self._scalar(event)
-                if value.__class__ is str and len(value) <= _INTERNED:
-                    value = intern(value)  # refs, ids and outcomes repeat across steps and files
-                if frame is None:
+                    if value.__class__ is str and len(value) <= _INTERNED:
+                        value = intern(value)
+                if key is _ITEM:
+                    container.append(value)
+                elif key is _ROOT:
                     self._root(value, event)
-                elif frame[1] is _ITEM:
-                    frame[0].append(value)
                 else:
-                    frame[0][frame[1]] = value
-                    frame[1] = _NO_KEY
+                    container[key] = value
+                    key = _NO_KEY
             elif kind is map_start or kind is seq_start:
-                if frame is not None and frame[1] is _NO_KEY:
+                nodes += 1
+                if nodes > MAX_NODES:
+                    self._too_many(event)
+                if event.anchor is not None:
+                    self._anchored(event)
+                if tag_of(event) is not None:
+                    self._check_tag(event)
+                start = event.start_mark
+                mark(start.line)
+                mark(start.column)
+                if key is _NO_KEY:
                     self.fail("yaml-key-type", "a mapping key must be a plain scalar, not a collection",
                               event.start_mark, hint="use a string key")
                 if len(stack) >= MAX_DEPTH:
                     self.fail("yaml-too-deep", f"nesting is deeper than {MAX_DEPTH} levels", event.start_mark,
                               hint="flatten the structure")
-                container: dict[str, Any] | list[Any] = {} if kind is map_start else []
-                if frame is None:
-                    self._root(container, event)
-                elif frame[1] is _ITEM:
-                    frame[0].append(container)
+                inner: dict[str, Any] | list[Any] = {} if kind is map_start else []
+                if key is _ITEM:
+                    container.append(inner)
+                    stack.append((container, _ITEM))
+                elif key is _ROOT:
+                    self._root(inner, event)
+                    stack.append((None, _ROOT))
                 else:
-                    frame[0][frame[1]] = container
-                    frame[1] = _NO_KEY
-                frame = [container, _NO_KEY if kind is map_start else _ITEM]
-                stack.append(frame)
+                    container[key] = inner
+                    stack.append((container, _NO_KEY))
+                container, key = inner, (_NO_KEY if kind is map_start else _ITEM)
             elif kind is map_end or kind is seq_end:
-                stack.pop()
-                frame = stack[-1] if stack else None
+                container, key = stack.pop()
             elif kind is ev.AliasEvent:
                 self.fail("yaml-alias", f"aliases (*{event.anchor}) are not allowed in wfops files",
                           event.start_mark, hint="write the value out in full where it is used")
@@ -436,6 +448,14 @@ class _Builder:
                 if getattr(event, "tags", None):
                     self.fail("yaml-tag", "%TAG directives are not allowed", event.start_mark,
                               hint="remove the %TAG directive; wfops files hold plain data only")
+
+    def _too_many(self, event: Any) -> None:
+        self.fail("yaml-too-large", f"the document has more than {MAX_NODES} nodes", event.start_mark,
+                  hint="split the file, or move large data out of YAML")
+
+    def _anchored(self, event: Any) -> None:
+        self.fail("yaml-anchor", f"anchors (&{event.anchor}) are not allowed in wfops files",
+                  event.start_mark, hint="write the value out in full where it is used")
 
     def _check_tag(self, event: Any) -> None:
         """Only the core schema's tags, and only on the kind of node they name."""
@@ -498,8 +518,13 @@ class _Builder:
 
 _NO_KEY = object()
 _ITEM = object()
-#: Strings up to this long are interned as they are loaded (see `_take_key`).
+_ROOT = object()
+#: Strings up to this long are interned as they are loaded (see `_consume`).
 _INTERNED = 64
+#: An event's tag, read without a call: ruamel keeps it in the `ctag` slot and serves `tag` as
+#: a property (a Python call for each of a file's nodes). `None` in both when there is none.
+_TAG_OF = attrgetter("ctag" if "ctag" in ev.ScalarEvent.__slots__ and "ctag" in ev.CollectionStartEvent.__slots__
+                     else "tag")
 
 
 _CORE_PREFIX = "tag:yaml.org,2002:"

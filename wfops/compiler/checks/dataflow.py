@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from wfops.compiler.checks.context import Sink, catch_places, fields, with_of
+from wfops.compiler.checks.context import Sink, catch_places, with_of
 from wfops.compiler.checks.jsontypes import (
     NUMERIC,
     Sch,
@@ -220,24 +220,24 @@ class Flow:
     def static_step(self, index: int, step: Any, children: dict[str, Loaded]) -> None:
         """Checks that do not depend on bindings: subworkflows, interrupts, catch, foreach."""
         scope = Scope(self.loaded, "with")
-        foreach = fields(step).get("foreach")
+        foreach = getattr(step, "foreach", None)
         if foreach is not None:
             self.foreach_array(index, foreach)
             scope = Scope(self.loaded, "with", True, item_schema(self.loaded, foreach))
-        name = fields(step).get("workflow")
+        name = getattr(step, "workflow", None)
         if isinstance(name, str) and name in children:
             child_wf = children[name]
             self.bindings(index, with_of(step), sch(child_wf.model.input), f"workflow `{name}`", scope, "workflow")
             self.saves(index, step.save, output_of(child_wf), f"workflow `{name}`", as_list=foreach is not None)
             if foreach is not None:
                 self.saves(index, step.save_each, output_of(child_wf), f"workflow `{name}`", key="save_each")
-        if "resume_schema" in fields(step):
+        if hasattr(step, "resume_schema"):
             self.saves(index, step.save, sch(step.resume_schema), f"the `{step.interrupt}` resume payload")
         for at, catch in catch_places(step):
             if catch.save:
                 self.write(sch(ERROR_SCHEMA), catch.save, ("steps", index, *at, "save"), "the caught error")
-        if fields(step).get("errors"):
-            if fields(step).get("parallel") is not None:
+        if getattr(step, "errors", None):
+            if getattr(step, "parallel", None) is not None:
                 self.write(sch(BRANCH_ERRORS_SCHEMA), step.errors, ("steps", index, "errors"),
                            "the list of branch errors")
             else:
@@ -245,7 +245,7 @@ class Flow:
                            "the list of item errors")
 
     def call_step(self, index: int, step: Any, input_schema: dict[str, Any], output_schema: dict[str, Any], ref: str) -> None:
-        foreach = fields(step).get("foreach")
+        foreach = getattr(step, "foreach", None)
         scope = Scope(self.loaded, "with", foreach is not None,
                       item_schema(self.loaded, foreach) if foreach is not None else None)
         self.bindings(index, with_of(step), sch(input_schema), f"`{ref}`", scope, "uses")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from wfops.compiler.checks.context import Sink, catch_places, fields
+from wfops.compiler.checks.context import Sink, catch_places
 from wfops.compiler.checks.jsontypes import Sch, child, closed, describe, properties, sch, types_of
 from wfops.compiler.checks.names import suggest
 from wfops.compiler.checks.scope import CONTEXT_FIELDS, Scope, safe_parse, sites
@@ -36,13 +36,13 @@ def step_writes(step: Any) -> list[tuple[tuple[Any, ...], str]]:
     """(document path below the step, `state.x.y`) for every write one step makes."""
     found: list[tuple[tuple[Any, ...], str]] = []
     for name in ("save", "save_each"):
-        save = fields(step).get(name)
+        save = getattr(step, name, None)
         if isinstance(save, str):
             found.append(((name,), save))
         elif isinstance(save, dict):
             found += [((name, key), target) for key, target in save.items()]
     found += [((*at, "save"), catch.save) for at, catch in catch_places(step) if catch.save]
-    if fields(step).get("errors"):
+    if getattr(step, "errors", None):
         found.append((("errors",), step.errors))
     return found
 

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any, NamedTuple
 
-from wfops.compiler.checks.context import fields, with_of
+from wfops.compiler.checks.context import with_of
 from wfops.compiler.checks.jsontypes import Sch, child, sch
 from wfops.loader.project import Loaded
 from wfops.model.paths import PathSyntaxError, ValuePath, is_path, parse_path
@@ -86,17 +86,17 @@ def sites(loaded: Loaded) -> Iterator[Site]:
     """Every value of a workflow that may hold paths."""
     for index, step in enumerate(loaded.model.steps):
         base = ("steps", index)
-        foreach = fields(step).get("foreach")
+        foreach = getattr(step, "foreach", None)
         if foreach is not None:
             yield Site((*base, "foreach"), foreach, Scope(loaded, "foreach"))
             yield Site((*base, "with"), with_of(step), Scope(loaded, "with", True, item_schema(loaded, foreach)))
-        elif "with_" in fields(step):
+        elif hasattr(step, "with_"):
             yield Site((*base, "with"), step.with_, Scope(loaded, "with"))
-        if "request" in fields(step):
+        if hasattr(step, "request"):
             yield Site((*base, "request"), step.request, Scope(loaded, "request"))
-        if "if_" in fields(step):
+        if hasattr(step, "if_"):
             yield Site((*base, "if"), step.if_, Scope(loaded, "if"))
-        for name, condition in (fields(step).get("when") or {}).items():  # a conditional branch's
+        for name, condition in (getattr(step, "when", None) or {}).items():  # a conditional branch's
             yield Site((*base, "when", name), condition, Scope(loaded, "if"))
     if loaded.model.output is not None:
         yield Site(("output",), loaded.model.output, Scope(loaded, "output"))

@@ -7,7 +7,7 @@ from __future__ import annotations
 from itertools import combinations
 from typing import Any
 
-from wfops.compiler.checks.context import Sink, fields
+from wfops.compiler.checks.context import Sink
 from wfops.compiler.checks.paths import step_writes
 from wfops.loader.project import Loaded
 from wfops.model.kinds import walk_steps
@@ -23,11 +23,11 @@ def check_writes(loaded: Loaded, sink: Sink) -> None:
     unconditional: set[str] = set()
     skippable: list[tuple[Any, ...]] = []  # document paths of the conditional branches
     for at, step in walk_steps(loaded.model.steps):  # a parallel step comes before its branches' steps
-        branches = fields(step).get("parallel")
+        branches = getattr(step, "parallel", None)
         if branches:
             _branches(loaded, sink, at, step, branches)
-            skippable += [(*at, "parallel", name) for name in fields(step).get("when") or {}]
-        if fields(step).get("foreach") is not None:
+            skippable += [(*at, "parallel", name) for name in getattr(step, "when", None) or {}]
+        if getattr(step, "foreach", None) is not None:
             _fan_out(loaded, sink, at, step)
         for write in _writes(loaded, at, step):
             if any(at[:len(prefix)] == prefix for prefix in skippable):
