@@ -129,13 +129,20 @@ class Document:
 _LOOKUPS_BEFORE_TABLES = 16
 
 
-def _size(node: Any) -> int:
-    """How many marks a node and everything under it hold (a key has one of its own)."""
-    if node.__class__ is dict:
-        return 1 + sum(1 + _size(value) for value in node.values())
-    if node.__class__ is list:
-        return 1 + sum(_size(value) for value in node)
-    return 1
+def _size(nodes: list[Any]) -> int:
+    """How many marks some nodes and everything under them hold (a key has one of its own).
+    A loop, not a recursion: a finding's position walks past every node before it."""
+    count = 0
+    pending = list(nodes)
+    while pending:
+        node = pending.pop()
+        count += 1
+        if node.__class__ is dict:
+            count += len(node)
+            pending.extend(node.values())
+        elif node.__class__ is list:
+            pending.extend(node)
+    return count
 
 
 def _one_position(data: Any, parts: PathKey, key: bool, marks: array[int]) -> Position:
@@ -153,13 +160,11 @@ def _one_position(data: Any, parts: PathKey, key: bool, marks: array[int]) -> Po
                     found.append((index + 1, index))
                     index, node = index + 1, value
                     break
-                index += 1 + _size(value)
+                index += 1 + _size([value])
         elif node.__class__ is list:
             if not isinstance(part, int) or not 0 <= part < len(node):
                 break
-            index += 1
-            for value in node[:part]:
-                index += _size(value)
+            index += 1 + _size(node[:part])
             found.append((index, None))
             node = node[part]
         else:
@@ -493,14 +498,15 @@ class _Builder:
     def _scalar(self, event: Any) -> Any:
         value = event.value
         tag = event.tag
-        if tag is None or tag == "!":
+        explicit = tag is not None and tag != "!"
+        if not explicit:
             if event.style or tag == "!":
                 return value
-            tag = _resolve_plain(value)
+            tag = _resolve_plain(value)  # the tag whose pattern the text matches
         if tag == _STR_TAG:
             return value
         kind = tag.rsplit(":", 1)[-1]
-        if not _is_core(tag, value):  # an explicit tag on the wrong text: `!!int abc`
+        if explicit and not _is_core(tag, value):  # an explicit tag on the wrong text: `!!int abc`
             self.fail("yaml-tag", f"{_short(value)} is not a valid {kind}", event.start_mark,
                       hint=f"fix the value, or remove the !!{kind} tag")
         if kind == "int" and len(value) > MAX_INT_DIGITS:
@@ -537,8 +543,9 @@ _SEQ_TAG = "tag:yaml.org,2002:seq"
 # regex costs start-up time, and `wfops validate` starts cold on every fresh clone).
 _NULL_TAG = "tag:yaml.org,2002:null"
 _BOOL_TAG = "tag:yaml.org,2002:bool"
-_CORE_WORDS = {_NULL_TAG: frozenset({"~", "null", "Null", "NULL", ""}),
-               _BOOL_TAG: frozenset({"true", "True", "TRUE", "false", "False", "FALSE"})}
+_NULL_WORDS = frozenset({"~", "null", "Null", "NULL", ""})
+_BOOL_WORDS = frozenset({"true", "True", "TRUE", "false", "False", "FALSE"})
+_CORE_WORDS = {_NULL_TAG: _NULL_WORDS, _BOOL_TAG: _BOOL_WORDS}
 _CORE_NUMBERS = {
     "tag:yaml.org,2002:int": r"[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+",
     "tag:yaml.org,2002:float":
@@ -552,18 +559,27 @@ def _is_core(tag: str, value: str) -> bool:
     words = _CORE_WORDS.get(tag)
     if words is not None:
         return value in words
-    return re.fullmatch(_CORE_NUMBERS[tag], value) is not None  # re caches the compiled pattern
+    pattern = _NUMBER_PATTERNS.get(tag)
+    if pattern is None:
+        pattern = _NUMBER_PATTERNS[tag] = re.compile(_CORE_NUMBERS[tag])
+    return pattern.fullmatch(value) is not None
+
+
+#: The number patterns, compiled when a scalar first needs them.
+_NUMBER_PATTERNS: dict[str, re.Pattern[str]] = {}
 _NON_STR_START = frozenset("~nNtTfF+-.0123456789")
+#: Only a number starts so: a scalar that starts otherwise is null, a bool or a string.
+_NUMBER_START = frozenset("+-.0123456789")
 
 
 def _resolve_plain(value: str) -> str:
     """The YAML 1.2 core schema: `on`, `yes` and dates stay strings."""
-    if value and value[0] not in _NON_STR_START:  # most scalars: no regex needed
-        return _STR_TAG
+    if value and value[0] not in _NUMBER_START:  # a word: no pattern can match it
+        return _NULL_TAG if value in _NULL_WORDS else _BOOL_TAG if value in _BOOL_WORDS else _STR_TAG
     for tag in _CORE_TAGS:
         if _is_core(tag, value):
             return tag
-    return "tag:yaml.org,2002:str"
+    return _STR_TAG
 
 
 def _convert(kind: str, value: str) -> Any:
