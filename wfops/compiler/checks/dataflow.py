@@ -24,10 +24,10 @@ from wfops.compiler.checks.jsontypes import (
 )
 from wfops.compiler.checks.names import suggest
 from wfops.compiler.checks.paths import target_schema
-from wfops.compiler.checks.scope import Scope, item_schema, safe_parse, schema_of
+from wfops.compiler.checks.scope import Scope, item_schema, safe_parse, safe_target, schema_of
 from wfops.jsonvalues import json_type
 from wfops.loader.project import Loaded
-from wfops.model.paths import PathSyntaxError, is_path, parse_save_target
+from wfops.model.paths import is_path
 
 ERROR_SCHEMA = {"type": "object", "properties": {"type": {"type": "string"}, "message": {"type": "string"},
                                                  "step": {"type": "string"}}}
@@ -144,10 +144,10 @@ class Flow:
         state field as it was: worth a warning when that field has no default either."""
         if field in needed or (isinstance(schema, dict) and "default" in schema):
             return
-        try:
-            name, _ = parse_save_target(target)
-        except PathSyntaxError:
+        parsed = safe_target(target)
+        if parsed is None:
             return
+        name = parsed[0]
         declared = self.loaded.model.state.get(name)
         if declared is None or "default" in declared.json_schema():
             return

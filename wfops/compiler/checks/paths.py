@@ -8,7 +8,7 @@ from typing import Any
 from wfops.compiler.checks.context import Sink, catch_places
 from wfops.compiler.checks.jsontypes import Sch, child, closed, describe, properties, sch, types_of
 from wfops.compiler.checks.names import suggest
-from wfops.compiler.checks.scope import CONTEXT_FIELDS, Scope, safe_parse, sites
+from wfops.compiler.checks.scope import CONTEXT_FIELDS, Scope, safe_parse, safe_target, sites
 from wfops.loader.project import Loaded
 from wfops.model.paths import PathSyntaxError, iter_paths, parse_path, parse_save_target
 
@@ -139,11 +139,14 @@ def _nested_problem(s: Sch | None, shown: str, parts: tuple[Any, ...], *, readin
 
 
 def _check_target(loaded: Loaded, at: tuple[Any, ...], target: Any, sink: Sink) -> None:
-    try:
-        field, rest = parse_save_target(target)
-    except PathSyntaxError as exc:
-        sink.error("invalid-path", str(exc), loaded, at, hint="write `state.<field>`")
+    parsed = safe_target(target)
+    if parsed is None:
+        try:
+            parse_save_target(target)
+        except PathSyntaxError as exc:
+            sink.error("invalid-path", str(exc), loaded, at, hint="write `state.<field>`")
         return
+    field, rest = parsed
     state = loaded.model.state
     if field not in state:
         sink.error("unknown-state-field", f"`{target}` writes state field `{field}`, which `state:` does not "
@@ -159,10 +162,10 @@ def _check_target(loaded: Loaded, at: tuple[Any, ...], target: Any, sink: Sink) 
 
 def target_schema(loaded: Loaded, target: str) -> tuple[Sch | None, str | None]:
     """(schema the write must fit, reducer) for a valid target; the reducer only for whole-field writes."""
-    try:
-        field, rest = parse_save_target(target)
-    except PathSyntaxError:
+    parsed = safe_target(target)
+    if parsed is None:
         return None, None
+    field, rest = parsed
     declared = loaded.model.state.get(field)
     if declared is None:
         return None, None

@@ -9,7 +9,7 @@ from typing import Any, NamedTuple
 from wfops.compiler.checks.context import with_of
 from wfops.compiler.checks.jsontypes import Sch, child, sch
 from wfops.loader.project import Loaded
-from wfops.model.paths import PathSyntaxError, ValuePath, is_path, parse_path
+from wfops.model.paths import PathSyntaxError, ValuePath, is_path, parse_path, parse_save_target
 
 CONTEXT_FIELDS = {"run_id": "string", "workflow": "string", "deployment": "string", "step": "string",
                   "attempt": "integer", "idempotency_key": "string"}
@@ -50,6 +50,16 @@ def safe_parse(text: str) -> ValuePath | None:
     """Parsed once per distinct text: the same paths recur across steps, files and passes."""
     try:
         return parse_path(text)
+    except PathSyntaxError:
+        return None
+
+
+@lru_cache(maxsize=8192)
+def safe_target(text: str) -> tuple[str, tuple[str, ...]] | None:
+    """A save target (`state.field.key`) as (field, keys), None when it is not one; parsed once
+    per distinct text: the path, data-flow and write checks each read every target."""
+    try:
+        return parse_save_target(text)
     except PathSyntaxError:
         return None
 

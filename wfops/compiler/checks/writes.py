@@ -9,9 +9,9 @@ from typing import Any
 
 from wfops.compiler.checks.context import Sink
 from wfops.compiler.checks.paths import step_writes
+from wfops.compiler.checks.scope import safe_target
 from wfops.loader.project import Loaded
 from wfops.model.kinds import walk_steps
-from wfops.model.paths import PathSyntaxError, parse_save_target
 from wfops.model.rules import MERGING_REDUCERS, writes_conflict
 
 _MERGERS = ", ".join(f"`{name}`" for name in sorted(MERGING_REDUCERS))
@@ -44,10 +44,10 @@ def check_writes(loaded: Loaded, sink: Sink) -> None:
 def _writes(loaded: Loaded, at: tuple[Any, ...], step: Any) -> list[Write]:
     found: list[Write] = []
     for inner, target in step_writes(step):
-        try:
-            field, keys = parse_save_target(target)
-        except PathSyntaxError:
+        parsed = safe_target(target)
+        if parsed is None:
             continue  # reported by the path checks
+        field, keys = parsed
         if field in loaded.model.state:  # an undeclared field is reported by the path checks
             found.append(((*at, *inner), target, field, keys))
     return found
