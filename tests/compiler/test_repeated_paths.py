@@ -49,3 +49,61 @@ def test_each_place_of_a_repeated_path_gets_its_own_finding(tmp_path: Path) -> N
         ("undeclared-input", 18, 42, "warning", nope),
         ("path-not-allowed", 18, 58, "error", f"`$item` is {outside}"),
     ]
+
+
+CHILD = """
+name: child
+input: {type: object, properties: {n: {type: integer}}}
+state: {n: {type: integer}}
+output: {n: $state.n}
+steps:
+  - {id: only, end: ok}
+"""
+PARENT = """
+name: parent
+input:
+  type: object
+  properties:
+    xs: {type: array, items: {type: string}}
+    ys: {type: array, items: {type: integer}}
+    name: {type: string}
+state: {label: {type: string}, many: {type: array, reducer: append}}
+steps:
+  - id: strings
+    foreach: $input.xs
+    workflow: child
+    with: {n: $item}
+    next: numbers
+  - id: numbers
+    foreach: $input.ys
+    workflow: child
+    with: {n: $item}
+    next: once
+  - id: once
+    workflow: child
+    with: {n: $input.name}
+    save: {n: state.label}
+    next: twice
+  - id: twice
+    workflow: child
+    with: {n: $input.name}
+    save: {n: state.label}
+    next: end
+"""
+
+
+def test_each_binding_and_save_of_a_repeated_type_error_gets_its_own_finding(tmp_path: Path) -> None:
+    (tmp_path / "workflows").mkdir()
+    (tmp_path / "workflows" / "child.yaml").write_text(CHILD)
+    (tmp_path / "workflows" / "parent.yaml").write_text(PARENT)
+    found = [(d.line, d.column, d.step, d.message) for d in validate_project(tmp_path).diagnostics
+             if d.code == "type-mismatch"]
+    bound = "input `n` of workflow `child` expects integer, but `{}` is string"
+    saved = "`state.label` holds string, but output `n` of workflow `child` gives integer"
+    assert found == [
+        (14, 15, "strings", bound.format("$item")),  # the item of `xs`; the item of `ys` fits
+        (23, 15, "once", bound.format("$input.name")),
+        (24, 15, "once", saved),
+        (28, 15, "twice", bound.format("$input.name")),
+        (29, 15, "twice", saved),
+    ]
