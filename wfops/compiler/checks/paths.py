@@ -60,7 +60,8 @@ def step_writes(step: Any) -> list[tuple[tuple[Any, ...], str]]:
             found.append(((name,), save))
         elif isinstance(save, dict):
             found += [((name, key), target) for key, target in save.items()]
-    found += [((*at, "save"), catch.save) for at, catch in catch_places(step) if catch.save]
+    if getattr(step, "catch", None) is not None:
+        found += [((*at, "save"), catch.save) for at, catch in catch_places(step) if catch.save]
     if getattr(step, "errors", None):
         found.append((("errors",), step.errors))
     return found

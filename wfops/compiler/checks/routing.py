@@ -19,8 +19,9 @@ def route_entries(step: Any) -> list[tuple[str, str, tuple[Any, ...]]]:
         entries.append((outcome, target, ("on", outcome)))
     if hasattr(step, "then"):
         entries += [("then", step.then, ("then",)), ("else", step.else_, ("else",))]
-    for at, catch in catch_places(step):
-        entries.append(("catch", catch.next, (*at, "next")))
+    if getattr(step, "catch", None) is not None:
+        for at, catch in catch_places(step):
+            entries.append(("catch", catch.next, (*at, "next")))
     return entries
 
 
@@ -83,9 +84,9 @@ def check_outcomes(loaded: Loaded, index: int, producible: set[str], producer: s
     """`producible` outcomes must each be routed; routes for anything else are undeclared."""
     step = loaded.model.steps[index]
     routed = {outcome: where for outcome, _, where in route_entries(step) if outcome != "catch"}
-    listed = ", ".join(f"`{o}`" for o in sorted(producible)) or "none"
     for outcome, where in routed.items():
         if outcome not in producible:
+            listed = ", ".join(f"`{o}`" for o in sorted(producible)) or "none"
             sink.error("undeclared-outcome", f"step `{step.id}` routes outcome `{outcome}`, but {producer} never "
                        f"produces it (its outcomes: {listed})", loaded, ("steps", index, *where),
                        hint=f"remove the `{outcome}` route" if where != ("next",) else

@@ -94,6 +94,8 @@ def item_schema(loaded: Loaded, foreach: str) -> Sch | None:
 
 def sites(loaded: Loaded) -> Iterator[Site]:
     """Every value of a workflow that may hold paths."""
+    # One scope of each kind per file (a scope is a value), but a foreach's: its item's schema.
+    plain, conditions, requests = Scope(loaded, "with"), Scope(loaded, "if"), Scope(loaded, "request")
     for index, step in enumerate(loaded.model.steps):
         base = ("steps", index)
         foreach = getattr(step, "foreach", None)
@@ -101,12 +103,12 @@ def sites(loaded: Loaded) -> Iterator[Site]:
             yield Site((*base, "foreach"), foreach, Scope(loaded, "foreach"))
             yield Site((*base, "with"), with_of(step), Scope(loaded, "with", True, item_schema(loaded, foreach)))
         elif hasattr(step, "with_"):
-            yield Site((*base, "with"), step.with_, Scope(loaded, "with"))
+            yield Site((*base, "with"), step.with_, plain)
         if hasattr(step, "request"):
-            yield Site((*base, "request"), step.request, Scope(loaded, "request"))
+            yield Site((*base, "request"), step.request, requests)
         if hasattr(step, "if_"):
-            yield Site((*base, "if"), step.if_, Scope(loaded, "if"))
+            yield Site((*base, "if"), step.if_, conditions)
         for name, condition in (getattr(step, "when", None) or {}).items():  # a conditional branch's
-            yield Site((*base, "when", name), condition, Scope(loaded, "if"))
+            yield Site((*base, "when", name), condition, conditions)
     if loaded.model.output is not None:
         yield Site(("output",), loaded.model.output, Scope(loaded, "output"))
