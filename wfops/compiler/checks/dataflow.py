@@ -44,11 +44,6 @@ class Flow:
     def __init__(self, loaded: Loaded, sink: Sink) -> None:
         self.loaded = loaded
         self.sink = sink
-        # A file binds the same paths into the same inputs, and saves the same outputs into the
-        # same fields, in many steps: each (path, place, schema) is judged once per Flow. The
-        # schemas are keyed by identity and kept in the entry, so no id is reused meanwhile.
-        self._read: dict[tuple[Any, ...], tuple[Any, ...]] = {}
-        self._written: dict[tuple[Any, ...], tuple[Any, ...]] = {}
 
     # -- inputs --------------------------------------------------------------------------
 
@@ -79,13 +74,10 @@ class Flow:
         if dst is None:
             return
         if is_path(value):
-            item = scope.item
-            key = (value, id(scope.loaded), scope.foreach, None if item is None else (id(item.node), id(item.root)),
-                   id(dst.node), id(dst.root))
-            hit = self._read.get(key)
-            if hit is None:
-                hit = self._read[key] = (scope, dst, self._read_type(value, dst, scope))
-            found = hit[2]
+            path = safe_parse(value)
+            if path is None or (path.root in ("item", "index") and not scope.foreach):
+                return  # reported by the path checks
+            found = mismatch(schema_of(path, scope), dst)
             if found is not None:
                 inner, src_t, dst_t = found
                 where = f" at `{'.'.join(map(str, inner))}`" if inner else ""
@@ -117,15 +109,6 @@ class Flow:
         elif isinstance(value, list):
             for position, inner in enumerate(value):
                 self.value(inner, items(dst), (*at, position), f"item {position} of {label}", scope)
-
-    @staticmethod
-    def _read_type(value: str, dst: Sch, scope: Scope) -> tuple[tuple[Any, ...], frozenset[Any], frozenset[Any]] | None:
-        """Where the schema a path reads cannot fit `dst` (see `mismatch`); None when it can or
-        when the path is reported by the path checks."""
-        path = safe_parse(value)
-        if path is None or (path.root in ("item", "index") and not scope.foreach):
-            return None
-        return mismatch(schema_of(path, scope), dst)
 
     # -- outputs -------------------------------------------------------------------------
 
@@ -180,15 +163,25 @@ class Flow:
     def write(self, value: Sch | None, target: str, at: tuple[Any, ...], producer: str, *,
               foreach: str | None = None) -> None:
         """One write's type check; `foreach`: the foreach step whose `save` writes the whole list."""
-        if value is None:
+        dst, reducer = target_schema(self.loaded, target)
+        if reducer is None or value is None:
             return
-        key = (id(value.node), id(value.root), target)
-        hit = self._written.get(key)
-        if hit is None:
-            hit = self._written[key] = (value, *self._write_type(value, target))
-        _, reducer, src_t, needs, found = hit
-        if reducer is None:
-            return
+        src_t = types_of(value)
+        needs: frozenset[str] | None = None
+        found = None
+        if reducer == "replace":
+            found = mismatch(value, dst)
+        elif reducer == "append":
+            found = mismatch(value, items(dst))
+        elif reducer == "extend":
+            needs = frozenset({"array"})
+            found = mismatch(items(value), items(dst)) if overlaps(src_t, needs) else None
+        elif reducer == "union":
+            found = mismatch(items(value) if src_t and "array" in src_t else value, items(dst))
+        elif reducer in ("add", "min", "max"):
+            needs = NUMERIC
+        elif reducer == "merge":
+            needs = frozenset({"object"})
         if needs is not None and not overlaps(src_t, needs):
             if foreach is not None:  # a fan-out folded through a reducer wants one write per item
                 self.sink.error("type-mismatch", f"`{target}` uses reducer `{reducer}`, which takes "
@@ -211,30 +204,6 @@ class Flow:
                 producer = f"foreach step `{foreach}` (the list of {producer})"
             self.sink.error("type-mismatch", f"`{held}` holds {describe(want)}{per}, but {producer} gives "
                             f"{describe(got)}{there}", self.loaded, at, hint=hint)
-
-    def _write_type(self, value: Sch, target: str) -> tuple[Any, ...]:
-        """(reducer, the written types, the types the reducer needs, where the value cannot fit
-        the field (see `mismatch`)) of writing `value` to `target`; reducer None: nothing to check."""
-        dst, reducer = target_schema(self.loaded, target)
-        if reducer is None:
-            return None, None, None, None
-        src_t = types_of(value)
-        needs: frozenset[str] | None = None
-        found = None
-        if reducer == "replace":
-            found = mismatch(value, dst)
-        elif reducer == "append":
-            found = mismatch(value, items(dst))
-        elif reducer == "extend":
-            needs = frozenset({"array"})
-            found = mismatch(items(value), items(dst)) if overlaps(src_t, needs) else None
-        elif reducer == "union":
-            found = mismatch(items(value) if src_t and "array" in src_t else value, items(dst))
-        elif reducer in ("add", "min", "max"):
-            needs = NUMERIC
-        elif reducer == "merge":
-            needs = frozenset({"object"})
-        return reducer, src_t, needs, found
 
     # -- the rest --------------------------------------------------------------------------
 
