@@ -100,7 +100,7 @@ class Document:
         if self._marks is None:
             return None
         marks = array("I")
-        marks.frombytes(zlib.decompress(self._marks))
+        marks.frombytes(zlib.decompress(self._marks, _RAW_DEFLATE))
         return marks
 
     def at(self, path: Sequence[str | int], *, key: bool = False) -> Position:
@@ -352,7 +352,8 @@ class _Builder:
                       None, hint="start the file with `key: value` lines")
         # Line numbers grow slowly and columns repeat: compressed, the marks take about a
         # tenth of their packed size.
-        doc._marks = zlib.compress(self.marks, 1)
+        packer = zlib.compressobj(1, zlib.DEFLATED, _RAW_DEFLATE)  # raw: no header or checksum to make
+        doc._marks = packer.compress(self.marks) + packer.flush()
         return doc
 
     def _consume(self, events: Any) -> None:
@@ -522,6 +523,9 @@ class _Builder:
         return result
 
 
+#: The marks are deflated without zlib's header and checksum (negative window bits): ~20% less
+#: CPU for a file's few kilobytes, and nothing reads them but `Document`.
+_RAW_DEFLATE = -15
 _NO_KEY = object()
 _ITEM = object()
 _ROOT = object()
