@@ -7,6 +7,10 @@ a finding that only some deployments produce names them.
 
 from __future__ import annotations
 
+import gc
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from wfops.compiler.checks.catalog import build_catalog
@@ -42,13 +46,45 @@ def validate_project(root: Path, *, live: bool = False, contracts: ContractRecor
     `contracts` (`wfops validate` only): python sources may be served from the contracts the
     last validate recorded there, unimported (`wfops.fastpath.contracts`).
     """
-    return validate_loaded(load_project(Path(root)), live=live, contracts=contracts)
+    with _collection_paused():
+        return validate_loaded(load_project(Path(root)), live=live, contracts=contracts)
 
 
 def validate_loaded(project: Project, *, live: bool = False, contracts: ContractRecord | None = None) -> Validation:
     """The same checks on an already loaded project (e.g. one with an inline file substituted)."""
-    sources, source_diagnostics = build_sources(project, cached=contracts)
-    catalog, catalog_diagnostics = build_catalog(project, sources, live=live)
-    ctx = CheckContext(project, catalog)
-    found = [*project.diagnostics, *source_diagnostics, *catalog_diagnostics, *run_checks(ctx)]
-    return Validation(project, sources, catalog.caps, sorted(dict.fromkeys(found), key=sort_key))
+    with _collection_paused():
+        sources, source_diagnostics = build_sources(project, cached=contracts)
+        catalog, catalog_diagnostics = build_catalog(project, sources, live=live)
+        ctx = CheckContext(project, catalog)
+        found = [*project.diagnostics, *source_diagnostics, *catalog_diagnostics, *run_checks(ctx)]
+        return Validation(project, sources, catalog.caps, sorted(dict.fromkeys(found), key=sort_key))
+
+
+class _Pause:
+    """How many validations are running (in any thread), and whether collection was on before
+    the first of them."""
+
+    running = 0
+    was_enabled = False
+    lock = threading.Lock()
+
+
+@contextmanager
+def _collection_paused() -> Iterator[None]:
+    """No cyclic garbage collection while a project is loaded and checked. The loaded project is
+    a large tree of long-lived, acyclic data: every full collection walked all of it again and
+    found nothing (4% of a cold validate's CPU at 300 files, 10-15% at 3,000); what a validation
+    throws away is freed by reference counts as before (the same peak memory at 3,000 files).
+    Collection is on again when the last validation running in the process ends, if it was on."""
+    with _Pause.lock:
+        if _Pause.running == 0:
+            _Pause.was_enabled = gc.isenabled()
+            gc.disable()
+        _Pause.running += 1
+    try:
+        yield
+    finally:
+        with _Pause.lock:
+            _Pause.running -= 1
+            if _Pause.running == 0 and _Pause.was_enabled:
+                gc.enable()

@@ -18,6 +18,7 @@ import sys
 import zlib
 from array import array
 from collections.abc import Sequence
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
@@ -99,7 +100,7 @@ class Document:
         if self._marks is None:
             return None
         marks = array("I")
-        marks.frombytes(zlib.decompress(self._marks))
+        marks.frombytes(zlib.decompress(self._marks, _RAW_DEFLATE))
         return marks
 
     def at(self, path: Sequence[str | int], *, key: bool = False) -> Position:
@@ -128,13 +129,20 @@ class Document:
 _LOOKUPS_BEFORE_TABLES = 16
 
 
-def _size(node: Any) -> int:
-    """How many marks a node and everything under it hold (a key has one of its own)."""
-    if node.__class__ is dict:
-        return 1 + sum(1 + _size(value) for value in node.values())
-    if node.__class__ is list:
-        return 1 + sum(_size(value) for value in node)
-    return 1
+def _size(nodes: list[Any]) -> int:
+    """How many marks some nodes and everything under them hold (a key has one of its own).
+    A loop, not a recursion: a finding's position walks past every node before it."""
+    count = 0
+    pending = list(nodes)
+    while pending:
+        node = pending.pop()
+        count += 1
+        if node.__class__ is dict:
+            count += len(node)
+            pending.extend(node.values())
+        elif node.__class__ is list:
+            pending.extend(node)
+    return count
 
 
 def _one_position(data: Any, parts: PathKey, key: bool, marks: array[int]) -> Position:
@@ -152,13 +160,11 @@ def _one_position(data: Any, parts: PathKey, key: bool, marks: array[int]) -> Po
                     found.append((index + 1, index))
                     index, node = index + 1, value
                     break
-                index += 1 + _size(value)
+                index += 1 + _size([value])
         elif node.__class__ is list:
             if not isinstance(part, int) or not 0 <= part < len(node):
                 break
-            index += 1
-            for value in node[:part]:
-                index += _size(value)
+            index += 1 + _size(node[:part])
             found.append((index, None))
             node = node[part]
         else:
@@ -346,81 +352,93 @@ class _Builder:
                       None, hint="start the file with `key: value` lines")
         # Line numbers grow slowly and columns repeat: compressed, the marks take about a
         # tenth of their packed size.
-        doc._marks = zlib.compress(self.marks, 1)
+        packer = zlib.compressobj(1, zlib.DEFLATED, _RAW_DEFLATE)  # raw: no header or checksum to make
+        doc._marks = packer.compress(self.marks) + packer.flush()
         return doc
 
     def _consume(self, events: Any) -> None:
         # Local names: this loop runs once per event, up to MAX_NODES times.
         scalar_event, map_start, seq_start = ev.ScalarEvent, ev.MappingStartEvent, ev.SequenceStartEvent
         map_end, seq_end = ev.MappingEndEvent, ev.SequenceEndEvent
+        tag_of = _TAG_OF
         mark = self.marks.append
         intern = sys.intern
-        # Each open collection: [container, the key its next value goes under, or _NO_KEY
-        # while a mapping waits for a key, or _ITEM for a list]
-        stack: list[list[Any]] = []
-        frame: list[Any] | None = None
+        # The collection being filled and where its next value goes: under `key` in a mapping
+        # (_NO_KEY while it waits for a key), appended (_ITEM), or the document itself (_ROOT).
+        # `stack` holds the same pair of each collection that encloses it.
+        stack: list[tuple[Any, Any]] = []
+        container: Any = None
+        key: Any = _ROOT
         documents = 0
         nodes = 0
         for event in events:
             kind = type(event)
-            if kind is scalar_event or kind is map_start or kind is seq_start:
+            if kind is scalar_event:
                 nodes += 1
                 if nodes > MAX_NODES:
-                    self.fail("yaml-too-large", f"the document has more than {MAX_NODES} nodes", event.start_mark,
-                              hint="split the file, or move large data out of YAML")
+                    self._too_many(event)
                 if event.anchor is not None:
-                    self.fail("yaml-anchor", f"anchors (&{event.anchor}) are not allowed in wfops files",
-                              event.start_mark, hint="write the value out in full where it is used")
-                tag = event.tag  # a property of ruamel's events: read once
+                    self._anchored(event)
+                tag = tag_of(event)
                 if tag is not None:
                     self._check_tag(event)
                 start = event.start_mark
                 mark(start.line)
                 mark(start.column)
-            if kind is scalar_event:
                 text = event.value
                 if len(text) > MAX_SCALAR_CHARS:
                     self.fail("yaml-too-large", f"a scalar is longer than {MAX_SCALAR_CHARS} characters",
                               event.start_mark, hint="move large data out of YAML")
-                if frame is not None and frame[1] is _NO_KEY:
-                    if text == "<<" or text in frame[0]:  # a merge or duplicate key, maybe: say which
-                        self._check_key(frame[0], event)
+                if key is _NO_KEY:
+                    if text == "<<" or text in container:  # a merge or duplicate key, maybe: say which
+                        self._check_key(container, event)
                     # Keys repeat across every step of every file: one string object per distinct key.
-                    frame[1] = text if len(text) > _INTERNED else intern(text)
+                    key = text if len(text) > _INTERNED else intern(text)
                     continue
                 if tag is None and (event.style or text and text[0] not in _NON_STR_START):
-                    value = text  # quoted, or plain text that no other core-schema type starts with
+                    # quoted, or plain text that no other core-schema type starts with
+                    value = text if len(text) > _INTERNED else intern(text)  # refs, ids and outcomes repeat
                 else:
                     value = self._scalar(event)
-                if value.__class__ is str and len(value) <= _INTERNED:
-                    value = intern(value)  # refs, ids and outcomes repeat across steps and files
-                if frame is None:
+                    if value.__class__ is str and len(value) <= _INTERNED:
+                        value = intern(value)
+                if key is _ITEM:
+                    container.append(value)
+                elif key is _ROOT:
                     self._root(value, event)
-                elif frame[1] is _ITEM:
-                    frame[0].append(value)
                 else:
-                    frame[0][frame[1]] = value
-                    frame[1] = _NO_KEY
+                    container[key] = value
+                    key = _NO_KEY
             elif kind is map_start or kind is seq_start:
-                if frame is not None and frame[1] is _NO_KEY:
+                nodes += 1
+                if nodes > MAX_NODES:
+                    self._too_many(event)
+                if event.anchor is not None:
+                    self._anchored(event)
+                if tag_of(event) is not None:
+                    self._check_tag(event)
+                start = event.start_mark
+                mark(start.line)
+                mark(start.column)
+                if key is _NO_KEY:
                     self.fail("yaml-key-type", "a mapping key must be a plain scalar, not a collection",
                               event.start_mark, hint="use a string key")
                 if len(stack) >= MAX_DEPTH:
                     self.fail("yaml-too-deep", f"nesting is deeper than {MAX_DEPTH} levels", event.start_mark,
                               hint="flatten the structure")
-                container: dict[str, Any] | list[Any] = {} if kind is map_start else []
-                if frame is None:
-                    self._root(container, event)
-                elif frame[1] is _ITEM:
-                    frame[0].append(container)
+                inner: dict[str, Any] | list[Any] = {} if kind is map_start else []
+                if key is _ITEM:
+                    container.append(inner)
+                    stack.append((container, _ITEM))
+                elif key is _ROOT:
+                    self._root(inner, event)
+                    stack.append((None, _ROOT))
                 else:
-                    frame[0][frame[1]] = container
-                    frame[1] = _NO_KEY
-                frame = [container, _NO_KEY if kind is map_start else _ITEM]
-                stack.append(frame)
+                    container[key] = inner
+                    stack.append((container, _NO_KEY))
+                container, key = inner, (_NO_KEY if kind is map_start else _ITEM)
             elif kind is map_end or kind is seq_end:
-                stack.pop()
-                frame = stack[-1] if stack else None
+                container, key = stack.pop()
             elif kind is ev.AliasEvent:
                 self.fail("yaml-alias", f"aliases (*{event.anchor}) are not allowed in wfops files",
                           event.start_mark, hint="write the value out in full where it is used")
@@ -436,6 +454,14 @@ class _Builder:
                 if getattr(event, "tags", None):
                     self.fail("yaml-tag", "%TAG directives are not allowed", event.start_mark,
                               hint="remove the %TAG directive; wfops files hold plain data only")
+
+    def _too_many(self, event: Any) -> None:
+        self.fail("yaml-too-large", f"the document has more than {MAX_NODES} nodes", event.start_mark,
+                  hint="split the file, or move large data out of YAML")
+
+    def _anchored(self, event: Any) -> None:
+        self.fail("yaml-anchor", f"anchors (&{event.anchor}) are not allowed in wfops files",
+                  event.start_mark, hint="write the value out in full where it is used")
 
     def _check_tag(self, event: Any) -> None:
         """Only the core schema's tags, and only on the kind of node they name."""
@@ -473,14 +499,15 @@ class _Builder:
     def _scalar(self, event: Any) -> Any:
         value = event.value
         tag = event.tag
-        if tag is None or tag == "!":
+        explicit = tag is not None and tag != "!"
+        if not explicit:
             if event.style or tag == "!":
                 return value
-            tag = _resolve_plain(value)
+            tag = _resolve_plain(value)  # the tag whose pattern the text matches
         if tag == _STR_TAG:
             return value
         kind = tag.rsplit(":", 1)[-1]
-        if not _is_core(tag, value):  # an explicit tag on the wrong text: `!!int abc`
+        if explicit and not _is_core(tag, value):  # an explicit tag on the wrong text: `!!int abc`
             self.fail("yaml-tag", f"{_short(value)} is not a valid {kind}", event.start_mark,
                       hint=f"fix the value, or remove the !!{kind} tag")
         if kind == "int" and len(value) > MAX_INT_DIGITS:
@@ -496,10 +523,18 @@ class _Builder:
         return result
 
 
+#: The marks are deflated without zlib's header and checksum (negative window bits): ~20% less
+#: CPU for a file's few kilobytes, and nothing reads them but `Document`.
+_RAW_DEFLATE = -15
 _NO_KEY = object()
 _ITEM = object()
-#: Strings up to this long are interned as they are loaded (see `_take_key`).
+_ROOT = object()
+#: Strings up to this long are interned as they are loaded (see `_consume`).
 _INTERNED = 64
+#: An event's tag, read without a call: ruamel keeps it in the `ctag` slot and serves `tag` as
+#: a property (a Python call for each of a file's nodes). `None` in both when there is none.
+_TAG_OF = attrgetter("ctag" if "ctag" in ev.ScalarEvent.__slots__ and "ctag" in ev.CollectionStartEvent.__slots__
+                     else "tag")
 
 
 _CORE_PREFIX = "tag:yaml.org,2002:"
@@ -512,8 +547,9 @@ _SEQ_TAG = "tag:yaml.org,2002:seq"
 # regex costs start-up time, and `wfops validate` starts cold on every fresh clone).
 _NULL_TAG = "tag:yaml.org,2002:null"
 _BOOL_TAG = "tag:yaml.org,2002:bool"
-_CORE_WORDS = {_NULL_TAG: frozenset({"~", "null", "Null", "NULL", ""}),
-               _BOOL_TAG: frozenset({"true", "True", "TRUE", "false", "False", "FALSE"})}
+_NULL_WORDS = frozenset({"~", "null", "Null", "NULL", ""})
+_BOOL_WORDS = frozenset({"true", "True", "TRUE", "false", "False", "FALSE"})
+_CORE_WORDS = {_NULL_TAG: _NULL_WORDS, _BOOL_TAG: _BOOL_WORDS}
 _CORE_NUMBERS = {
     "tag:yaml.org,2002:int": r"[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+",
     "tag:yaml.org,2002:float":
@@ -527,18 +563,27 @@ def _is_core(tag: str, value: str) -> bool:
     words = _CORE_WORDS.get(tag)
     if words is not None:
         return value in words
-    return re.fullmatch(_CORE_NUMBERS[tag], value) is not None  # re caches the compiled pattern
+    pattern = _NUMBER_PATTERNS.get(tag)
+    if pattern is None:
+        pattern = _NUMBER_PATTERNS[tag] = re.compile(_CORE_NUMBERS[tag])
+    return pattern.fullmatch(value) is not None
+
+
+#: The number patterns, compiled when a scalar first needs them.
+_NUMBER_PATTERNS: dict[str, re.Pattern[str]] = {}
 _NON_STR_START = frozenset("~nNtTfF+-.0123456789")
+#: Only a number starts so: a scalar that starts otherwise is null, a bool or a string.
+_NUMBER_START = frozenset("+-.0123456789")
 
 
 def _resolve_plain(value: str) -> str:
     """The YAML 1.2 core schema: `on`, `yes` and dates stay strings."""
-    if value and value[0] not in _NON_STR_START:  # most scalars: no regex needed
-        return _STR_TAG
+    if value and value[0] not in _NUMBER_START:  # a word: no pattern can match it
+        return _NULL_TAG if value in _NULL_WORDS else _BOOL_TAG if value in _BOOL_WORDS else _STR_TAG
     for tag in _CORE_TAGS:
         if _is_core(tag, value):
             return tag
-    return "tag:yaml.org,2002:str"
+    return _STR_TAG
 
 
 def _convert(kind: str, value: str) -> Any:

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from wfops.compiler.checks.context import Catalog, Sink, fields
+from wfops.compiler.checks.context import Catalog, Sink
 from wfops.diagnostics import Diagnostic, error, warning
 from wfops.loader.project import Loaded, Project
 from wfops.sources.base import Capability
 
 
 def check_cache(loaded: Loaded, index: int, step: Any, cap: Capability, sink: Sink) -> None:
-    declared = fields(step).get("cache")
+    declared = getattr(step, "cache", None)
     if declared is None or declared is False or not cap.destructive:
         return
     sink.error("cache-side-effects", f"step `{step.id}` caches `{step.uses}`, which its source annotates as "

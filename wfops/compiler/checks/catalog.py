@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from wfops.compiler.checks.caching import check_tool_caches
-from wfops.compiler.checks.context import IDENTITY, Catalog, fields
+from wfops.compiler.checks.context import IDENTITY, Catalog
 from wfops.compiler.checks.envs import environments
 from wfops.diagnostics import Diagnostic, error
 from wfops.errors import WfopsError
@@ -52,9 +52,9 @@ def used_sources(project: Project) -> set[str]:
     """Concrete source ids some `uses:` reaches, under each deployment's bindings and identity."""
     used: set[str] = set()
     for name, envs in environments(project).items():
-        logical = {str(fields(step).get("uses")).partition(".")[0]
+        logical = {str(getattr(step, "uses", None)).partition(".")[0]
                    for _at, step in walk_steps(project.workflows[name].model.steps)
-                   if isinstance(fields(step).get("uses"), str)}
+                   if isinstance(getattr(step, "uses", None), str)}
         for env in [*envs, IDENTITY]:
             used.update(env.concrete(source) for source in logical)
     return used

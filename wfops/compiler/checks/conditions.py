@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from wfops.compiler.checks.context import Sink, fields
+from wfops.compiler.checks.context import Sink
 from wfops.compiler.checks.jsontypes import NUMERIC, describe, overlaps, types_of
 from wfops.compiler.checks.scope import Scope, safe_parse, schema_of
 from wfops.jsonvalues import json_type
@@ -27,10 +27,10 @@ _ARRAY = frozenset({"array"})
 
 def check_conditions(loaded: Loaded, sink: Sink) -> None:
     for index, step in enumerate(loaded.model.steps):
-        condition = fields(step).get("if_")
+        condition = getattr(step, "if_", None)
         if isinstance(condition, dict):
             _walk(loaded, condition, ("steps", index, "if"), sink)
-        for name, branch_condition in (fields(step).get("when") or {}).items():
+        for name, branch_condition in (getattr(step, "when", None) or {}).items():
             _walk(loaded, branch_condition, ("steps", index, "when", name), sink)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from wfops.compiler.checks.context import Sink, catch_places, fields, with_of
+from wfops.compiler.checks.context import Sink, catch_places, with_of
 from wfops.compiler.checks.jsontypes import (
     NUMERIC,
     Sch,
@@ -24,10 +24,10 @@ from wfops.compiler.checks.jsontypes import (
 )
 from wfops.compiler.checks.names import suggest
 from wfops.compiler.checks.paths import target_schema
-from wfops.compiler.checks.scope import Scope, item_schema, safe_parse, schema_of
+from wfops.compiler.checks.scope import Scope, item_schema, safe_parse, safe_target, schema_of
 from wfops.jsonvalues import json_type
 from wfops.loader.project import Loaded
-from wfops.model.paths import PathSyntaxError, is_path, parse_save_target
+from wfops.model.paths import is_path
 
 ERROR_SCHEMA = {"type": "object", "properties": {"type": {"type": "string"}, "message": {"type": "string"},
                                                  "step": {"type": "string"}}}
@@ -144,10 +144,10 @@ class Flow:
         state field as it was: worth a warning when that field has no default either."""
         if field in needed or (isinstance(schema, dict) and "default" in schema):
             return
-        try:
-            name, _ = parse_save_target(target)
-        except PathSyntaxError:
+        parsed = safe_target(target)
+        if parsed is None:
             return
+        name = parsed[0]
         declared = self.loaded.model.state.get(name)
         if declared is None or "default" in declared.json_schema():
             return
@@ -220,24 +220,24 @@ class Flow:
     def static_step(self, index: int, step: Any, children: dict[str, Loaded]) -> None:
         """Checks that do not depend on bindings: subworkflows, interrupts, catch, foreach."""
         scope = Scope(self.loaded, "with")
-        foreach = fields(step).get("foreach")
+        foreach = getattr(step, "foreach", None)
         if foreach is not None:
             self.foreach_array(index, foreach)
             scope = Scope(self.loaded, "with", True, item_schema(self.loaded, foreach))
-        name = fields(step).get("workflow")
+        name = getattr(step, "workflow", None)
         if isinstance(name, str) and name in children:
             child_wf = children[name]
             self.bindings(index, with_of(step), sch(child_wf.model.input), f"workflow `{name}`", scope, "workflow")
             self.saves(index, step.save, output_of(child_wf), f"workflow `{name}`", as_list=foreach is not None)
             if foreach is not None:
                 self.saves(index, step.save_each, output_of(child_wf), f"workflow `{name}`", key="save_each")
-        if "resume_schema" in fields(step):
+        if hasattr(step, "resume_schema"):
             self.saves(index, step.save, sch(step.resume_schema), f"the `{step.interrupt}` resume payload")
         for at, catch in catch_places(step):
             if catch.save:
                 self.write(sch(ERROR_SCHEMA), catch.save, ("steps", index, *at, "save"), "the caught error")
-        if fields(step).get("errors"):
-            if fields(step).get("parallel") is not None:
+        if getattr(step, "errors", None):
+            if getattr(step, "parallel", None) is not None:
                 self.write(sch(BRANCH_ERRORS_SCHEMA), step.errors, ("steps", index, "errors"),
                            "the list of branch errors")
             else:
@@ -245,7 +245,7 @@ class Flow:
                            "the list of item errors")
 
     def call_step(self, index: int, step: Any, input_schema: dict[str, Any], output_schema: dict[str, Any], ref: str) -> None:
-        foreach = fields(step).get("foreach")
+        foreach = getattr(step, "foreach", None)
         scope = Scope(self.loaded, "with", foreach is not None,
                       item_schema(self.loaded, foreach) if foreach is not None else None)
         self.bindings(index, with_of(step), sch(input_schema), f"`{ref}`", scope, "uses")

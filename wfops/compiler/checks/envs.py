@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from wfops.compiler.checks.context import IDENTITY, Env, fields
+from wfops.compiler.checks.context import IDENTITY, Env
 from wfops.loader.project import Loaded, Project
 from wfops.model.kinds import walk_steps
 
@@ -19,7 +19,7 @@ def children(loaded: Loaded) -> list[tuple[tuple[Any, ...], str]]:
     step, those in parallel branches included."""
     found = []
     for at, step in walk_steps(loaded.model.steps):
-        name = fields(step).get("workflow")
+        name = getattr(step, "workflow", None)
         if isinstance(name, str):
             found.append((at, name))
     return found

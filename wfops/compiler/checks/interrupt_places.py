@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from wfops.compiler.checks.context import Sink, fields
+from wfops.compiler.checks.context import Sink
 from wfops.compiler.checks.envs import children
 from wfops.loader.project import Loaded
 from wfops.model.kinds import walk_steps
@@ -14,8 +14,8 @@ from wfops.model.kinds import walk_steps
 
 def check_interrupt_places(loaded: Loaded, sink: Sink, workflows: dict[str, Loaded]) -> None:
     for at, step in walk_steps(loaded.model.steps):
-        name = fields(step).get("workflow")
-        if fields(step).get("foreach") is not None and isinstance(name, str):
+        name = getattr(step, "workflow", None)
+        if getattr(step, "foreach", None) is not None and isinstance(name, str):
             found = _interrupt_under(name, workflows)
             if found is not None:
                 chain, interrupt = found
@@ -24,7 +24,7 @@ def check_interrupt_places(loaded: Loaded, sink: Sink, workflows: dict[str, Load
                            "cannot wait for input", loaded, (*at, "workflow"),
                            hint="move the interrupt before or after the foreach step (ask once for all items), "
                            "or run the items one by one with a subworkflow step")
-        for branch, steps in (fields(step).get("parallel") or {}).items():
+        for branch, steps in (getattr(step, "parallel", None) or {}).items():
             _check_branch(loaded, sink, workflows, step.id, branch, steps, (*at, "parallel", branch))
 
 
@@ -32,13 +32,13 @@ def _check_branch(loaded: Loaded, sink: Sink, workflows: dict[str, Loaded], para
                   steps: list[Any], at: tuple[Any, ...]) -> None:
     hint = "ask before the parallel step (or after it, once the branches joined)"
     for where, inner in walk_steps(steps, at):
-        if fields(inner).get("interrupt") is not None:
+        if getattr(inner, "interrupt", None) is not None:
             sink.error("interrupt-in-parallel", f"branch `{branch}` of parallel step `{parallel}` waits at "
                        f"interrupt step `{inner.id}`: a branch cannot wait for input", loaded, where, hint=hint)
             continue
-        name = fields(inner).get("workflow")
+        name = getattr(inner, "workflow", None)
         found = _interrupt_under(name, workflows) if isinstance(name, str) else None
-        if found is not None and fields(inner).get("foreach") is None:  # a foreach is reported above
+        if found is not None and getattr(inner, "foreach", None) is None:  # a foreach is reported above
             chain, interrupt = found
             sink.error("interrupt-in-parallel", f"branch `{branch}` of parallel step `{parallel}` runs workflow "
                        f"`{name}`, and `{chain[-1]}` waits at interrupt step `{interrupt}`{_via(chain)}: a branch "
@@ -60,7 +60,7 @@ def _interrupt_under(name: str, workflows: dict[str, Loaded]) -> tuple[list[str]
             continue  # a cycle is reported by its own check
         seen.add(current)
         for _, step in walk_steps(workflows[current].model.steps):
-            if fields(step).get("interrupt") is not None:
+            if getattr(step, "interrupt", None) is not None:
                 return chain, step.id
         pending.extend([*chain, child] for _, child in reversed(children(workflows[current])))
     return None

@@ -51,9 +51,11 @@ def resolve(s: Sch | None) -> Sch | None:
 
 def types_of(s: Sch | None) -> frozenset[str] | None:
     """The JSON types a schema admits, or None when it does not say."""
-    s = resolve(s)
-    if s is None:
-        return None
+    if s is None or s.node.__class__ is not dict or "$ref" in s.node:  # else resolve(s) is s: no call
+        s = resolve(s)
+        if s is None:
+            return None
+    assert s is not None
     node = s.node
     declared = node.get("type")
     if isinstance(declared, str):
@@ -89,11 +91,11 @@ def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
-def _branches(s: Sch) -> list[Sch]:
+def _branches(s: Sch) -> list[Sch] | tuple[Sch]:
     """The schema itself plus its anyOf/oneOf/allOf branches (for Optional[Model] and friends)."""
     node = s.node
     if "anyOf" not in node and "oneOf" not in node and "allOf" not in node:
-        return [s]  # the common case, asked for many times per path
+        return (s,)  # the common case, asked for many times per path
     found = [s]
     for key in ("anyOf", "oneOf", "allOf"):
         for branch in _list(s.node.get(key)):
@@ -112,7 +114,8 @@ def properties(s: Sch | None) -> dict[str, Any] | None:
     for branch in _branches(s):
         props = branch.node.get("properties")
         if isinstance(props, dict):
-            merged = {**(merged or {}), **props}
+            # One branch's properties as they are (no caller changes them): a copy only to merge.
+            merged = props if merged is None else {**merged, **props}
     return merged
 
 
@@ -143,9 +146,11 @@ def required(s: Sch | None) -> list[str]:
 
 def child(s: Sch | None, part: str | int) -> Sch | None:
     """The schema of `value[part]`, or None when unknown."""
-    s = resolve(s)
-    if s is None:
-        return None
+    if s is None or s.node.__class__ is not dict or "$ref" in s.node:  # else resolve(s) is s: no call
+        s = resolve(s)
+        if s is None:
+            return None
+    assert s is not None
     for branch in _branches(s):
         node = branch.node
         if isinstance(part, int) or (isinstance(part, str) and part.isdigit()):

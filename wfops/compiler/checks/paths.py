@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from wfops.compiler.checks.context import Sink, catch_places, fields
+from wfops.compiler.checks.context import Sink, catch_places
 from wfops.compiler.checks.jsontypes import Sch, child, closed, describe, properties, sch, types_of
 from wfops.compiler.checks.names import suggest
-from wfops.compiler.checks.scope import CONTEXT_FIELDS, Scope, safe_parse, sites
+from wfops.compiler.checks.scope import CONTEXT_FIELDS, Scope, safe_parse, safe_target, sites
+from wfops.diagnostics import Severity
 from wfops.loader.project import Loaded
 from wfops.model.paths import PathSyntaxError, iter_paths, parse_path, parse_save_target
 
@@ -17,11 +18,29 @@ _WHERE = {"with": "the `with` of a step that is not a foreach", "foreach": "the 
 
 
 def check_paths(loaded: Loaded, sink: Sink) -> None:
+    # A file reads the same few paths in many places (`$input.url` in most steps): each text is
+    # judged once per place kind (an `$item` path by its foreach's item schema, so every time).
+    judged: dict[tuple[str, str, bool], Problem | None] = {}
     for site in sites(loaded):
+        scope = site.scope
         for inner, text in iter_paths(site.value):
-            _check_path(loaded, (*site.at, *inner), text, site.scope, sink)
+            if text.startswith("$item"):
+                problem = _path_problem(loaded, text, scope)
+            else:
+                known = (text, scope.where, scope.foreach)
+                if known in judged:
+                    problem = judged[known]
+                else:
+                    problem = judged[known] = _path_problem(loaded, text, scope)
+            if problem is not None:
+                severity, code, message, hint = problem
+                sink.add(severity, code, message, loaded, (*site.at, *inner), hint)
     for at, target in save_targets(loaded):
         _check_target(loaded, at, target, sink)
+
+
+#: What is wrong with a path: (severity, code, message, hint).
+Problem = tuple[Severity, str, str, str]
 
 
 def save_targets(loaded: Loaded) -> list[tuple[tuple[Any, ...], str]]:
@@ -36,18 +55,19 @@ def step_writes(step: Any) -> list[tuple[tuple[Any, ...], str]]:
     """(document path below the step, `state.x.y`) for every write one step makes."""
     found: list[tuple[tuple[Any, ...], str]] = []
     for name in ("save", "save_each"):
-        save = fields(step).get(name)
+        save = getattr(step, name, None)
         if isinstance(save, str):
             found.append(((name,), save))
         elif isinstance(save, dict):
             found += [((name, key), target) for key, target in save.items()]
-    found += [((*at, "save"), catch.save) for at, catch in catch_places(step) if catch.save]
-    if fields(step).get("errors"):
+    if getattr(step, "catch", None) is not None:
+        found += [((*at, "save"), catch.save) for at, catch in catch_places(step) if catch.save]
+    if getattr(step, "errors", None):
         found.append((("errors",), step.errors))
     return found
 
 
-def _check_path(loaded: Loaded, at: tuple[Any, ...], text: str, scope: Scope, sink: Sink) -> None:
+def _path_problem(loaded: Loaded, text: str, scope: Scope) -> Problem | None:
     path = safe_parse(text)
     if path is None:
         problem = "not a path"
@@ -55,36 +75,35 @@ def _check_path(loaded: Loaded, at: tuple[Any, ...], text: str, scope: Scope, si
             parse_path(text)
         except PathSyntaxError as exc:
             problem = str(exc)
-        sink.error("invalid-path", f"`{text}`: {problem}", loaded, at,
-                   hint="paths look like `$input.a`, `$state.x.0`, `$context.run_id`, `$item`, `$index`, "
-                   "`$secret.NAME`; write `$$` for a literal `$`")
-        return
+        return ("error", "invalid-path", f"`{text}`: {problem}",
+                "paths look like `$input.a`, `$state.x.0`, `$context.run_id`, `$item`, `$index`, "
+                "`$secret.NAME`; write `$$` for a literal `$`")
     where = _WHERE[scope.where]
     if path.root in ("item", "index") and not scope.foreach:
-        sink.error("path-not-allowed", f"`{text}` is only defined inside a foreach step's `with`, not in {where}",
-                   loaded, at, hint="move it into the `with` of a foreach step, or read the value from `$state`")
-        return
+        return ("error", "path-not-allowed",
+                f"`{text}` is only defined inside a foreach step's `with`, not in {where}",
+                "move it into the `with` of a foreach step, or read the value from `$state`")
     if path.root == "secret" and scope.where == "output":
-        sink.error("path-not-allowed", f"`{text}`: secrets cannot be part of a workflow's output", loaded, at,
-                   hint="remove it from `output`; pass secrets only to the steps that need them")
-        return
+        return ("error", "path-not-allowed", f"`{text}`: secrets cannot be part of a workflow's output",
+                "remove it from `output`; pass secrets only to the steps that need them")
     if path.root == "context":
         name = path.parts[0] if path.parts else None
         if len(path.parts) != 1 or name not in CONTEXT_FIELDS:
-            sink.error("invalid-path", f"`{text}` is not a context field", loaded, at,
-                       hint=suggest(str(name or ""), CONTEXT_FIELDS, "use `$context.<field>`"))
-        return
+            return ("error", "invalid-path", f"`{text}` is not a context field",
+                    suggest(str(name or ""), CONTEXT_FIELDS, "use `$context.<field>`"))
+        return None
     if path.root == "state":
-        _check_state_path(loaded, at, text, path.parts, sink)
-    elif path.root == "input":
-        _check_input_path(loaded, at, text, path.parts, sink)
-    elif path.root == "item" and scope.item is not None:
+        return _state_path_problem(loaded, text, path.parts)
+    if path.root == "input":
+        return _input_path_problem(loaded, text, path.parts)
+    if path.root == "item" and scope.item is not None:
         nested = _nested_problem(scope.item, "$item", path.parts, reading=True)
         if nested is not None:
-            sink.error(nested[0], f"`{text}`: {nested[1]}", loaded, at, hint=nested[2])
+            return ("error", nested[0], f"`{text}`: {nested[1]}", nested[2])
+    return None
 
 
-def _check_input_path(loaded: Loaded, at: tuple[Any, ...], text: str, parts: tuple[Any, ...], sink: Sink) -> None:
+def _input_path_problem(loaded: Loaded, text: str, parts: tuple[Any, ...]) -> Problem | None:
     """A typo in `$input.x` is likely. Under a closed schema (`additionalProperties: false`) no
     run can pass `x`, so it is an error; otherwise a run may pass it, and it only warns."""
     schema = sch(loaded.model.input)
@@ -93,31 +112,28 @@ def _check_input_path(loaded: Loaded, at: tuple[Any, ...], text: str, parts: tup
         message = f"`{text}` reads input `{parts[0]}`, which the `input` schema does not declare"
         hint = suggest(parts[0], props, "declare it under `input.properties`")
         if not closed(schema):
-            sink.warning("undeclared-input", message + " (it is null unless a run passes it)", loaded, at,
-                         hint=hint)
-        else:
-            sink.error("undeclared-input", message + " (so it is always null)", loaded, at, hint=hint)
-        return
+            return ("warning", "undeclared-input", message + " (it is null unless a run passes it)", hint)
+        return ("error", "undeclared-input", message + " (so it is always null)", hint)
     problem = _nested_problem(schema, "$input", parts, reading=True)
     if problem is not None and problem[0] == "invalid-path":
-        sink.error(problem[0], f"`{text}`: {problem[1]}", loaded, at, hint=problem[2])
+        return ("error", problem[0], f"`{text}`: {problem[1]}", problem[2])
+    return None
 
 
-def _check_state_path(loaded: Loaded, at: tuple[Any, ...], text: str, parts: tuple[Any, ...], sink: Sink) -> None:
+def _state_path_problem(loaded: Loaded, text: str, parts: tuple[Any, ...]) -> Problem | None:
     state = loaded.model.state
     if not parts:
-        sink.error("invalid-path", f"`{text}` names no state field", loaded, at, hint="write `$state.<field>`")
-        return
+        return ("error", "invalid-path", f"`{text}` names no state field", "write `$state.<field>`")
     field = parts[0]
     if not isinstance(field, str) or field not in state:
-        sink.error("unknown-state-field", f"`{text}` reads state field `{field}`, which `state:` does not declare",
-                   loaded, at, hint=suggest(str(field), state, f"declare it under `state:`, e.g. `{field}: "
-                                            "{type: string}`"))
-        return
+        return ("error", "unknown-state-field",
+                f"`{text}` reads state field `{field}`, which `state:` does not declare",
+                suggest(str(field), state, f"declare it under `state:`, e.g. `{field}: {{type: string}}`"))
     problem = _nested_problem(sch(state[field].json_schema()), f"$state.{field}", parts[1:], reading=True)
     if problem is not None:
         code, message, hint = problem
-        sink.error(code, f"`{text}`: {message}", loaded, at, hint=hint)
+        return ("error", code, f"`{text}`: {message}", hint)
+    return None
 
 
 def _nested_problem(s: Sch | None, shown: str, parts: tuple[Any, ...], *, reading: bool) -> tuple[str, str, str] | None:
@@ -139,11 +155,14 @@ def _nested_problem(s: Sch | None, shown: str, parts: tuple[Any, ...], *, readin
 
 
 def _check_target(loaded: Loaded, at: tuple[Any, ...], target: Any, sink: Sink) -> None:
-    try:
-        field, rest = parse_save_target(target)
-    except PathSyntaxError as exc:
-        sink.error("invalid-path", str(exc), loaded, at, hint="write `state.<field>`")
+    parsed = safe_target(target)
+    if parsed is None:
+        try:
+            parse_save_target(target)
+        except PathSyntaxError as exc:
+            sink.error("invalid-path", str(exc), loaded, at, hint="write `state.<field>`")
         return
+    field, rest = parsed
     state = loaded.model.state
     if field not in state:
         sink.error("unknown-state-field", f"`{target}` writes state field `{field}`, which `state:` does not "
@@ -159,10 +178,10 @@ def _check_target(loaded: Loaded, at: tuple[Any, ...], target: Any, sink: Sink) 
 
 def target_schema(loaded: Loaded, target: str) -> tuple[Sch | None, str | None]:
     """(schema the write must fit, reducer) for a valid target; the reducer only for whole-field writes."""
-    try:
-        field, rest = parse_save_target(target)
-    except PathSyntaxError:
+    parsed = safe_target(target)
+    if parsed is None:
         return None, None
+    field, rest = parsed
     declared = loaded.model.state.get(field)
     if declared is None:
         return None, None

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from wfops.compiler.checks.branches import branch_views
-from wfops.compiler.checks.context import CheckContext, Env, Lookup, fields
+from wfops.compiler.checks.context import CheckContext, Env, Lookup
 from wfops.compiler.checks.dataflow import Flow
 from wfops.compiler.checks.jsontypes import child, closed, properties, sch
 from wfops.compiler.checks.names import suggest
@@ -50,7 +50,7 @@ def resolve_uses(ctx: CheckContext, env: Env, loaded: Loaded, index: int, step: 
 
 def check_workflow_refs(ctx: CheckContext, loaded: Loaded) -> None:
     for index, step in enumerate(loaded.model.steps):
-        name = fields(step).get("workflow")
+        name = getattr(step, "workflow", None)
         if isinstance(name, str) and name not in ctx.workflows and not ctx.workflow_file_broken(name):
             ctx.sink.error("unknown-workflow", f"step `{step.id}` calls workflow `{name}`, which does not exist "
                            "in this project", loaded, ("steps", index, "workflow"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from wfops.compiler.checks.context import Sink, catch_places, fields
+from wfops.compiler.checks.context import Sink, catch_places
 from wfops.compiler.checks.names import suggest
 from wfops.loader.project import Loaded
 
@@ -13,14 +13,15 @@ from wfops.loader.project import Loaded
 def route_entries(step: Any) -> list[tuple[str, str, tuple[Any, ...]]]:
     """(outcome, target, document path of the target) for every route of a step, catch included."""
     entries: list[tuple[str, str, tuple[Any, ...]]] = []
-    if fields(step).get("next") is not None:
+    if getattr(step, "next", None) is not None:
         entries.append(("ok", step.next, ("next",)))
-    for outcome, target in (fields(step).get("on") or {}).items():
+    for outcome, target in (getattr(step, "on", None) or {}).items():
         entries.append((outcome, target, ("on", outcome)))
-    if "then" in fields(step):
+    if hasattr(step, "then"):
         entries += [("then", step.then, ("then",)), ("else", step.else_, ("else",))]
-    for at, catch in catch_places(step):
-        entries.append(("catch", catch.next, (*at, "next")))
+    if getattr(step, "catch", None) is not None:
+        for at, catch in catch_places(step):
+            entries.append(("catch", catch.next, (*at, "next")))
     return entries
 
 
@@ -71,8 +72,8 @@ def child_outcomes(child: Loaded) -> set[str]:
     """What a subworkflow step can end in: `ok` if the child can reach `end`, plus its `end:` values."""
     outcomes: set[str] = set()
     for step in child.model.steps:
-        end = fields(step).get("end")
-        if isinstance(end, str) and "uses" not in fields(step):
+        end = getattr(step, "end", None)
+        if isinstance(end, str) and not hasattr(step, "uses"):
             outcomes.add(end)
         if any(target == "end" for _, target, _ in route_entries(step)):
             outcomes.add("ok")
@@ -83,9 +84,9 @@ def check_outcomes(loaded: Loaded, index: int, producible: set[str], producer: s
     """`producible` outcomes must each be routed; routes for anything else are undeclared."""
     step = loaded.model.steps[index]
     routed = {outcome: where for outcome, _, where in route_entries(step) if outcome != "catch"}
-    listed = ", ".join(f"`{o}`" for o in sorted(producible)) or "none"
     for outcome, where in routed.items():
         if outcome not in producible:
+            listed = ", ".join(f"`{o}`" for o in sorted(producible)) or "none"
             sink.error("undeclared-outcome", f"step `{step.id}` routes outcome `{outcome}`, but {producer} never "
                        f"produces it (its outcomes: {listed})", loaded, ("steps", index, *where),
                        hint=f"remove the `{outcome}` route" if where != ("next",) else
@@ -100,6 +101,6 @@ def _route_hint(loaded: Loaded, index: int, outcome: str) -> str:
     steps = loaded.model.steps
     following = steps[index + 1].id if index + 1 < len(steps) else "end"
     step = steps[index]
-    if outcome == "ok" and fields(step).get("on") is None:
+    if outcome == "ok" and getattr(step, "on", None) is None:
         return f"add `next: {following}`" + (" (or `next: end`)" if following != "end" else "")
     return f"add `{outcome}: <step id or end>` under `on:`, e.g. `on: {{{outcome}: {following}}}`"

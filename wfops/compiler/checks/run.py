@@ -10,7 +10,7 @@ from __future__ import annotations
 from wfops.compiler.checks.branches import branch_views
 from wfops.compiler.checks.caching import check_cache
 from wfops.compiler.checks.conditions import check_conditions
-from wfops.compiler.checks.context import CheckContext, Env, Sink, fields
+from wfops.compiler.checks.context import CheckContext, Env, Sink
 from wfops.compiler.checks.cycles import check_cycles
 from wfops.compiler.checks.dataflow import Flow
 from wfops.compiler.checks.envs import environments
@@ -74,11 +74,11 @@ def step_checks(loaded: Loaded, sink: Sink, workflows: dict[str, Loaded]) -> Non
     flow = Flow(loaded, sink)
     for index, step in enumerate(loaded.model.steps):
         flow.static_step(index, step, workflows)
-        if fields(step).get("foreach") is not None:
+        if getattr(step, "foreach", None) is not None:
             check_outcomes(loaded, index, {"ok"}, "a foreach step", sink)
-        elif fields(step).get("parallel") is not None:
+        elif getattr(step, "parallel", None) is not None:
             check_outcomes(loaded, index, {"ok"}, "a parallel step", sink)
-        elif isinstance(fields(step).get("workflow"), str) and step.workflow in workflows:
+        elif isinstance(getattr(step, "workflow", None), str) and step.workflow in workflows:
             check_outcomes(loaded, index, child_outcomes(workflows[step.workflow]),
                            f"workflow `{step.workflow}`", sink)
     for view in branch_views(loaded):
@@ -90,13 +90,13 @@ def env_checks(ctx: CheckContext, env: Env, loaded: Loaded) -> None:
         env_checks(ctx, env, view)
     flow = Flow(loaded, ctx.sink)
     for index, step in enumerate(loaded.model.steps):
-        if fields(step).get("uses") is None:
+        if getattr(step, "uses", None) is None:
             continue
         found = resolve_uses(ctx, env, loaded, index, step)
         if found is None:
             continue
         cap = found.capability
-        if fields(step).get("foreach") is None:
+        if getattr(step, "foreach", None) is None:
             outcomes = set(cap.outcomes) if cap is not None and not found.contract_unknown else {"ok"}
             check_outcomes(loaded, index, outcomes, f"`{step.uses}`", ctx.sink)
         if cap is not None and not found.contract_unknown:

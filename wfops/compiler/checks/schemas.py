@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from wfops.compiler.checks.context import Sink, fields
+from wfops.compiler.checks.context import Sink
 from wfops.compiler.checks.jsontypes import JSON_TYPES
 from wfops.loader.project import Loaded
 
@@ -37,7 +37,7 @@ def embedded_schemas(loaded: Loaded) -> Iterator[tuple[tuple[Any, ...], Any]]:
     if model.output_schema is not None:
         yield ("output_schema",), model.output_schema
     for index, step in enumerate(model.steps):
-        if fields(step).get("resume_schema") is not None:
+        if getattr(step, "resume_schema", None) is not None:
             yield ("steps", index, "resume_schema"), step.resume_schema
 
 

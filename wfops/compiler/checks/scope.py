@@ -6,10 +6,10 @@ from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any, NamedTuple
 
-from wfops.compiler.checks.context import fields, with_of
+from wfops.compiler.checks.context import with_of
 from wfops.compiler.checks.jsontypes import Sch, child, sch
 from wfops.loader.project import Loaded
-from wfops.model.paths import PathSyntaxError, ValuePath, is_path, parse_path
+from wfops.model.paths import PathSyntaxError, ValuePath, is_path, parse_path, parse_save_target
 
 CONTEXT_FIELDS = {"run_id": "string", "workflow": "string", "deployment": "string", "step": "string",
                   "attempt": "integer", "idempotency_key": "string"}
@@ -54,6 +54,16 @@ def safe_parse(text: str) -> ValuePath | None:
         return None
 
 
+@lru_cache(maxsize=8192)
+def safe_target(text: str) -> tuple[str, tuple[str, ...]] | None:
+    """A save target (`state.field.key`) as (field, keys), None when it is not one; parsed once
+    per distinct text: the path, data-flow and write checks each read every target."""
+    try:
+        return parse_save_target(text)
+    except PathSyntaxError:
+        return None
+
+
 def schema_of(path: ValuePath, scope: Scope) -> Sch | None:
     """The schema a path reads, or None when unknown."""
     model = scope.loaded.model
@@ -84,19 +94,21 @@ def item_schema(loaded: Loaded, foreach: str) -> Sch | None:
 
 def sites(loaded: Loaded) -> Iterator[Site]:
     """Every value of a workflow that may hold paths."""
+    # One scope of each kind per file (a scope is a value), but a foreach's: its item's schema.
+    plain, conditions, requests = Scope(loaded, "with"), Scope(loaded, "if"), Scope(loaded, "request")
     for index, step in enumerate(loaded.model.steps):
         base = ("steps", index)
-        foreach = fields(step).get("foreach")
+        foreach = getattr(step, "foreach", None)
         if foreach is not None:
             yield Site((*base, "foreach"), foreach, Scope(loaded, "foreach"))
             yield Site((*base, "with"), with_of(step), Scope(loaded, "with", True, item_schema(loaded, foreach)))
-        elif "with_" in fields(step):
-            yield Site((*base, "with"), step.with_, Scope(loaded, "with"))
-        if "request" in fields(step):
-            yield Site((*base, "request"), step.request, Scope(loaded, "request"))
-        if "if_" in fields(step):
-            yield Site((*base, "if"), step.if_, Scope(loaded, "if"))
-        for name, condition in (fields(step).get("when") or {}).items():  # a conditional branch's
-            yield Site((*base, "when", name), condition, Scope(loaded, "if"))
+        elif hasattr(step, "with_"):
+            yield Site((*base, "with"), step.with_, plain)
+        if hasattr(step, "request"):
+            yield Site((*base, "request"), step.request, requests)
+        if hasattr(step, "if_"):
+            yield Site((*base, "if"), step.if_, conditions)
+        for name, condition in (getattr(step, "when", None) or {}).items():  # a conditional branch's
+            yield Site((*base, "when", name), condition, conditions)
     if loaded.model.output is not None:
         yield Site(("output",), loaded.model.output, Scope(loaded, "output"))

@@ -7,11 +7,11 @@ from __future__ import annotations
 from itertools import combinations
 from typing import Any
 
-from wfops.compiler.checks.context import Sink, fields
+from wfops.compiler.checks.context import Sink
 from wfops.compiler.checks.paths import step_writes
+from wfops.compiler.checks.scope import safe_target
 from wfops.loader.project import Loaded
 from wfops.model.kinds import walk_steps
-from wfops.model.paths import PathSyntaxError, parse_save_target
 from wfops.model.rules import MERGING_REDUCERS, writes_conflict
 
 _MERGERS = ", ".join(f"`{name}`" for name in sorted(MERGING_REDUCERS))
@@ -23,11 +23,11 @@ def check_writes(loaded: Loaded, sink: Sink) -> None:
     unconditional: set[str] = set()
     skippable: list[tuple[Any, ...]] = []  # document paths of the conditional branches
     for at, step in walk_steps(loaded.model.steps):  # a parallel step comes before its branches' steps
-        branches = fields(step).get("parallel")
+        branches = getattr(step, "parallel", None)
         if branches:
             _branches(loaded, sink, at, step, branches)
-            skippable += [(*at, "parallel", name) for name in fields(step).get("when") or {}]
-        if fields(step).get("foreach") is not None:
+            skippable += [(*at, "parallel", name) for name in getattr(step, "when", None) or {}]
+        if getattr(step, "foreach", None) is not None:
             _fan_out(loaded, sink, at, step)
         for write in _writes(loaded, at, step):
             if any(at[:len(prefix)] == prefix for prefix in skippable):
@@ -44,10 +44,10 @@ def check_writes(loaded: Loaded, sink: Sink) -> None:
 def _writes(loaded: Loaded, at: tuple[Any, ...], step: Any) -> list[Write]:
     found: list[Write] = []
     for inner, target in step_writes(step):
-        try:
-            field, keys = parse_save_target(target)
-        except PathSyntaxError:
+        parsed = safe_target(target)
+        if parsed is None:
             continue  # reported by the path checks
+        field, keys = parsed
         if field in loaded.model.state:  # an undeclared field is reported by the path checks
             found.append(((*at, *inner), target, field, keys))
     return found
