@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 import textwrap
@@ -111,3 +112,13 @@ def pre_commit_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     home = session / "pre-commit-home"
     home.mkdir(exist_ok=True)
     return home
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """The collected tests, their modules and what those imported live until the session
+    ends: frozen out of the cyclic garbage collector's view, and collections made rarer, so
+    that the collector does not walk them all again every few hundred allocations (a worker
+    spent ~5 s of the fast lane in it; the lane's CPU went from ~115 s to ~95 s, paired)."""
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(10_000, 20, 20)
