@@ -27,5 +27,5 @@ def test_floors_are_the_versions_that_work_and_ci_tests_them() -> None:
     assert {"typer==0.29.2", "pydantic==2.12", "mcp==2.3"} <= set(floors)
     ci = (REPO / ".ci/run").read_text(encoding="utf-8")
     assert 'python3 .ci/floors.py > "$floors/constraints.txt"' in ci
-    assert '--constraint "$floors/constraints.txt" -e \'.[postgres,dask]\' \\\n  pytest pytest-xdist hypothesis mcp-server-time' in ci
+    assert '--constraint "$floors/constraints.txt" -e \'.[postgres,dask]\' \\\n  $same_pytest hypothesis mcp-server-time' in ci
     assert '-m "not slow"' in ci
