@@ -28,15 +28,24 @@ DASK = [sys.executable, "-m", "dask"]
 
 
 def _stop(processes: list[subprocess.Popen[bytes]]) -> None:
-    """Workers first, then the scheduler: each is asked to stop, and killed if it dawdles."""
-    for process in reversed(processes):
-        if process.poll() is None:
-            process.terminate()
-        try:
-            process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+    """The workers (all asked at once), then the scheduler: each asked to stop, and killed if it
+    dawdles. Once the scheduler is gone (a test killed it), a worker's graceful close only waits
+    to reach it, so the workers are killed at once."""
+    if not processes:
+        return
+    scheduler, workers = processes[0], processes[1:]
+    gone = scheduler.poll() is not None
+    for group in (workers, [scheduler]):
+        for process in group:
+            if process.poll() is None:
+                process.kill() if gone else process.terminate()
+        deadline = time.monotonic() + 5
+        for process in group:
+            try:
+                process.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
 
 
 @pytest.fixture
