@@ -8,19 +8,14 @@ from pathlib import Path
 from wfops.store.sqlite import SqliteStore
 
 from .test_contract import entry, snap, start
+from .test_plain_commit import statements
 
 
 def transactions(store: SqliteStore, work) -> int:
     """The write transactions `work` makes: each BEGIN IMMEDIATE ... COMMIT, and each write
     statement sent outside one (autocommit: a transaction of its own, as a plain step's is)."""
-    seen: list[str] = []
-    store.conn.set_trace_callback(seen.append)
-    try:
-        work()
-    finally:
-        store.conn.set_trace_callback(None)
     count, open_ = 0, False
-    for statement in seen:
+    for statement in statements(store, work):
         if statement == "BEGIN IMMEDIATE":
             assert not open_
             open_ = True
