@@ -9,7 +9,7 @@ from typing import Any, Self
 
 
 class PlainModel:
-    """Fields in the instance dict (which the checks read, see `checks.context.fields`)."""
+    """Fields in the instance dict (which the checks read by getattr, see `checks.context`)."""
 
     __slots__ = ("__dict__", "model_extra")
 

@@ -124,49 +124,12 @@ class CheckContext:
         return Lookup(cap) if cap is not None else None
 
 
-class Fields:
-    """A step's fields by any name (`get`, `in`), as its instance dict holds them, even a name its
-    class also has (a method, a ClassVar), which is looked up in the instance dict.
-
-    The checks read the fields they know with `getattr(step, name, None)` / `hasattr` (a step
-    field is read ~800 times per workflow file: a view object and a call per read cost ~0.1 ms
-    per file): no step class has a class attribute named like a field of any step kind (a test
-    says so), so getattr finds instance fields only. Either way, never through `__dict__`: the
-    instances of a plain class share one key table until something asks for `__dict__`, which
-    then makes each its own dict (6 MB at 100,000 steps, kept as long as the step)."""
-
-    __slots__ = ("_step",)
-
-    def __init__(self, step: Any) -> None:
-        self._step = step
-
-    def get(self, name: str, default: Any = None) -> Any:
-        step = self._step
-        names = _CLASS_NAMES.get(step.__class__) or _class_names(step.__class__)
-        if name in names:
-            return step.__dict__.get(name, default)
-        return getattr(step, name, default)
-
-    def __contains__(self, name: str) -> bool:
-        step = self._step
-        if name in (_CLASS_NAMES.get(step.__class__) or _class_names(step.__class__)):
-            return name in step.__dict__
-        return hasattr(step, name)
-
-
-_CLASS_NAMES: dict[type, frozenset[str]] = {}
-
-
-def _class_names(cls: type) -> frozenset[str]:
-    names = _CLASS_NAMES.get(cls)
-    if names is None:
-        names = _CLASS_NAMES[cls] = frozenset(dir(cls))
-    return names
-
-
-#: A step's fields by any name (see `Fields`). The checks see plain objects only: probing a
-#: pydantic model with getattr for a field its kind lacks would go through its slow `__getattr__`.
-fields = Fields
+# The checks read a step's fields with `getattr(step, name, None)` / `hasattr`: exact, since no
+# step class has a class attribute named like a field of any step kind (tests/compiler/
+# test_step_fields.py), and never through `__dict__`, which would give each of a project's
+# steps its own dict (the instances of a plain class share one key table until asked for it).
+# The checks see plain objects only: probing a pydantic model with getattr for a field its kind
+# lacks would go through its slow `__getattr__`.
 
 
 def catch_places(step: Any) -> list[tuple[tuple[Any, ...], Any]]:
