@@ -240,3 +240,29 @@ def test_run_tests(root: Path) -> None:
         assert only["ok"] is True and [c["name"] for c in only["cases"]] == ["greets"]
 
     drive(root, script)
+
+
+def test_a_second_server_in_one_process_reuses_the_tool_declarations_and_serves_its_own_project(
+        tmp_path: Path) -> None:
+    first, second = std_project(tmp_path / "a"), std_project(tmp_path / "b")
+    (second / "workflows/hello.yaml").rename(second / "workflows/other.yaml")
+
+    async def tools_and_files(root: Path) -> tuple[list[Any], list[str]]:
+        async with Client(build_server(Project(root))) as client:
+            listed = (await client.list_tools()).tools
+            project = (await client.call_tool("list_project", {})).structured_content
+            assert project is not None
+            return listed, sorted(w["file"] for w in project["workflows"])
+
+    tools_a, files_a = asyncio.run(tools_and_files(first))
+    tools_b, files_b = asyncio.run(tools_and_files(second))
+    # The same declarations, and each server's tools act on its own project (their closures).
+    assert [t.model_dump() for t in tools_a] == [t.model_dump() for t in tools_b]
+    assert files_a != files_b and "workflows/other.yaml" in files_b and "workflows/other.yaml" not in files_a
+    # Taken: the second server's tools share the first's argument models instead of building new ones.
+    from wfops.mcpserver import app
+
+    servers = [build_server(Project(first)), build_server(Project(second))]
+    models = [{t.name: t.fn_metadata.arg_model for t in s._tool_manager.list_tools()} for s in servers]
+    assert models[0] == models[1] and all(models[0][name] is models[1][name] for name in models[0])
+    assert len(app._DECLARED) >= len(models[0])

@@ -34,6 +34,7 @@ from mcp.server.mcpserver import (
     Resolve,
 )
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.tools import Tool
 from mcp.server.stdio import stdio_server
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError
@@ -146,10 +147,31 @@ You are writing a wfops workflow{goal}. Work only through the wfops tools:
    a step with a new input. Follow each result's next_actions."""
 
 
+#: Each tool's declaration as first built in this process, by the code of its function, with
+#: the decorator's options it was built with.
+_DECLARED: dict[Any, tuple[tuple[Any, ...], Tool]] = {}
+
+
 class _Server(MCPServer):
     """Refuses unknown and ill-typed arguments in the documented error shape, naming the argument."""
 
     approval: _Approval | None = None  # what the `_ask_approval` resolver asks with
+
+    def add_tool(self, fn: Callable[..., Any], name: str | None = None, title: str | None = None,
+                 description: str | None = None, annotations: ToolAnnotations | None = None,
+                 icons: list[Any] | None = None, meta: dict[str, Any] | None = None,
+                 structured_output: bool | None = None) -> None:
+        # A tool's declaration (its argument model, input and output schemas) depends on its
+        # code, not on the project its closure serves; building it costs ~6 ms a tool, so a
+        # second server in one process (an embedding program, the test suite) reuses the first's.
+        options = (name, title, description, annotations, icons, meta, structured_output)
+        known = _DECLARED.get(fn.__code__)
+        if known is None or known[0] != options or hasattr(fn, "__wrapped__"):  # a wrapper's code is shared
+            known = _DECLARED[fn.__code__] = (options, Tool.from_function(
+                fn, name=name, title=title, description=description, annotations=annotations,
+                icons=icons, meta=meta, structured_output=structured_output))
+        tool = known[1].model_copy(update={"fn": fn})
+        self._tool_manager._tools[tool.name] = tool
 
     async def run_stdio_async(self) -> None:
         # Every line gets an answer: the wire guard answers what the SDK's reader would drop.
