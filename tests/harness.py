@@ -96,17 +96,26 @@ def _restore_env(saved: dict[str, str]) -> None:
             os.environ[name] = value
 
 
+#: Modules already judged worth keeping, by name: a test process holds thousands, and each
+#: command looks only at those loaded since.
+_kept: dict[str, object] = {}
+
+
 def _forget_project_modules() -> None:
     """Drop every module loaded from outside wfops, the tests and the installed libraries:
     project python sources, which a fresh process would not have (another test's project
     may have a module of the same name)."""
     dropped = False
     for name, module in list(sys.modules.items()):
+        if _kept.get(name) is module:
+            continue
         origin = getattr(module, "__file__", None)
         if not origin or origin.startswith(_KEEP) or "site-packages" in origin:
+            _kept[name] = module
             continue
         where = os.path.realpath(origin)
         if where.startswith(_KEEP) or "site-packages" in where:
+            _kept[name] = module
             continue
         del sys.modules[name]
         dropped = True

@@ -111,10 +111,9 @@ def imported_project_files(root: Path) -> list[str]:
     root = root.resolve()
     prefixes = tuple({str(root) + os.sep, str(Path(os.path.abspath(root))) + os.sep})
     found = set()
-    for module in list(sys.modules.values()):
-        origin = getattr(module, "__file__", None)
+    for _, origin, in_site in _loaded_files():
         # A cheap prefix test first: resolving every loaded module's path costs ~15 ms.
-        if not origin or any(site in origin for site in _SITE_DIRS) or not origin.startswith(prefixes):
+        if in_site or not origin.startswith(prefixes):
             continue
         path = Path(origin).resolve()
         if path.is_relative_to(root):
@@ -171,18 +170,38 @@ def loaded_libraries(root: Path) -> dict[str, list[int] | None]:
     stdlib = os.path.dirname(os.__file__) + os.sep
     skipped = (stdlib, os.path.dirname(wfops.__file__) + os.sep, str(root) + os.sep)
     found = consulted_libraries(root)
-    for module in list(sys.modules.values()):
-        origin = getattr(module, "__file__", None)
-        if not isinstance(origin, str):
-            continue
+    for module, origin, in_site in _loaded_files():
         # A site-packages folder counts wherever it is, a virtualenv inside the project included.
-        if any(site in origin for site in _SITE_DIRS) or not origin.startswith(skipped):
+        if in_site or not origin.startswith(skipped):
             seen = _AS_LOADED.get(origin)
             if seen is None or seen[0] != id(module):
                 seen = _AS_LOADED[origin] = (id(module), _stat(origin))
             found[origin] = seen[1]
     return found
 
+
+def _loaded_files() -> list[tuple[Any, str, bool]]:
+    """(module, its file, whether the file is in a site-packages folder) of every loaded module
+    that has a file."""
+    found = []
+    for name, module in list(sys.modules.items()):
+        known = _FILES.get(name)
+        if known is None or known[0] is not module:
+            origin = getattr(module, "__file__", None)
+            origin = origin if isinstance(origin, str) else ""
+            known = _FILES[name] = (module, origin, any(site in origin for site in _SITE_DIRS))
+        if known[1]:
+            found.append(known)
+    if len(_FILES) > len(sys.modules) + 512:  # modules dropped since (other projects' sources)
+        for name in _FILES.keys() - sys.modules.keys():
+            del _FILES[name]
+    return found
+
+
+#: Each loaded module's file, by module name, with the module it was read from: a process
+#: holding thousands of modules (an embedding program, a test run) looks at each once, not at
+#: every snapshot.
+_FILES: dict[str, tuple[Any, str, bool]] = {}
 
 #: Each loaded module's file as a snapshot first saw it, by the module object: the code this
 #: process runs is what was loaded, so a file rewritten later is not recorded as what ran
