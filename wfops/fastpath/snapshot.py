@@ -83,8 +83,17 @@ def place_hash(root: Path, rel: str) -> str | None:
 
 def tool_fingerprint() -> str:
     """This wfops (its code, an editable install's included, version and Python): changes
-    whenever any of them does, so a result it recorded holds for it only."""
-    return _tool_fingerprint()
+    whenever any of them does, so a result it recorded holds for it only. Read once per
+    process: the code a process runs is what it loaded, so a long-lived one (`wfops watch`,
+    `wfops mcp`, an embedding program) labels its records with that code even after an
+    upgrade on disk, and a newer wfops's records miss for it."""
+    global _TOOL
+    if _TOOL[0] is not _tool_fingerprint:  # (the function too: tests stand another in)
+        _TOOL = (_tool_fingerprint, _tool_fingerprint())
+    return _TOOL[1]
+
+
+_TOOL: tuple[Any, str] = (None, "")
 
 
 def _tool_fingerprint() -> str:
@@ -183,6 +192,12 @@ def loaded_libraries(root: Path) -> dict[str, list[int] | None]:
 def _loaded_files() -> list[tuple[Any, str, bool]]:
     """(module, its file, whether the file is in a site-packages folder) of every loaded module
     that has a file."""
+    global _FOUND
+    # The modules by identity (each held by `_FILES`, so no id stands for another module): a
+    # process that loaded nothing since the last snapshot, the common case, is answered at once.
+    loaded = frozenset(map(id, list(sys.modules.values())))
+    if loaded == _FOUND[0]:
+        return _FOUND[1]
     found = []
     for name, module in list(sys.modules.items()):
         known = _FILES.get(name)
@@ -195,6 +210,9 @@ def _loaded_files() -> list[tuple[Any, str, bool]]:
     if len(_FILES) > len(sys.modules) + 512:  # modules dropped since (other projects' sources)
         for name in _FILES.keys() - sys.modules.keys():
             del _FILES[name]
+        _FOUND = (frozenset(), [])
+    else:
+        _FOUND = (loaded, found)
     return found
 
 
@@ -202,6 +220,7 @@ def _loaded_files() -> list[tuple[Any, str, bool]]:
 #: holding thousands of modules (an embedding program, a test run) looks at each once, not at
 #: every snapshot.
 _FILES: dict[str, tuple[Any, str, bool]] = {}
+_FOUND: tuple[frozenset[int], list[tuple[Any, str, bool]]] = (frozenset(), [])
 
 #: Each loaded module's file as a snapshot first saw it, by the module object: the code this
 #: process runs is what was loaded, so a file rewritten later is not recorded as what ran
