@@ -15,6 +15,7 @@ import os
 import sqlite3
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
+from itertools import chain
 from pathlib import Path
 
 from wfops.atomic import disk_full, is_disk_full
@@ -222,7 +223,7 @@ class SqliteStore(SqlStore):
                 for first in range(0, len(plain), GROUP_ROWS):
                     part = plain[first:first + GROUP_ROWS]
                     last = newest is not None and first + GROUP_ROWS >= len(plain)
-                    hot.execute(group_insert(len(part), last), [value for row in part for value in row])
+                    hot.execute(group_insert(len(part), last), list(chain.from_iterable(part)))
                 if full:
                     hot.executemany(q.insert_trace, full)
                 hot.execute("COMMIT")
