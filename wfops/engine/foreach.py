@@ -5,7 +5,7 @@ the items already done. Results are kept in item order whatever order items fini
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any, NamedTuple
 
@@ -57,7 +57,7 @@ class _Group:
         # A scheduled flush's store error (a loop callback could only log it): the workers are
         # cancelled, and the fan-out raises it (`failed`).
         self.failed: BaseException | None = None
-        self.workers: list[asyncio.Future[None]] = []
+        self.workers: Sequence[asyncio.Future[None]] = ()
         # Made inside the fan-out's loop, which its items' tasks run on: asked once, since
         # `get_running_loop` makes a system call (getpid) each time.
         self._loop = asyncio.get_running_loop()
