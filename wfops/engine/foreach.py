@@ -17,6 +17,7 @@ from wfops.engine.types import TraceEntry
 from wfops.errors import UnstorableValue
 from wfops.jsonvalues import described
 from wfops.model.rules import concurrent_write_message, writes_conflict
+from wfops.sources.base import step_context
 
 #: What an item's call gave, before its entry is made: (its index in the list, path, attempt,
 #: payload, outcome, output, error, started, extra). A plain tuple: one is made per item.
@@ -251,6 +252,8 @@ async def run_foreach(run: RunContext, frame: Frame, sp: StepPlan, pending: list
     workers = min(sp.concurrency or len(items), len(items))
     group = _Group(commit_group, workers) if sp.parallel and len(items) - len(done) > 1 else None
 
+    run_id, workflow, deployment, key_head = run.run_id, frame.plan.name, run.deployment, f"{run.run_id}:{key}"
+
     async def one(index: int) -> None:
         if index in done or stopped:
             return
@@ -260,9 +263,10 @@ async def run_foreach(run: RunContext, frame: Frame, sp: StepPlan, pending: list
                 if stopped:
                     return
             group.running += 1
-        item_path, item_key = f"{path}[{index}]", f"{key}[{index}]"
+        item_path = f"{path}[{index}]"
         item_started = now()
-        ctx = run.context(frame, item_path, 1, item_key)
+        # `run.context(frame, item_path, 1, f"{key}[{index}]")`, its parts taken once per foreach.
+        ctx = step_context(run_id, workflow, deployment, item_path, 1, f"{key_head}[{index}]")
         payload: Any = {}
         if sp.with_:
             # One scope for all items: what differs per item (its item, index and context, and
@@ -276,7 +280,7 @@ async def run_foreach(run: RunContext, frame: Frame, sp: StepPlan, pending: list
                 outcome, output, attempt, extra = await run.call(sp, payload, ctx, item_started)
             else:
                 outcome, output = await run.run_child(
-                    sp.workflow or "", payload, prefix=item_path + "/", key_prefix=item_key + "/",
+                    sp.workflow or "", payload, prefix=item_path + "/", key_prefix=f"{key}[{index}]/",
                     in_foreach=True, trace=children.get(index), timeout=sp.timeout)
         except StepFailed as failure:
             attempt = max(attempt, failure.attempt)
