@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from wfops.errors import UsageError
@@ -263,44 +263,50 @@ def plain_size_bound(value: Any) -> int | None:
     """None unless `value` is `plain_json`; else a bound on its size in bytes as compact
     JSON, no lower than the one `json_size_over` reckons: `json_problem` and the size check
     in one walk, for values that are checked on every call of a fan-out's items."""
-    bound = 0
-    stack: list[tuple[Any, int]] = [(value, 0)]
+    # Only containers go on the stack, their scalars sized where they are met (a call's
+    # output is mostly one object of scalars). A scalar `value` starts inside a list of its
+    # own, whose two brackets and one comma the bound leaves out again.
+    stack: list[tuple[Any, int]]
+    if type(value) is dict or type(value) is list:
+        bound, stack = 0, [(value, 0)]
+    else:
+        bound, stack = -3, [([value], -1)]
     while stack:
         item, depth = stack.pop()
-        kind = type(item)
-        if kind is str:
-            if not item.isascii() and not _is_unicode(item):
-                return None
-            bound += 6 * len(item) + 2
-        elif kind is dict:
-            if depth >= MAX_DEPTH:
-                return None
+        if type(item) is dict:
             bound += 2 + 2 * len(item)
-            for key, sub in item.items():
+            for key in item:
                 if type(key) is not str or (not key.isascii() and not _is_unicode(key)):
                     return None
                 bound += 6 * len(key) + 2
-                stack.append((sub, depth + 1))
-        elif kind is list:
-            if depth >= MAX_DEPTH:
-                return None
-            bound += 2 + len(item)
-            deeper = depth + 1
-            for sub in item:
-                stack.append((sub, deeper))
-        elif kind is int:
-            bits = item.bit_length()
-            if bits > _SAFE_BITS:
-                return None
-            bound += 3 + bits // 3  # a digit takes more than 3 bits; and a sign
-        elif kind is float:
-            if not math.isfinite(item):
-                return None
-            bound += 24
-        elif kind is bool or item is None:
-            bound += 24
+            children: Iterable[Any] = item.values()
         else:
-            return None
+            bound += 2 + len(item)
+            children = item
+        deeper = depth + 1
+        for sub in children:
+            kind = type(sub)
+            if kind is str:
+                if not sub.isascii() and not _is_unicode(sub):
+                    return None
+                bound += 6 * len(sub) + 2
+            elif kind is int:
+                bits = sub.bit_length()
+                if bits > _SAFE_BITS:
+                    return None
+                bound += 3 + bits // 3  # a digit takes more than 3 bits; and a sign
+            elif kind is dict or kind is list:
+                if deeper >= MAX_DEPTH:
+                    return None
+                stack.append((sub, deeper))
+            elif kind is float:
+                if not math.isfinite(sub):
+                    return None
+                bound += 24
+            elif kind is bool or sub is None:
+                bound += 24
+            else:
+                return None
     return bound
 
 

@@ -279,7 +279,7 @@ def _compile_plain(schema: Any, depth: int) -> PlainCheck:
                 if not (named.get(key, other) if isinstance(key, str) else other)(item):
                     return False
         elif items is not None and isinstance(value, list):
-            return all(items(item) for item in value)
+            return all(map(items, value))
         return True
 
     return check

@@ -170,3 +170,32 @@ def test_each_parallel_item_reads_its_own_item_index_and_context() -> None:
     snap = run(engine.start("fan", {"items": [10, 11, 12, 13, 14]}, run_id="R"))
     assert [r["v"] for r in snap.output["results"]] == [
         {"x": 10 + i, "i": i, "step": f"fan[{i}]", "key": f"R:fan#1[{i}]", "vs": None} for i in range(5)]
+
+
+def test_a_run_finds_a_capability_once_for_all_its_calls() -> None:
+    from wfops.sources.registry import BoundResolver
+
+    from .helpers import TestSource
+
+    asked: list[str] = []
+
+    class Counted(BoundResolver):
+        def caller(self, ref: str):  # type: ignore[no-untyped-def]
+            asked.append(f"caller {ref}")
+            return super().caller(ref)
+
+        def call(self, ref: str, payload, context):  # type: ignore[no-untyped-def]
+            asked.append(f"call {ref}")
+            return super().call(ref, payload, context)
+
+    source = TestSource()
+    engine, _, _ = make_engine([fan(mode="parallel", concurrency=2)], source=source)
+    engine.resolver = Counted({"t": source})
+
+    async def work(payload: dict, ctx) -> dict:
+        return {"v": payload["x"]}
+
+    source.add("work", work)
+    snap = run(engine.start("fan", {"items": [1, 2, 3, 4, 5]}))
+    assert snap.status == "completed" and snap.output["results"] == [{"v": x} for x in range(1, 6)]
+    assert asked == ["caller t.work"]  # not once per item

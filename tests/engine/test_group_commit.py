@@ -101,20 +101,22 @@ class Turns:
             asyncio.get_running_loop().call_soon(self.tick)
 
 
-def test_a_group_every_worker_is_in_is_committed_in_the_turn_it_filled() -> None:
-    # Trivial items at concurrency 4: the fourth to finish completes its group, which is
-    # committed at once (not by a flush at the start of the next turn), and its worker goes on
-    # to item 4 in that same turn; the other three take items 5-7 in the next turn, whose last
-    # commits them with item 4.
+def test_a_worker_fills_a_group_without_a_turn_per_item_and_lets_the_loop_turn_per_group() -> None:
+    # Trivial items at concurrency 4: a worker takes items while a slot is free (an item holds
+    # its slot until it is committed), the item that fills the group commits it at once, in
+    # the turn it filled, and its worker then lets the loop turn. The four workers' first
+    # steps all run in the first turn, each filling a group (items 0-15); the first worker
+    # takes items 16-19 in the next turn.
     turns = Turns()
-    calls: list[tuple[int, int]] = []  # (item, turn it was called in)
+    calls: list[tuple[int, int, int]] = []  # (item, turn it was called in, items called and not committed)
     engine, source, sink = make_engine([fan(4)])
+    committed: list[tuple[list[str], int]] = []
 
     async def quick(payload: dict, ctx: Any) -> dict:
-        calls.append((payload["x"], turns.count))
+        uncommitted = len(calls) - sum(len(steps) for steps, _ in committed)
+        calls.append((payload["x"], turns.count, uncommitted))
         return {"y": payload["x"]}
 
-    committed: list[tuple[list[str], int]] = []
     store = sink.commit
 
     def commit(run_: Any, entries: list) -> None:
@@ -128,15 +130,36 @@ def test_a_group_every_worker_is_in_is_committed_in_the_turn_it_filled() -> None
     async def counted() -> Any:
         turns.tick()
         try:
-            return await engine.start("fan", {"items": list(range(8))})
+            return await engine.start("fan", {"items": list(range(20))})
         finally:
             turns.going = False
 
-    assert run(counted()).output == {"out": [{"y": x} for x in range(8)]}
+    assert run(counted()).output == {"out": [{"y": x} for x in range(20)]}
     first = calls[0][1]
-    assert committed == [([f"fan[{x}]" for x in range(4)], first), ([f"fan[{x}]" for x in range(4, 8)], first + 1)]
-    assert calls == [(0, first), (1, first), (2, first), (3, first), (4, first),
-                     (5, first + 1), (6, first + 1), (7, first + 1)]
+    groups = [[f"fan[{x}]" for x in sorted(range(g, g + 4), key=str)] for g in range(0, 20, 4)]
+    assert committed == [(groups[0], first), (groups[1], first), (groups[2], first), (groups[3], first),
+                         (groups[4], first + 1)]
+    assert [(x, turn) for x, turn, _ in calls] == [(x, first if x < 16 else first + 1) for x in range(20)]
+    assert max(uncommitted for _, _, uncommitted in calls) == 3  # each started with a slot free
+
+
+def test_a_worker_waits_for_a_slot_while_the_items_before_wait_for_their_commit() -> None:
+    # Items 0-2 wait on the node, then all finish in one turn: their commit comes at the start
+    # of the next turn, and no item starts before it (3 slots, all held).
+    gates = Gates([[0, 1, 2], [3, 4, 5]])
+    engine, source, sink = make_engine([fan(3)])
+    started: list[tuple[int, int]] = []  # (item, the number of item commits before it started)
+
+    async def f(payload: dict, ctx: Any) -> dict:
+        started.append((payload["x"], len(item_commits(sink))))
+        return await gates.f(payload, ctx)
+
+    source.add("f", f)
+    snap = drive(engine, gates, {"items": list(range(6))})
+    assert snap.status == "completed" and snap.output == {"out": [{"y": x * 10} for x in range(6)]}
+    assert [sorted(steps) for steps in item_commits(sink)] == [[f"fan[{x}]" for x in range(3)],
+                                                               [f"fan[{x}]" for x in range(3, 6)]]
+    assert started == [(0, 0), (1, 0), (2, 0), (3, 1), (4, 1), (5, 1)]
 
 
 def test_a_serial_foreach_commits_each_item_alone() -> None:

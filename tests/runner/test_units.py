@@ -13,7 +13,7 @@ from wfops.cli.progress import ProgressPrinter
 from wfops.engine.types import TraceEntry
 from wfops.errors import RefusedError, UsageError
 from wfops.report.trace import describe
-from wfops.runner.inputs import merge, read_secrets
+from wfops.runner.inputs import merge, read_secrets, refuse_secret_values
 
 
 def read_input_file(path):
@@ -66,6 +66,27 @@ def entry(**kw) -> TraceEntry:
                 ended_at="2026-01-01T00:00:00.012Z")
     base.update(kw)
     return TraceEntry(**base)
+
+
+class _Walked(dict[str, object]):
+    """A mapping that counts the walks of its items (the secret check's walk of an input)."""
+
+    walks = 0
+
+    def items(self):  # type: ignore[override]
+        type(self).walks += 1
+        return super().items()
+
+
+def test_an_input_is_walked_for_secrets_only_when_a_secret_has_a_value() -> None:
+    given = _Walked(ns=list(range(3)), note="plain")
+    refuse_secret_values(given, {}, "input")
+    refuse_secret_values(given, {"EMPTY": ""}, "input")  # an empty value is in every string: never looked for
+    assert _Walked.walks == 0
+    refuse_secret_values(given, {"TOKEN": "s3cret"}, "input")
+    assert _Walked.walks == 1
+    with pytest.raises(UsageError, match="input `note` holds the value of the secret TOKEN"):
+        refuse_secret_values(_Walked(note="a s3cret here"), {"EMPTY": "", "TOKEN": "s3cret"}, "input")
 
 
 def test_progress_lines() -> None:

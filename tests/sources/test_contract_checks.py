@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from wfops.errors import UsageError
-from wfops.jsonvalues import json_size, plain_size_bound
+from wfops.jsonvalues import MAX_DEPTH, json_problem, json_size, plain_size_bound
 from wfops.sources import contract
 from wfops.sources.base import Capability
 from wfops.sources.contract import MAX_OUTPUT_ENV, ContractError, check_result, max_output_bytes
@@ -54,6 +54,16 @@ VALUES = [{}, [], "", "é\u2028\x1f" * 50, 0, -1, 2**64, -(10**300), 1.5, -1.234
 def test_the_one_walk_bounds_the_size_from_above(value: object) -> None:
     bound = plain_size_bound(value)
     assert bound is not None and bound >= json_size(value)
+
+
+@pytest.mark.parametrize("levels", [MAX_DEPTH - 1, MAX_DEPTH, MAX_DEPTH + 1])
+@pytest.mark.parametrize("kind", ["list", "dict"])
+def test_the_one_walk_refuses_the_nesting_the_full_check_refuses(levels: int, kind: str) -> None:
+    value: object = 1
+    for _ in range(levels):
+        value = [value] if kind == "list" else {"a": value}
+    assert (plain_size_bound(value) is None) == (json_problem(value, "x") is not None)
+    assert (plain_size_bound(value) is None) == (levels > MAX_DEPTH)
 
 
 @pytest.mark.parametrize(("output", "message"), [

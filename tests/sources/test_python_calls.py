@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from wfops.errors import CapabilityError
 from wfops.jsonvalues import plain_size_bound
 from wfops.sources import contract
 from wfops.sources import python as python_source
@@ -21,7 +22,7 @@ from wfops.sources.python import PythonSource
 NODES = '''
 from typing import Annotated, Any
 
-from pydantic import BaseModel, PlainSerializer, field_serializer
+from pydantic import BaseModel, ConfigDict, PlainSerializer, field_serializer
 
 import wfops
 
@@ -53,6 +54,21 @@ class Loud(BaseModel):
     @classmethod
     def model_validate(cls, obj: Any, **kwargs: Any) -> "Loud":
         return super().model_validate({"n": obj["n"] + 100}, **kwargs)
+
+
+class Open(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    n: int
+
+
+@wfops.node
+def opened(payload: In) -> Open:
+    return Open(n=payload.n, more=payload.n + 1)
+
+
+@wfops.node(outcomes=["found"])
+def found_only(payload: In) -> Out:
+    return Out(doubled=payload.n)
 
 
 @wfops.node
@@ -128,6 +144,35 @@ def test_an_input_model_validates_with_its_own_model_validate_if_it_has_one(sour
     assert source._nodes["twice"][0].plain_validate  # pydantic's own: its validator, called directly
     assert not source._nodes["loud"][0].plain_validate
     assert _call(source, "loud", {"n": 1}) == {"n": "#101"}
+
+
+@pytest.fixture
+def general(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The calls that took the general path from a returned value to a result (`split_undeclared`)."""
+    seen: list[str] = []
+    split = python_source.split_undeclared
+
+    def counted(output: Any, declared: Any, extra: Any) -> Any:
+        seen.append(",".join(output))
+        return split(output, declared, extra)
+
+    monkeypatch.setattr(python_source, "split_undeclared", counted)
+    return seen
+
+
+def test_a_model_returned_bare_takes_the_short_path_and_any_other_the_general_one(
+        source: PythonSource, general: list[str]) -> None:
+    context = StepContext("r", "w", None, "s", 1, "r:s#1")
+    result = asyncio.run(source.call("twice", {"n": 2}, context))
+    assert (result.outcome, result.output, result.extra) == ("ok", {"doubled": 4, "free": [1, {"k": "v"}]}, None)
+    assert general == []
+    # Keys the model does not declare (an `extra="allow"` model) go to the extras, as before.
+    result = asyncio.run(source.call("opened", {"n": 2}, context))
+    assert (result.output, result.extra) == ({"n": 2}, {"more": 3})
+    assert general == ["n,more"]
+    # A node without an `ok` outcome may not return its model bare.
+    with pytest.raises(CapabilityError, match="returned undeclared outcome 'ok'; declared: found"):
+        asyncio.run(source.call("found_only", {"n": 2}, context))
 
 
 def _sized(source: PythonSource, name: str, payload: dict[str, Any]) -> tuple[Any, int | None]:

@@ -1,8 +1,8 @@
 """A plain group's commit on SQLite (a parallel foreach's items that finished in one loop
-turn): ONE transaction on the store's kept cursor, its plain entries written without their
-NULL columns, the run row left alone; the very rows the general path writes. An entry with
-an error or extras keeps its full row; a cache note, a large output or a changed run row
-takes the general path."""
+turn): ONE transaction on the store's kept cursor (one statement, where the group fits in
+one), its plain entries written without their NULL columns, the run row left alone; the very
+rows the general path writes. An entry with an error or extras keeps its full row; a cache
+note, a large output or a changed run row takes the general path."""
 
 from __future__ import annotations
 
@@ -44,14 +44,13 @@ def general_rows(run, entries) -> list[tuple]:
 def test_a_plain_group_is_one_transaction_without_null_columns(store: SqliteStore) -> None:
     start(store)
     group, run = items(1, 8), snap(at="fan[7]")
-    sent = statements(store, lambda: store.commit(run, group))
-    assert sent[0] == "BEGIN IMMEDIATE" and sent[-1] == "COMMIT"
-    writes = sent[1:-1]
+    writes = statements(store, lambda: store.commit(run, group))
     # No UPDATE of the run row, and no parameter bound as NULL: neither `error`, `extra` nor
     # `next` is named, and `cursor` only in the newest row's INSERT.
     assert writes and all(s.startswith("INSERT INTO trace (") for s in writes)
     assert not any("error" in s or "extra" in s or "next" in s for s in writes)
-    # ONE multi-row INSERT for the eight rows; the newest's cursor bound, the others' a literal NULL.
+    # ONE multi-row INSERT for the eight rows, sent alone (no BEGIN, no COMMIT: one statement
+    # is a transaction of its own); the newest's cursor bound, the others' a literal NULL.
     assert len(writes) == 1 and writes[0].count("NULL") == 7
     assert not store.conn.in_transaction
     assert raw_rows(store, "r1") == general_rows(run, group)

@@ -107,3 +107,33 @@ def test_a_plain_step_waits_for_another_writer(tmp_path: Path) -> None:
             other.close()
         assert waited
         assert [row[1] for row in raw_rows(store, "r1")] == [1, 2]
+
+
+def test_a_change_that_wrote_the_output_itself_reuses_the_outputs_json() -> None:
+    from wfops.store.rows import changes_text, dump
+
+    output = {"items": [1, "é", {"k": None}], "n": 2.5}
+    wrote = [{"path": "state.a", "value": output}, {"path": "state.b\u2028", "value": {"x": 1}},
+             {"value": output, "path": "state.c"}, {"path": "state.d", "value": dict(output)}]
+    # The same bytes as encoding the changes, whatever they hold.
+    assert changes_text(wrote, output, dump(output)) == dump(wrote)
+    assert changes_text([], output, dump(output)) == "[]"
+    assert changes_text(wrote, None, None) == dump(wrote)
+    # Taken: the output's own JSON is what a change that wrote the output (that object, its keys
+    # in the engine's order) holds; an equal copy, or other keys' order, is encoded.
+    text = changes_text(wrote, output, "OUT")
+    assert text.count("OUT") == 1 and text.startswith('[{"path":"state.a","value":OUT}')
+
+
+@pytest.mark.parametrize("output", [{"v": 1}, [1, 2], "text"])
+def test_a_stored_change_of_the_whole_output_is_the_json_of_the_changes(store: SqliteStore, output: object) -> None:
+    start(store)
+    saved = entry(1, output=output, state_changes=[{"path": "state.x", "value": output}], next=None)
+    store.commit(snap(), [saved])
+    assert raw_rows(store, "r1")[0][8] == dump_changes([{"path": "state.x", "value": output}])
+
+
+def dump_changes(changes: list) -> str:
+    from wfops.store.rows import dump
+
+    return dump(changes) or "[]"

@@ -5,7 +5,7 @@ the items already done. Results are kept in item order whatever order items fini
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any, NamedTuple
 
@@ -17,6 +17,7 @@ from wfops.engine.types import TraceEntry
 from wfops.errors import UnstorableValue
 from wfops.jsonvalues import described
 from wfops.model.rules import concurrent_write_message, writes_conflict
+from wfops.sources.base import step_context
 
 #: What an item's call gave, before its entry is made: (its index in the list, path, attempt,
 #: payload, outcome, output, error, started, extra). A plain tuple: one is made per item.
@@ -36,60 +37,87 @@ Batch = list[tuple[_Finished, TraceEntry, _Mark | None]]
 
 
 class _Group:
-    """Group commit: the items that finish in one turn of the event loop are committed
-    together, in ONE transaction (each still its own trace entry), at the start of the next
-    turn; or at once, by the item that completes the group when every worker's item is in it
-    (none could join before that turn). An item's task waits for that commit: its result is
-    durable before the item ends and gives its place (`concurrency`) to another. A crash
-    loses only items not committed yet, which a resume runs again."""
+    """Group commit: the finished items of a parallel fan-out are committed together, in ONE
+    transaction (each still its own trace entry): at the start of the next turn of the event
+    loop, or at once by the item that fills the group (no slot free: waiting for the turn
+    would add nothing). A slot is an item running or waiting for its commit: at most `slots`
+    (the step's `concurrency`) at once, so a group holds at most that many, and an item's
+    slot is not taken by another before its result is durable. A worker waits only for a
+    free slot, not for its own item's commit: with a node that does not wait, one worker
+    fills a group and commits it without a turn of the loop per item (it lets the loop turn
+    once per group). A crash loses only items not committed yet, which a resume runs again."""
 
-    def __init__(self, commit: Callable[[Batch], None]) -> None:
+    def __init__(self, commit: Callable[[Batch], None], slots: int) -> None:
         self._commit = commit
-        self._batch: Batch = []
-        # One per item of `_batch` that waits for the flush, in its order (the item that made
-        # the commit happen at once has none).
+        self.slots = slots
+        self.running = 0  # items being run (started, not finished)
+        self.batch: Batch = []
+        # The workers waiting for a free slot, woken by the next commit.
         self._waiting: list[asyncio.Future[None]] = []
-        self._flushing: asyncio.Handle | None = None  # the flush of `_batch`, once scheduled
-        self.workers = 0  # worker tasks still taking items: every one is in a full group
+        self._flushing: asyncio.Handle | None = None  # the flush of `batch`, once scheduled
+        # A scheduled flush's store error (a loop callback could only log it): the workers are
+        # cancelled, and the fan-out raises it (`failed`).
+        self.failed: BaseException | None = None
+        self.workers: Sequence[asyncio.Future[None]] = ()
         # Made inside the fan-out's loop, which its items' tasks run on: asked once, since
         # `get_running_loop` makes a system call (getpid) each time.
         self._loop = asyncio.get_running_loop()
 
-    def commit(self, item: _Finished, entry: TraceEntry, mark: _Mark | None) -> asyncio.Future[None] | None:
-        """Add a finished item to the group; what to wait for before its slot is reused, or None
-        when it completed the group, which is then committed already (its errors raised here)."""
-        batch = self._batch
+    async def slot(self) -> None:
+        """Wait until an item may start: fewer than `slots` items running or uncommitted."""
+        while self.failed is None and self.running + len(self.batch) >= self.slots:
+            free: asyncio.Future[None] = self._loop.create_future()
+            self._waiting.append(free)
+            await free
+        if self.failed is not None:
+            raise self.failed
+
+    def add(self, item: _Finished, entry: TraceEntry, mark: _Mark | None) -> bool:
+        """Add a finished item (no longer counted as running) to the group; True when it filled
+        the group, which is then committed already (its store errors raised here)."""
+        if self.failed is not None:
+            raise self.failed
+        batch = self.batch
         batch.append((item, entry, mark))
-        if len(batch) >= self.workers:
-            # Every worker is in the group, so the flush would commit this very group: done
-            # now, without the loop's turn, and this item's task goes on without waiting.
+        if len(batch) >= self.slots:
+            # No slot free, so nothing can join before the flush: done now, without the turn.
             if self._flushing is not None:
                 self._flushing.cancel()
             self._flush(at_once=True)
-            return None
-        loop = self._loop
+            return True
         if len(batch) == 1:
-            self._flushing = loop.call_soon(self._flush)
-        done: asyncio.Future[None] = loop.create_future()
-        self._waiting.append(done)
-        return done
+            self._flushing = self._loop.call_soon(self._flush)
+        return False
+
+    def close(self) -> None:
+        """Commit what is left, once every worker has ended (the foreach must not end before)."""
+        if self.failed is not None:
+            raise self.failed
+        if self.batch:
+            if self._flushing is not None:
+                self._flushing.cancel()
+            self._flush(at_once=True)
 
     def _flush(self, at_once: bool = False) -> None:
-        batch, waiting, self._batch, self._waiting, self._flushing = self._batch, self._waiting, [], [], None
+        batch, waiting, self.batch, self._waiting, self._flushing = self.batch, self._waiting, [], [], None
         try:
-            self._commit(batch)
+            if batch:
+                self._commit(batch)
         except BaseException as exc:
-            # A store error (or the process being stopped): every item of the group fails
-            # with it. Raised in a loop callback it would only be logged, leaving them waiting.
-            for done in waiting:
-                if not done.done():
-                    done.set_exception(exc)
+            # A store error (or the process being stopped): the fan-out fails with it, through
+            # the workers waiting for a slot and every later `add`, `slot` and `close`.
+            self.failed = exc
+            for free in waiting:
+                if not free.done():
+                    free.set_exception(exc)
             if at_once or isinstance(exc, (KeyboardInterrupt, SystemExit)):
                 raise
+            for worker in self.workers:  # none goes on running items that could not be kept
+                worker.cancel()
             return
-        for done in waiting:
-            if not done.done():  # its task was cancelled meanwhile: nothing waits for it
-                done.set_result(None)
+        for free in waiting:
+            if not free.done():  # its task was cancelled meanwhile: nothing waits for it
+                free.set_result(None)
 
 
 def _split_pending(path: str, pending: list[TraceEntry], retry_failed: bool
@@ -221,14 +249,24 @@ async def run_foreach(run: RunContext, frame: Frame, sp: StepPlan, pending: list
         for item, _, _ in batch:
             commit_alone(item, *finish(item))
 
-    group = _Group(commit_group) if sp.parallel and len(items) - len(done) > 1 else None
+    workers = min(sp.concurrency or len(items), len(items))
+    group = _Group(commit_group, workers) if sp.parallel and len(items) - len(done) > 1 else None
+
+    run_id, workflow, deployment, key_head = run.run_id, frame.plan.name, run.deployment, f"{run.run_id}:{key}"
 
     async def one(index: int) -> None:
         if index in done or stopped:
             return
-        item_path, item_key = f"{path}[{index}]", f"{key}[{index}]"
+        if group is not None:
+            if group.running + len(group.batch) >= group.slots:
+                await group.slot()
+                if stopped:
+                    return
+            group.running += 1
+        item_path = f"{path}[{index}]"
         item_started = now()
-        ctx = run.context(frame, item_path, 1, item_key)
+        # `run.context(frame, item_path, 1, f"{key}[{index}]")`, its parts taken once per foreach.
+        ctx = step_context(run_id, workflow, deployment, item_path, 1, f"{key_head}[{index}]")
         payload: Any = {}
         if sp.with_:
             # One scope for all items: what differs per item (its item, index and context, and
@@ -242,19 +280,20 @@ async def run_foreach(run: RunContext, frame: Frame, sp: StepPlan, pending: list
                 outcome, output, attempt, extra = await run.call(sp, payload, ctx, item_started)
             else:
                 outcome, output = await run.run_child(
-                    sp.workflow or "", payload, prefix=item_path + "/", key_prefix=item_key + "/",
+                    sp.workflow or "", payload, prefix=item_path + "/", key_prefix=f"{key}[{index}]/",
                     in_foreach=True, trace=children.get(index), timeout=sp.timeout)
         except StepFailed as failure:
             attempt = max(attempt, failure.attempt)
             error = failure.as_error(failure.inner_step or item_path)
         item: _Finished = (index, item_path, attempt, payload, outcome, output, error, item_started, extra)
-        entry, mark = finish(item)
         if group is None:
-            commit_alone(item, entry, mark)
-        else:
-            committed = group.commit(item, entry, mark)
-            if committed is not None:
-                await committed
+            commit_alone(item, *finish(item))
+            return
+        group.running -= 1
+        if group.add(item, *finish(item)):
+            # It filled the group and committed it: let the loop turn once per group (a node that
+            # never waits would otherwise keep it from everything else until the fan-out ends).
+            await asyncio.sleep(0)
 
     async def all_items() -> None:
         if sp.parallel and items:
@@ -263,23 +302,23 @@ async def run_foreach(run: RunContext, frame: Frame, sp: StepPlan, pending: list
             todo = iter(range(len(items)))
 
             async def worker() -> None:
-                try:
-                    for index in todo:
-                        await one(index)
-                finally:
-                    if group is not None:
-                        group.workers -= 1
+                for index in todo:
+                    await one(index)
 
-            tasks = [asyncio.ensure_future(worker()) for _ in range(min(sp.concurrency or len(items), len(items)))]
+            tasks = [asyncio.ensure_future(worker()) for _ in range(workers)]
             if group is not None:
-                group.workers = len(tasks)  # before any of them runs
+                group.workers = tasks
             try:
                 await asyncio.gather(*tasks)
+                if group is not None:
+                    group.close()
             except BaseException:
                 # A store error or cancellation: leave no item running behind the caller's back.
                 for task in tasks:
                     task.cancel()
                 await asyncio.gather(*tasks, return_exceptions=True)
+                if group is not None and group.failed is not None:
+                    raise group.failed from None  # a scheduled commit's (it cancelled the workers)
                 raise
         else:
             for index in range(len(items)):

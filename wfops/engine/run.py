@@ -39,7 +39,7 @@ from wfops.model.kinds import StepKind
 from wfops.model.rules import NOT_RETRYABLE, error_matches
 from wfops.redact import Redactor
 from wfops.schemacheck import first_error, with_defaults
-from wfops.sources.base import Capability, StepContext, step_context
+from wfops.sources.base import CallResult, Capability, StepContext, step_context
 
 REPLACE = REDUCERS["replace"]
 APPEND = REDUCERS["append"]
@@ -123,6 +123,8 @@ class RunContext:
         # Per capability ref, the retry policy and timeout a step that gives none gets (its
         # contract's defaults): asked of the capability once, not before every call.
         self._defaults: dict[str, tuple[RetryPolicy, float | None]] = {}
+        # Per capability ref, how it is called (`_caller_of`): found once, not before every call.
+        self._callers: dict[str, Callable[[Any, StepContext], Awaitable[CallResult]]] = {}
 
     # -- snapshots and commits -------------------------------------------------------
     def snapshot(self, status: str = "running", **fields: Any) -> RunSnapshot:
@@ -201,7 +203,7 @@ class RunContext:
         # The step's own `retry`/`timeout`, else its capability's defaults.
         policy = sp.retry if sp.retry is not None else defaults[0]
         timeout = sp.timeout if sp.timeout is not None else defaults[1]
-        resolver = self.engine.resolver
+        caller = self._callers.get(ref)
         path = ctx.step
         first = attempt = self.prior.pop(path, 0) + 1 if self.prior else 1
         if attempt != ctx.attempt:
@@ -210,7 +212,9 @@ class RunContext:
             started = started or now()
             lost: SourceLost | None = None
             try:
-                coro = resolver.call(ref, payload, ctx)
+                if caller is None:  # an unknown ref fails here, as the call's own failure
+                    caller = self._callers[ref] = self._caller_of(ref)
+                coro = caller(payload, ctx)
                 # The resolver checks the call against the capability's contract.
                 result = await (asyncio.wait_for(coro, timeout) if timeout else coro)
                 return result.outcome, result.output, attempt, result.extra
@@ -242,6 +246,16 @@ class RunContext:
             attempt += 1
             started = None
             ctx = step_context(ctx.run_id, ctx.workflow, ctx.deployment, ctx.step, attempt, ctx.idempotency_key)
+
+    def _caller_of(self, ref: str) -> Callable[[Any, StepContext], Awaitable[CallResult]]:
+        """How `ref` is called in this run: the resolver's `caller(ref)` when it has one (the
+        capability found once for all the run's calls of it), else its `call` each time."""
+        bind = getattr(self.engine.resolver, "caller", None)
+        if bind is not None:
+            bound: Callable[[Any, StepContext], Awaitable[CallResult]] = bind(ref)
+            return bound
+        call = self.engine.resolver.call
+        return lambda payload, ctx: call(ref, payload, ctx)
 
     def _defaults_of(self, ref: str) -> tuple[RetryPolicy, float | None]:
         """The retry policy and timeout a call of `ref` gets when its step gives none."""

@@ -32,9 +32,12 @@ def refuse_secret_values(value: Any, secrets: Mapping[str, str], what: str) -> N
     """Refuse a caller's input (or resume payload) holding a declared secret's value: the run's
     input is stored as given, so it would outlive the environment variable. `what` names the
     value in the message (`--input`, `--payload`); the secret is named, never shown."""
+    present = {name: secret for name, secret in secrets.items() if secret}
+    if not present:
+        return  # nothing to look for: a large input is not walked string by string for it
     for path, text in _strings(value, ()):
-        for name, secret in secrets.items():
-            if secret and secret in text:
+        for name, secret in present.items():
+            if secret in text:
                 where = f"{what} `{'.'.join(path)}`" if path else what
                 raise UsageError(f"{where} holds the value of the secret {name}; a secret is not taken as "
                                  f"{what} (it would be stored with the run)",

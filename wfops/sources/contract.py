@@ -8,7 +8,7 @@ call the same way. The platform source `std` is trusted: its outputs are wfops's
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 from wfops.errors import CapabilityError, UsageError
@@ -103,13 +103,28 @@ async def call_checked(source: Source, cap: Capability, payload: Any, context: S
     """Call `cap` on `source` and check its result against the contract. The input is the
     source's to judge, as it declared it: a python node's model, an MCP server's schema,
     std's own checks (each says what is wrong in its own words)."""
-    result: CallResult
-    bound: int | None = None
+    return await checked_caller(source, cap)(payload, context)
+
+
+CheckedCall = Callable[[Any, StepContext], Coroutine[Any, Any, CallResult]]
+
+
+def checked_caller(source: Source, cap: Capability) -> CheckedCall:
+    """`call_checked(source, cap, ...)` as a function of the payload and context, what it
+    looks up on the source asked once: for the many calls of one capability in a run."""
+    name = cap.name
     sized = getattr(source, "call_sized", None)
     if sized is not None:  # it tells its output's size bound too: `PythonSource.call_sized`
-        result, bound = await sized(cap.name, payload, context)
+        async def call(payload: Any, context: StepContext) -> CallResult:
+            result, bound = await sized(name, payload, context)
+            return _checked(cap, result, bound)
     else:
-        result = await source.call(cap.name, payload, context)
+        async def call(payload: Any, context: StepContext) -> CallResult:
+            return _checked(cap, await source.call(name, payload, context), None)
+    return call
+
+
+def _checked(cap: Capability, result: CallResult, bound: int | None) -> CallResult:
     check_result(cap, result.outcome, result.output, bound)
     if result.extra is not None:
         # Extras are stored with the trace entry: plain JSON, as outputs are.

@@ -35,7 +35,7 @@ from wfops.errors import CapabilityError, WfopsError
 from wfops.jsonvalues import plain_size_bound
 from wfops.model.rules import duration_seconds
 from wfops.records import init
-from wfops.sources.base import CallResult, Capability, SourceKind, StepContext
+from wfops.sources.base import CallResult, Capability, SourceKind, StepContext, ok_result
 from wfops.sources.contract import ContractError, model_output, split_undeclared
 from wfops.sources.modules import (  # re-exported: python sources are loaded through here
     ImportTimedOut,
@@ -89,6 +89,7 @@ class NodeSpec:
     # The input model validates as pydantic's own `model_validate` does (no override of its
     # own): its validator is called directly, without that method's wrapper.
     plain_validate: bool = False
+    ok_declared: bool = False  # `ok` is one of its outcomes (a node returning its model bare ends in it)
 
 
 class NodeDefinitionError(WfopsError):
@@ -176,6 +177,7 @@ def _spec_of(func: Callable[..., Any]) -> NodeSpec:
         cache=cache,
         declared=_aliases(returned) if returned is not None else None,
         one_dump=returned is not None and dumps_once(returned),
+        ok_declared="ok" in outcomes,
         plain_validate=getattr(input_model.model_validate, "__func__", None) is BaseModel.model_validate.__func__,  # type: ignore[attr-defined]
     )
 
@@ -383,6 +385,14 @@ def _json_schema(model: type[BaseModel], role: str, where: str) -> dict[str, Any
 
 def _to_result(ref: str, spec: NodeSpec, returned: Any) -> tuple[CallResult, int | None]:
     """The call's result, and `plain_size_bound` of its output where `_dumped` found it (else None)."""
+    if spec.one_dump and type(returned) is spec.output_model and spec.ok_declared:
+        # The common case, in a line: what the general path below concludes for an instance of
+        # the output model whose one dump is plain JSON of declared keys only.
+        python = returned.__pydantic_serializer__.to_python(returned)
+        bound = plain_size_bound(python)
+        declared = spec.declared
+        if bound is not None and (not isinstance(declared, dict) or python.keys() <= declared.keys()):
+            return ok_result(python), bound
     outcome, output, extra = ("ok", returned, None)
     if isinstance(returned, Result):
         outcome, output, extra = returned.outcome, returned.output, returned.extra

@@ -15,7 +15,7 @@ from wfops.model.objects import CommandSource, McpSource, OpenapiSource, Sources
 from wfops.model.plain import load as plain_load
 from wfops.redact import declare_names, mask
 from wfops.sources.base import CallResult, Capability, Source, StepContext
-from wfops.sources.contract import call_checked
+from wfops.sources.contract import CheckedCall, checked_caller
 from wfops.sources.modules import ImportTimedOut, ModuleOutsideProject
 from wfops.sources.recorded import ContractRecord, RecordedSource
 from wfops.sources.std import StdSource
@@ -243,10 +243,16 @@ class BoundResolver:
         return held() if held is not None else nullcontext()
 
     def call(self, ref: str, payload: dict[str, Any], context: StepContext) -> Coroutine[Any, Any, CallResult]:
-        """The checked call's coroutine itself (not one more awaiting it: a fan-out calls this for
-        every item); an unknown ref raises here, when the call is made."""
+        """The checked call's coroutine itself (not one more awaiting it); an unknown ref raises
+        here, when the call is made."""
+        return self.caller(ref)(payload, context)
+
+    def caller(self, ref: str) -> CheckedCall:
+        """`call(ref, ...)` as a function of the payload and context, with the source and its
+        capability found now, once (a run's many calls of one capability, a fan-out's items);
+        an unknown ref raises here."""
         source, name = self.split(ref)
-        return call_checked(source, _capability_of(source, name), payload, context)
+        return checked_caller(source, _capability_of(source, name))
 
 
 def _capability_of(source: Source, name: str) -> Capability:

@@ -38,6 +38,7 @@ from wfops.store.rows import (
     LARGE_OUTPUT,
     UNSTORABLE,
     Known,
+    changes_text,
     check_text,
     dump,
     interrupt_dict,
@@ -579,9 +580,10 @@ def _plain_values(entry: TraceEntry) -> tuple[str | None, str | None, str]:
     values (objects) through the C encoder at once, without a `dump` call for each."""
     value, given, changes = entry.output, entry.input, entry.state_changes
     if ENCODE_CONTAINER is not None and type(value) is dict and type(given) is dict:
-        return ("".join(ENCODE_CONTAINER(given, 0)), "".join(ENCODE_CONTAINER(value, 0)),
-                "".join(ENCODE_CONTAINER(changes, 0)) if changes else "[]")
-    return dump(given), dump(value), dump(changes) or "[]"
+        output = "".join(ENCODE_CONTAINER(value, 0))
+        return "".join(ENCODE_CONTAINER(given, 0)), output, changes_text(changes, value, output) if changes else "[]"
+    output_text = dump(value)
+    return dump(given), output_text, changes_text(changes, value, output_text)
 
 
 def _last_seq(entries: list[TraceEntry]) -> int:
@@ -599,7 +601,7 @@ def _trace_rows(run_id: str, entries: list[TraceEntry], cursor_at: int | None,
         if changes and output is not None and len(output) >= LARGE_OUTPUT:
             changes = shared_changes(e.output, changes)  # one copy of a large output per row
         rows.append((run_id, e.seq, e.step, e.kind, e.attempt, dump(e.input), e.outcome, output,
-                     dump(changes) or "[]", e.next, dump(e.error), e.started_at, e.ended_at,
+                     changes_text(changes, e.output, output), e.next, dump(e.error), e.started_at, e.ended_at,
                      cursor if e.seq == cursor_at else None, dump(e.extra)))
     return rows
 

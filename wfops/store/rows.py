@@ -6,6 +6,7 @@ import json
 import json.encoder
 from collections.abc import Callable
 from datetime import UTC, datetime
+from itertools import repeat
 from typing import Any
 
 from wfops.engine.types import Interrupt, RunSnapshot
@@ -46,6 +47,28 @@ def dump(value: Any) -> str | None:
     if _c_encode is None or isinstance(value, str):  # a bare string is not encoded by the C encoder's one-shot form
         return _encode(value)
     return "".join(_c_encode(value, 0))
+
+
+def changes_text(changes: list[dict[str, Any]], output: Any, output_text: str | None) -> str:
+    """`dump(changes) or "[]"`, with the JSON of a change that wrote the step's output itself
+    (its `value` is `output`, the same object, as a `save:` of the whole output writes it) made
+    from `output_text`, the output's own JSON, instead of encoding the output a second time."""
+    if not changes:
+        return "[]"
+    if output_text is None or _c_encode is None or not any(map(_wrote_whole, changes, repeat(output))):
+        return dump(changes) or "[]"
+    parts = [f'{{"path":{_encode_string(change["path"])},"value":{output_text}}}' if _wrote_whole(change, output)
+             else "".join(_c_encode(change, 0)) for change in changes]
+    return f"[{','.join(parts)}]"
+
+
+def _wrote_whole(change: Any, output: Any) -> bool:
+    """Whether `change` is `{"path": <str>, "value": output}`, keys in that order, the value that very object."""
+    return type(change) is dict and len(change) == 2 and change.get("value") is output \
+        and next(iter(change)) == "path" and type(change["path"]) is str
+
+
+_encode_string = json.encoder.encode_basestring  # what the encoder writes a string with
 
 
 def load(text: str | None) -> Any:

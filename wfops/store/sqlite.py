@@ -15,6 +15,7 @@ import os
 import sqlite3
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
+from itertools import chain
 from pathlib import Path
 
 from wfops.atomic import disk_full, is_disk_full
@@ -210,19 +211,29 @@ class SqliteStore(SqlStore):
 
     def _commit_group(self, run: RunSnapshot, bare: list[TraceRow], newest: TraceRow | None,
                       full: list[TraceRow]) -> None:
-        """A plain group's rows (`_group_rows`) in one transaction on the kept cursor: BEGIN
-        IMMEDIATE stays, as the group is one commit of all its entries. The run row is left
-        alone, as a plain step leaves it: the cursor rides on the newest entry's row. The
-        plain rows go in multi-row INSERTs (`group_insert`), the newest row last."""
+        """A plain group's rows (`_group_rows`) in one transaction on the kept cursor. The run
+        row is left alone, as a plain step leaves it: the cursor rides on the newest entry's
+        row. The plain rows go in multi-row INSERTs (`group_insert`), the newest row last; a
+        group that is one such statement is sent alone, a transaction of its own."""
         hot, q = self._hot, self._q
         plain: list[TraceRow] = bare if newest is None else [*bare, newest]
+        if not full and len(plain) <= GROUP_ROWS:
+            # ONE statement: outside BEGIN it is a transaction of its own (autocommit), taking
+            # the write lock as BEGIN IMMEDIATE does, as a plain step's row is written.
+            try:
+                hot.execute(group_insert(len(plain), newest is not None), list(chain.from_iterable(plain)))
+            except sqlite3.Error as exc:
+                raise self._failure(exc, "commit a step") from None
+            except UNSTORABLE as exc:  # a lone surrogate, refused as it is bound: nothing was written
+                raise unstorable(run.run_id, exc) from None
+            return
         try:
             hot.execute("BEGIN IMMEDIATE")
             try:
                 for first in range(0, len(plain), GROUP_ROWS):
                     part = plain[first:first + GROUP_ROWS]
                     last = newest is not None and first + GROUP_ROWS >= len(plain)
-                    hot.execute(group_insert(len(part), last), [value for row in part for value in row])
+                    hot.execute(group_insert(len(part), last), list(chain.from_iterable(part)))
                 if full:
                     hot.executemany(q.insert_trace, full)
                 hot.execute("COMMIT")
