@@ -77,6 +77,7 @@ def test_through_wfops_mcp_a_stopped_run_says_so_and_resume_run_completes_it(tmp
     async def main() -> None:
         async with Client(build_server(Project(root))) as client:
             started = (await client.call_tool("start_run", {"deployment": "flaky.local"})).structured_content
+            assert started["run"], started
             run_id = started["run"]["run_id"]
             waited = await client.call_tool("wait_run", {"run_id": run_id, "timeout": 120})
             out = waited.structured_content
