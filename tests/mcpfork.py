@@ -260,7 +260,7 @@ def _spawn(conn: socket.socket, interpreter: list[object], closing: list[object]
         spec = json.loads(header)
         if json.loads(json.dumps(interpreter)) != spec["interpreter"] or spec["path"][1:] != sys.path:
             raise ValueError("not the zygote's interpreter")
-        if _shadowed(spec["path"][0]):
+        if _shadowed(os.path.join(spec["cwd"], spec["path"][0])):
             raise ValueError("the script's directory shadows a preloaded module")
         sys.stdout.flush()
         sys.stderr.flush()
@@ -316,6 +316,7 @@ def _child(conn: socket.socket, fds: list[int], spec: dict[str, object]) -> None
     os.environ.update(spec["environ"])  # type: ignore[arg-type]
     os.umask(spec["umask"])  # type: ignore[arg-type]
     _signals(spec["signals"])  # type: ignore[arg-type]
+    _retitle(spec["orig_argv"])  # type: ignore[arg-type]
     sys.argv = list(spec["argv"])  # type: ignore[call-overload]
     sys.orig_argv = list(spec["orig_argv"])  # type: ignore[call-overload]
     sys.path[:] = spec["path"]  # type: ignore[index]
@@ -327,6 +328,20 @@ def _child(conn: socket.socket, fds: list[int], spec: dict[str, object]) -> None
     threading.Thread(target=_watch, args=(conn,), name="mcpfork-watch", daemon=True).start()
     code = _run(spec["script"])  # type: ignore[arg-type]
     _finish(conn, code)
+
+
+def _retitle(argv: list[str]) -> None:
+    """Show the stub's command line in /proc/PID/cmdline (ps, and the tests that look for a
+    server by its argv), written over the zygote's, which `start` padded to leave room."""
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        with open("/proc/self/stat", "rb") as stat:
+            fields = stat.read().rpartition(b")")[2].split()
+        start, end = int(fields[45]), int(fields[46])  # arg_start, arg_end (proc(5): fields 48, 49)
+        data = b"\0".join(map(os.fsencode, argv)) + b"\0"
+        if len(data) <= end - start:
+            with open("/proc/self/mem", "r+b", buffering=0) as memory:
+                memory.seek(start)
+                memory.write(data.ljust(end - start, b"\0"))
 
 
 def _signals(dispositions: dict[str, str]) -> None:
@@ -453,7 +468,7 @@ def start(basetemp: os.PathLike[str] | str) -> object:
     log = open(os.path.join(os.fspath(basetemp), "mcpfork.log"), "wb")  # noqa: SIM115 - the zygote's
     lifeline, held = os.pipe()
     try:
-        zygote = subprocess.Popen([sys.executable, os.path.abspath(__file__), path, str(lifeline)], env=env,
+        zygote = subprocess.Popen([sys.executable, os.path.abspath(__file__), path, str(lifeline), "-" * 8192], env=env,
                                   stdin=subprocess.DEVNULL, stdout=log, stderr=log, cwd="/", pass_fds=[lifeline])
     finally:
         log.close()
@@ -474,7 +489,7 @@ def stop(started: object) -> None:
     except subprocess.TimeoutExpired:
         zygote.kill()
         zygote.wait()
-    path = zygote.args[-2]
+    path = zygote.args[2]
     if os.path.exists(path):
         os.unlink(path)
 

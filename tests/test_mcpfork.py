@@ -43,6 +43,7 @@ def report():
             "dont_write_bytecode": sys.dont_write_bytecode, "umask": umask, "streams": streams(),
             "signals": {n: repr(signal.getsignal(n)) for n in range(1, signal.NSIG) if n not in (9, 19)
                         and signal.getsignal(n) is not None},
+            "cmdline": open("/proc/self/cmdline", "rb").read().rstrip(b"\\0").decode(),
             "pid": os.getpid(), "ppid": os.getppid(), "preloaded": PRELOADED}
 
 mode = sys.argv[1]
@@ -145,7 +146,7 @@ def test_the_child_is_the_process_it_was_started_as(probe: Path, under: Path, al
     assert mine["umask"] == 0o027
     for key in ("pid", "ppid", "preloaded", "cwd"):
         del mine[key], theirs[key]
-    assert mine == theirs  # argv, environment, sys.path, stdio, signal dispositions, flags...
+    assert mine == theirs  # argv, environment, sys.path, stdio, signal dispositions, flags, ps...
 
 
 @pytest.mark.parametrize("args", [("exit", "0"), ("exit", "3"), ("exit", "300"), ("message",), ("raise",),

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness import finishes
+from tests.harness import finishes, process_env
 from tests.mcp.helpers import (
     STATEFUL,
     Loop,
@@ -84,8 +84,9 @@ def _free_port() -> int:
 @pytest.mark.slow  # starts its own MCP server process(es)
 def test_streamable_http_url(tmp_path: Path) -> None:
     port = _free_port()
-    server = subprocess.Popen([sys.executable, STATEFUL, "--http", str(port)],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # Under the session's basetemp, without the checkout on its path: forked from the zygote.
+    server = subprocess.Popen([sys.executable, STATEFUL, "--http", str(port)], cwd=tmp_path,
+                              env=process_env({"PYTHONPATH": None}), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     loop = Loop()
     try:
         deadline = time.monotonic() + 60  # a hang guard

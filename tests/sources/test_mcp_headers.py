@@ -31,8 +31,9 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, Path
         port = sock.getsockname()[1]
     seen = tmp_path_factory.mktemp("bearer") / "seen.txt"
     seen.write_text("")
-    process = subprocess.Popen([sys.executable, str(SERVER), str(port), TOKEN, str(seen)],
-                               env=process_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # Under the session's basetemp, without the checkout on its path: forked from the zygote.
+    process = subprocess.Popen([sys.executable, str(SERVER), str(port), TOKEN, str(seen)], cwd=seen.parent,
+                               env=process_env({"PYTHONPATH": None}), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 60  # a hang guard
         while time.monotonic() < deadline:

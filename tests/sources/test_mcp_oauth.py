@@ -75,8 +75,9 @@ def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Servers]:
     running = Servers(free_port(), free_port(), tmp_path_factory.mktemp("oauth") / "seen.jsonl")
     running.log.write_text("")
     process = subprocess.Popen([sys.executable, str(SERVER), str(running.mcp_port), str(running.as_port),
-                                CLIENT_ID, SECRET, str(running.log)],
-                               env=process_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                CLIENT_ID, SECRET, str(running.log)], cwd=running.log.parent,
+                               # Under the session's basetemp, without the checkout on its path: forked from the zygote.
+                               env=process_env({"PYTHONPATH": None}), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 60  # a hang guard
         for port in (running.mcp_port, running.as_port):
