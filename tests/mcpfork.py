@@ -456,15 +456,21 @@ def preamble() -> str:
             "_spec.loader.exec_module(_fork.module_from_spec(_spec))\n")
 
 
+def server_env() -> dict[str, str]:
+    """The environment an MCP client gives a stdio server (the SDK's safe defaults), which the
+    zygote has too: a server started with another (a locale, PYTHONPATH) runs by itself, since
+    its interpreter would not be the zygote's (UTF-8 mode, sys.path)."""
+    return {key: os.environ[key] for key in ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER") if key in os.environ}
+
+
 def start(basetemp: os.PathLike[str] | str) -> object:
     """Start the zygote listening in `basetemp`; it binds once its imports are done, and the
     servers started before that run by themselves."""
     import subprocess  # deferred: the session's side only
 
     path = os.path.join(os.fspath(basetemp), SOCKET_NAME)
-    # The environment a server gets from the MCP SDK (its safe defaults, nothing of the
-    # test's): the SDK's modules are imported under the same conditions as in a real server.
-    env = {key: os.environ[key] for key in ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER") if key in os.environ}
+    # The SDK's modules are imported under the same conditions as in a real server.
+    env = server_env()
     log = open(os.path.join(os.fspath(basetemp), "mcpfork.log"), "wb")  # noqa: SIM115 - the zygote's
     lifeline, held = os.pipe()
     try:

@@ -114,7 +114,7 @@ def alone() -> Iterator[Path]:
 
 # As an MCP client starts a server: a few safe variables and the declared ones, nothing of the
 # test's (whose PYTHONPATH would make the zygote refuse: its sys.path would differ).
-ENV = {"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/"), "PROBE_VALUE": "a b\nc"}
+ENV = {**mcpfork.server_env(), "PROBE_VALUE": "a b\nc"}
 
 
 def run(probe: Path, cwd: Path, *args: str, flags: tuple[str, ...] = (), **kw: object) -> subprocess.CompletedProcess[str]:

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness import finishes, process_env
+from tests import mcpfork
+from tests.harness import finishes
 from tests.mcp.helpers import (
     STATEFUL,
     Loop,
@@ -84,9 +85,9 @@ def _free_port() -> int:
 @pytest.mark.slow  # starts its own MCP server process(es)
 def test_streamable_http_url(tmp_path: Path) -> None:
     port = _free_port()
-    # Under the session's basetemp, without the checkout on its path: forked from the zygote.
+    # Started as an MCP client starts a server, under the session's basetemp: forked from the zygote.
     server = subprocess.Popen([sys.executable, STATEFUL, "--http", str(port)], cwd=tmp_path,
-                              env=process_env({"PYTHONPATH": None}), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                              env=mcpfork.server_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     loop = Loop()
     try:
         deadline = time.monotonic() + 60  # a hang guard

@@ -11,8 +11,9 @@ from typing import Any
 
 import pytest
 
+from tests import mcpfork
 from tests.conftest import write
-from tests.harness import process_env, run_cli
+from tests.harness import run_cli
 from tests.mcp.projects import drive_tools
 from wfops.sources.steplogs import MAX_LOG_CHARS
 
@@ -247,9 +248,9 @@ def test_over_streamable_http_the_same_rule_holds(tmp_path: Path) -> None:
     from wfops.sources.steplogs import take
 
     port = _free_port()
-    # Under the session's basetemp, without the checkout on its path: forked from the zygote.
+    # Started as an MCP client starts a server, under the session's basetemp: forked from the zygote.
     server = subprocess.Popen([sys.executable, STATEFUL, "--http", str(port)], cwd=tmp_path,
-                              env=process_env({"PYTHONPATH": None}), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                              env=mcpfork.server_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     loop = Loop()
     try:
         deadline = time.monotonic() + 60  # a hang guard
