@@ -112,7 +112,7 @@ def _describe() -> dict[str, object]:
         "argv": sys.argv, "orig_argv": sys.orig_argv, "path": sys.path, "executable": sys.executable,
         "script": os.path.abspath(sys.argv[0]), "cwd": os.getcwd(), "environ": dict(os.environ),
         "umask": umask, "flags": {name: getattr(sys.flags, name) for name in SETTABLE_FLAGS},
-        "signals": _dispositions(),
+        "signals": _dispositions(), "modules": sorted({name.partition(".")[0] for name in sys.modules}),
         "stdio": [_stream(stream) for stream in (sys.stdin, sys.stdout, sys.stderr)],
     }
 
@@ -192,8 +192,10 @@ def serve(path: str, lifeline: int) -> None:
     import threading
 
     del sys.path[0]  # tests/, whose `mcp/` package would shadow the SDK
+    importlib.import_module("mcp")
     for name in PRELOAD:
-        importlib.import_module(name)
+        with contextlib.suppress(ImportError):  # an older SDK: its servers import the rest themselves
+            importlib.import_module(name)
     gc.collect()
     gc.freeze()  # the children share these pages; the collector would copy them
     interpreter = _interpreter()
@@ -260,7 +262,7 @@ def _spawn(conn: socket.socket, interpreter: list[object], closing: list[object]
         spec = json.loads(header)
         if json.loads(json.dumps(interpreter)) != spec["interpreter"] or spec["path"][1:] != sys.path:
             raise ValueError("not the zygote's interpreter")
-        if _shadowed(os.path.join(spec["cwd"], spec["path"][0])):
+        if _shadowed(os.path.join(spec["cwd"], spec["path"][0]), spec["modules"]):
             raise ValueError("the script's directory shadows a preloaded module")
         sys.stdout.flush()
         sys.stderr.flush()
@@ -292,10 +294,20 @@ def _spawn(conn: socket.socket, interpreter: list[object], closing: list[object]
             os.close(fd)
 
 
-def _shadowed(folder: str) -> bool:
-    tops = {name.partition(".")[0] for name in PRELOAD}
-    return any(os.path.exists(os.path.join(folder, top)) or os.path.exists(os.path.join(folder, top + ".py"))
-               for top in tops)
+def _shadowed(folder: str, stub_loaded: list[str]) -> bool:
+    """Whether the script's directory (first on its sys.path) holds a module the zygote has
+    loaded and the stub has not: the script would import that one, the child has the zygote's."""
+    import importlib.machinery  # deferred: loaded by the preload
+
+    try:
+        entries = os.listdir(folder)
+    except OSError:
+        return True
+    loaded = {name.partition(".")[0] for name in sys.modules} - set(stub_loaded)
+    suffixes = tuple(importlib.machinery.all_suffixes())
+    return any(entry.partition(".")[0] in loaded
+               and (entry.endswith(suffixes) or os.path.isdir(os.path.join(folder, entry)))
+               for entry in entries)
 
 
 # --- the child ---------------------------------------------------------------------------------

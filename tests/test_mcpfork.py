@@ -212,6 +212,13 @@ def test_a_refused_or_dead_zygote_leaves_the_script_to_itself(probe: Path, tmp_p
     done = run(probe, under, "report", flags=("-O",), input="hi\n")
     assert done.returncode == 0 and reported(done)["preloaded"] is False
     assert done.stdout.splitlines()[1:] == ["echo hi"]
+    # A script whose directory holds a module the zygote loaded (and the script would import
+    # its own copy of): the zygote refuses.
+    (shadow := under / "shadow").mkdir()
+    (shadow / "probe.py").write_text(probe.read_text())
+    (shadow / "anyio.py").write_text("")
+    done = run(shadow / "probe.py", under, "report", input="hi\n")
+    assert done.returncode == 0 and reported(done)["preloaded"] is False
 
 
 def test_a_server_outlives_its_zygote_and_still_reports_its_exit(probe: Path, tmp_path: Path) -> None:
