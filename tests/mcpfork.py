@@ -8,11 +8,14 @@ the child and ends as the child ended (the same exit code, or death by the same 
 
 Three parts, one file, since a server script started by a bare interpreter (no PYTHONPATH)
 loads it by its path, before anything imports mcp, and it imports only light stdlib modules:
-- `fork_here()`, the stub, the first statement of each test server script. It finds the
-  session's zygote by walking up from its cwd to a `mcpfork.sock` (every test project lives
-  under the session's basetemp, where the zygote listens); with none, a refusal or any error
+- `fork_here()`, the stub, run first by each test server script (loaded as `mcpfork.stub`,
+  see `preamble()`). It finds the session's zygote by walking up from its cwd to a
+  `mcpfork.sock` (every test project lives under the session's basetemp, where the zygote
+  listens); with none, a refusal (another interpreter, locale or sys.path) or any error
   before the child is told to go, it returns and the script runs by itself.
-- `serve(path)`, the zygote: `python tests/mcpfork.py SOCKET`.
+- `serve(path, lifeline)`, the zygote: `python tests/mcpfork.py SOCKET FD PADDING`. Each
+  child watches its stub's connection and dies at once when the stub is gone (a SIGKILL, or
+  a killpg of the stub's group, which the child is not in).
 - `start(basetemp)` and `stop(...)`, for tests/conftest.py.
 """
 
