@@ -73,7 +73,12 @@ def fork_here() -> None:
             signal.signal(signum, handler)
         conn.close()
         return
-    # From here on the child is the server: the stub never runs the script itself.
+    # From here on the child is the server: the stub never runs the script itself. It lets go
+    # of the pipes, so that they end (EOF, EPIPE) when the child closes them, as a server's do.
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    os.close(null)
     conn.settimeout(None)
     _exit_as(_outcome(reader))
 
@@ -319,6 +324,9 @@ def _child(conn: socket.socket, fds: list[int], spec: dict[str, object]) -> None
     """Become the server the stub would have been, run its script, exit as Python would."""
     import threading  # deferred: loaded by the zygote's preload
 
+    # The handshake's timeout was set before the fork: without this the watcher's wait for the
+    # stub's end would time out, and kill the server, after that many seconds.
+    conn.settimeout(None)
     if conn.recv(2) != b"go":
         os._exit(0)  # the stub gave up before the start: touch nothing of its
     for target, fd in enumerate(fds):

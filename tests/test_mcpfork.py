@@ -13,6 +13,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -44,6 +45,8 @@ def report():
             "signals": {n: repr(signal.getsignal(n)) for n in range(1, signal.NSIG) if n not in (9, 19)
                         and signal.getsignal(n) is not None},
             "cmdline": open("/proc/self/cmdline", "rb").read().rstrip(b"\\0").decode(),
+            # How long the child's watcher waits for its stub to end: forever, not the handshake's timeout.
+            "watch": [t._args[0].gettimeout() for t in __import__("threading").enumerate() if t.name == "mcpfork-watch"],
             "pid": os.getpid(), "ppid": os.getppid(), "preloaded": PRELOADED}
 
 mode = sys.argv[1]
@@ -67,6 +70,10 @@ elif mode == "atexit":
     import atexit, threading
     atexit.register(lambda: print("atexit ran", flush=True))
     threading.Thread(target=lambda: (time.sleep(0.2), print("thread done", flush=True))).start()
+elif mode == "close":
+    print("bye", flush=True)
+    os.close(1)
+    sys.stdin.read()
 elif mode == "wait":
     def stop(signum, frame):
         print(f"got {signum}", flush=True)
@@ -144,7 +151,8 @@ def test_the_child_is_the_process_it_was_started_as(probe: Path, under: Path, al
     assert theirs["preloaded"] is False and theirs["ppid"] != zygote[1]
     assert mine["cwd"] == str(under) and mine["env"]["PROBE_VALUE"] == "a b\nc"  # type: ignore[index]
     assert mine["umask"] == 0o027
-    for key in ("pid", "ppid", "preloaded", "cwd"):
+    assert (mine["watch"], theirs["watch"]) == ([None], [])
+    for key in ("pid", "ppid", "preloaded", "cwd", "watch"):
         del mine[key], theirs[key]
     assert mine == theirs  # argv, environment, sys.path, stdio, signal dispositions, flags, ps...
 
@@ -198,6 +206,19 @@ def test_a_stdio_mcp_server_serves_and_ends_at_stdin_eof(under: Path) -> None:
     server.stdin.close()
     assert server.wait(60) == 0
     assert int(pid_file.read_text()) != server.pid  # the server was the stub's forked child
+
+
+def test_a_pipe_the_server_closes_ends_for_its_parent(probe: Path, under: Path) -> None:
+    server = subprocess.Popen([sys.executable, str(probe), "close"], cwd=under, env=ENV, text=True,
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert server.stdin is not None and server.stdout is not None
+    out: list[str] = []
+    reader = threading.Thread(target=lambda: out.append(server.stdout.read()), daemon=True)  # type: ignore[union-attr]
+    reader.start()
+    reader.join(60)  # a hang guard: the stub holds no copy of the server's stdout
+    assert out == ["bye\n"] and server.poll() is None
+    server.stdin.close()
+    assert server.wait(60) == 0
 
 
 def test_a_refused_or_dead_zygote_leaves_the_script_to_itself(probe: Path, tmp_path: Path, under: Path) -> None:
