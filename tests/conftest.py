@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import mcpfork
 from tests.pgserver import pg_cluster, pg_url  # noqa: F401 - fixtures for every test module
 from wfops.redact import forget
 
@@ -24,6 +25,26 @@ REPO = Path(__file__).resolve().parent.parent
 # workers and the tests' processes start, so they inherit it; `__pycache__` is ignored by git.
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 sys.dont_write_bytecode = False
+
+
+_MCPFORK = pytest.StashKey[object]()
+
+
+@pytest.hookimpl(trylast=True)  # after the tmpdir plugin's, which makes the basetemp factory
+def pytest_configure(config: pytest.Config) -> None:
+    """The session's MCP fork server (tests/mcpfork.py): the test MCP servers are forked from
+    one process that has imported the SDK, not each started by a fresh interpreter importing
+    it again (~1.3 s of CPU each, a hundred times a run). Started by the controller, in the
+    session's basetemp, under which every test project (and xdist worker's basetemp) lies."""
+    if hasattr(config, "workerinput") or config.option.collectonly:
+        return
+    config.stash[_MCPFORK] = mcpfork.start(config._tmp_path_factory.getbasetemp())
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    started = config.stash.get(_MCPFORK, None)
+    if started is not None:
+        mcpfork.stop(started)
 
 
 @pytest.hookimpl(wrapper=True)

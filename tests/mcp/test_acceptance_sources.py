@@ -8,12 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from tests import mcpfork
 from tests.conftest import write
 from tests.harness import run_cli as wfops
 
 # A server whose `add` tool gains a required input when variant.txt says "b"; it can also
 # print a banner on stdout before serving (a common mistake of hand-written servers).
-SERVER = '''
+SERVER = mcpfork.preamble() + '''
 import os
 from pathlib import Path
 from typing import TypedDict

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import mcpfork
 from tests.harness import finishes
 from tests.mcp.helpers import (
     STATEFUL,
@@ -84,8 +85,9 @@ def _free_port() -> int:
 @pytest.mark.slow  # starts its own MCP server process(es)
 def test_streamable_http_url(tmp_path: Path) -> None:
     port = _free_port()
-    server = subprocess.Popen([sys.executable, STATEFUL, "--http", str(port)],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # Started as an MCP client starts a server, under the session's basetemp: forked from the zygote.
+    server = subprocess.Popen([sys.executable, STATEFUL, "--http", str(port)], cwd=tmp_path,
+                              env=mcpfork.server_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     loop = Loop()
     try:
         deadline = time.monotonic() + 60  # a hang guard

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from tests import mcpfork
 from tests.conftest import write
 from tests.harness import run_cli
 from tests.mcp.projects import drive_tools
@@ -247,8 +248,9 @@ def test_over_streamable_http_the_same_rule_holds(tmp_path: Path) -> None:
     from wfops.sources.steplogs import take
 
     port = _free_port()
-    server = subprocess.Popen([sys.executable, STATEFUL, "--http", str(port)],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # Started as an MCP client starts a server, under the session's basetemp: forked from the zygote.
+    server = subprocess.Popen([sys.executable, STATEFUL, "--http", str(port)], cwd=tmp_path,
+                              env=mcpfork.server_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     loop = Loop()
     try:
         deadline = time.monotonic() + 60  # a hang guard

@@ -12,6 +12,7 @@ import pytest
 from mcp import Client
 
 import wfops as wfops_api
+from tests import mcpfork
 from tests.conftest import write
 from tests.runner.helpers import as_json, wfops
 from wfops.mcpserver.app import build_server
@@ -85,7 +86,7 @@ def test_extras_are_in_the_trace_and_unreachable_from_later_steps(project: Path)
     assert "extra: tokens=12, hidden=" in text.stdout
 
 
-SERVER = '''
+SERVER = mcpfork.preamble() + '''
 from typing import TypedDict
 
 from mcp.server.mcpserver import MCPServer

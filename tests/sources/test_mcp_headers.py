@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from tests import mcpfork
 from tests.conftest import write
-from tests.harness import process_env
 from tests.runner.hostile import assert_no_secret
 from wfops.api import Project
 from wfops.errors import CallFailed, WfopsError
@@ -31,8 +31,9 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, Path
         port = sock.getsockname()[1]
     seen = tmp_path_factory.mktemp("bearer") / "seen.txt"
     seen.write_text("")
-    process = subprocess.Popen([sys.executable, str(SERVER), str(port), TOKEN, str(seen)],
-                               env=process_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # Started as an MCP client starts a server, under the session's basetemp: forked from the zygote.
+    process = subprocess.Popen([sys.executable, str(SERVER), str(port), TOKEN, str(seen)], cwd=seen.parent,
+                               env=mcpfork.server_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 60  # a hang guard
         while time.monotonic() < deadline:

@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from tests import mcpfork
 from tests.conftest import write
 from tests.harness import WFOPS, CliResult, process_env, run_cli
 from tests.runner.hostile import assert_no_secret
@@ -75,8 +76,9 @@ def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Servers]:
     running = Servers(free_port(), free_port(), tmp_path_factory.mktemp("oauth") / "seen.jsonl")
     running.log.write_text("")
     process = subprocess.Popen([sys.executable, str(SERVER), str(running.mcp_port), str(running.as_port),
-                                CLIENT_ID, SECRET, str(running.log)],
-                               env=process_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                CLIENT_ID, SECRET, str(running.log)], cwd=running.log.parent,
+                               # Started as an MCP client starts a server, under the session's basetemp: forked from the zygote.
+                               env=mcpfork.server_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 60  # a hang guard
         for port in (running.mcp_port, running.as_port):

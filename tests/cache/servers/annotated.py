@@ -4,6 +4,12 @@ side-effect counter): `python annotated.py LOG`."""
 
 from __future__ import annotations
 
+# ruff: noqa: E402 - the fork comes before the imports
+import importlib.util as _fork  # first of all: a fork of the test session's MCP zygote, if any (tests/mcpfork.py)
+
+_spec = _fork.spec_from_file_location("mcpfork.stub", __file__.rpartition("/")[0] + "/../../mcpfork.py")
+_spec.loader.exec_module(_fork.module_from_spec(_spec))
+
 import json
 import sys
 
