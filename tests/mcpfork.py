@@ -29,6 +29,7 @@ import signal
 import socket
 import struct
 import sys
+from collections.abc import Iterator
 
 SOCKET_NAME = "mcpfork.sock"
 # Signals the stub passes on to the child: every one a parent may use to stop or poke a server.
@@ -56,7 +57,8 @@ def fork_here() -> None:
     previous: dict[int, object] = {}
     try:
         conn.settimeout(HANDSHAKE_TIMEOUT)
-        _connect(conn, path)
+        with _reachable(path) as address:
+            conn.connect(address)
         header = json.dumps(_describe()).encode()
         socket.send_fds(conn, [struct.pack("!I", len(header))], [0, 1, 2])
         conn.sendall(header)
@@ -98,14 +100,16 @@ def _find_socket() -> str | None:
         here = parent
 
 
-def _connect(conn: socket.socket, path: str) -> None:
-    # A UNIX socket's path is at most 107 bytes: a longer one is reached through its directory.
+@contextlib.contextmanager
+def _reachable(path: str) -> Iterator[str]:
+    """`path` as a socket address: a UNIX socket's path is at most 107 bytes, so a longer one
+    is reached through its directory's descriptor."""
     if len(os.fsencode(path)) < 100:
-        conn.connect(path)
+        yield path
         return
     folder = os.open(os.path.dirname(path), os.O_PATH)
     try:
-        conn.connect(f"/proc/self/fd/{folder}/{SOCKET_NAME}")
+        yield f"/proc/self/fd/{folder}/{SOCKET_NAME}"
     finally:
         os.close(folder)
 
@@ -208,7 +212,8 @@ def serve(path: str, lifeline: int) -> None:
     gc.freeze()  # the children share these pages; the collector would copy them
     interpreter = _interpreter()
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    _bind(listener, path)
+    with _reachable(path) as address:
+        listener.bind(address)
     listener.listen(128)
     selector = selectors.DefaultSelector()
     selector.register(listener, selectors.EVENT_READ)
@@ -237,17 +242,6 @@ def serve(path: str, lifeline: int) -> None:
             with contextlib.suppress(OSError):  # the stub is gone: nobody to tell
                 conn.sendall(b"status %d\n" % status)
             conn.close()
-
-
-def _bind(listener: socket.socket, path: str) -> None:
-    if len(os.fsencode(path)) < 100:
-        listener.bind(path)
-        return
-    folder = os.open(os.path.dirname(path), os.O_PATH)
-    try:
-        listener.bind(f"/proc/self/fd/{folder}/{SOCKET_NAME}")
-    finally:
-        os.close(folder)
 
 
 def _spawn(conn: socket.socket, interpreter: list[object], closing: list[object],
