@@ -120,11 +120,11 @@ def imported_project_files(root: Path) -> list[str]:
     root = root.resolve()
     prefixes = tuple({str(root) + os.sep, str(Path(os.path.abspath(root))) + os.sep})
     found = set()
-    for _, origin, in_site in _loaded_files():
+    for loaded in _loaded_files():
         # A cheap prefix test first: resolving every loaded module's path costs ~15 ms.
-        if in_site or not origin.startswith(prefixes):
+        if loaded.in_site or not loaded.file.startswith(prefixes):
             continue
-        path = Path(origin).resolve()
+        path = Path(loaded.file).resolve()
         if path.is_relative_to(root):
             found.add(path.relative_to(root).as_posix())
     return sorted(found)
@@ -179,54 +179,61 @@ def loaded_libraries(root: Path) -> dict[str, list[int] | None]:
     stdlib = os.path.dirname(os.__file__) + os.sep
     skipped = (stdlib, os.path.dirname(wfops.__file__) + os.sep, str(root) + os.sep)
     found = consulted_libraries(root)
-    for module, origin, in_site in _loaded_files():
+    for loaded in _loaded_files():
         # A site-packages folder counts wherever it is, a virtualenv inside the project included.
-        if in_site or not origin.startswith(skipped):
-            seen = _AS_LOADED.get(origin)
-            if seen is None or seen[0] != id(module):
-                seen = _AS_LOADED[origin] = (id(module), _stat(origin))
-            found[origin] = seen[1]
+        if loaded.in_site or not loaded.file.startswith(skipped):
+            found[loaded.file] = loaded.identity()
     return found
 
 
-def _loaded_files() -> list[tuple[Any, str, bool]]:
-    """(module, its file, whether the file is in a site-packages folder) of every loaded module
-    that has a file."""
+class _Loaded:
+    """A loaded module's file, whether it is in a site-packages folder, and its identity
+    (mtime_ns and size) as a snapshot first saw it: the code this process runs is what was
+    loaded, so a file rewritten later is not recorded as what ran (its next check misses), and
+    a module imported anew is a new `_Loaded`, looked at anew."""
+
+    __slots__ = ("module", "file", "in_site", "_identity", "_read")
+
+    def __init__(self, module: Any, file: str) -> None:
+        self.module, self.file = module, file
+        self.in_site = any(site in file for site in _SITE_DIRS)
+        self._identity: list[int] | None = None
+        self._read = False
+
+    def identity(self) -> list[int] | None:
+        if not self._read:
+            self._identity, self._read = _stat(self.file), True
+        return self._identity
+
+
+def _loaded_files() -> list[_Loaded]:
+    """Every loaded module that has a file."""
     global _FOUND
     # The modules by identity (each held by `_FILES`, so no id stands for another module): a
     # process that loaded nothing since the last snapshot, the common case, is answered at once.
-    loaded = frozenset(map(id, list(sys.modules.values())))
-    if loaded == _FOUND[0]:
+    ids = frozenset(map(id, list(sys.modules.values())))
+    if ids == _FOUND[0]:
         return _FOUND[1]
     found = []
     for name, module in list(sys.modules.items()):
         known = _FILES.get(name)
-        if known is None or known[0] is not module:
+        if known is None or known.module is not module:
             origin = getattr(module, "__file__", None)
-            origin = origin if isinstance(origin, str) else ""
-            known = _FILES[name] = (module, origin, any(site in origin for site in _SITE_DIRS))
-        if known[1]:
+            known = _FILES[name] = _Loaded(module, origin if isinstance(origin, str) else "")
+        if known.file:
             found.append(known)
     if len(_FILES) > len(sys.modules) + 512:  # modules dropped since (other projects' sources)
         for name in _FILES.keys() - sys.modules.keys():
             del _FILES[name]
-        _FOUND = (frozenset(), [])
-    else:
-        _FOUND = (loaded, found)
+    _FOUND = (ids, found)
     return found
 
 
-#: Each loaded module's file, by module name, with the module it was read from: a process
-#: holding thousands of modules (an embedding program, a test run) looks at each once, not at
-#: every snapshot.
-_FILES: dict[str, tuple[Any, str, bool]] = {}
-_FOUND: tuple[frozenset[int], list[tuple[Any, str, bool]]] = (frozenset(), [])
-
-#: Each loaded module's file as a snapshot first saw it, by the module object: the code this
-#: process runs is what was loaded, so a file rewritten later is not recorded as what ran
-#: (its next check misses), a module imported anew is looked at anew, and an embedding
-#: program or a test process holding a thousand modules stats each once, not per snapshot.
-_AS_LOADED: dict[str, tuple[int, list[int] | None]] = {}
+#: Each loaded module by name, as first seen: a process holding thousands of modules (an
+#: embedding program, a test run) looks at each once and stats its file once, not at every
+#: snapshot.
+_FILES: dict[str, _Loaded] = {}
+_FOUND: tuple[frozenset[int], list[_Loaded]] = (frozenset(), [])
 
 
 def _stat(file: str, *, folder: bool = False) -> list[int] | None:
