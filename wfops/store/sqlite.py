@@ -13,10 +13,11 @@ from __future__ import annotations
 import math
 import os
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from itertools import chain
 from pathlib import Path
+from typing import Any
 
 from wfops.atomic import disk_full, is_disk_full
 from wfops.engine.types import RunSnapshot, TraceEntry
@@ -170,17 +171,8 @@ class SqliteStore(SqlStore):
                 self._commit_group(run, *group)
                 return
         plain = self._plain_row(run, entries[0]) if len(entries) == 1 else None
-        if plain is not None:
-            # A plain step writes one row, and one statement outside BEGIN is a transaction of
-            # its own (autocommit): it takes the write lock as BEGIN IMMEDIATE does, waiting
-            # `busy_timeout` for it, and is durable when it returns. Two statements fewer per
-            # step, and the same row.
-            try:
-                self._hot.execute(self._q.insert_plain_trace, plain)
-            except sqlite3.Error as exc:
-                raise self._failure(exc, "commit a step") from None
-            except UNSTORABLE as exc:  # a lone surrogate, refused as it is bound: nothing was written
-                raise unstorable(run.run_id, exc) from None
+        if plain is not None:  # one row: two statements fewer per step, and the same row
+            self._alone(run, self._q.insert_plain_trace, plain)
             return
         head, cursor, light, rows = self._step_rows(run, entries)
         db = self.conn
@@ -217,15 +209,8 @@ class SqliteStore(SqlStore):
         group that is one such statement is sent alone, a transaction of its own."""
         hot, q = self._hot, self._q
         plain: list[TraceRow] = bare if newest is None else [*bare, newest]
-        if not full and len(plain) <= GROUP_ROWS:
-            # ONE statement: outside BEGIN it is a transaction of its own (autocommit), taking
-            # the write lock as BEGIN IMMEDIATE does, as a plain step's row is written.
-            try:
-                hot.execute(group_insert(len(plain), newest is not None), list(chain.from_iterable(plain)))
-            except sqlite3.Error as exc:
-                raise self._failure(exc, "commit a step") from None
-            except UNSTORABLE as exc:  # a lone surrogate, refused as it is bound: nothing was written
-                raise unstorable(run.run_id, exc) from None
+        if not full and len(plain) <= GROUP_ROWS:  # ONE statement, as a plain step's row is written
+            self._alone(run, group_insert(len(plain), newest is not None), list(chain.from_iterable(plain)))
             return
         try:
             hot.execute("BEGIN IMMEDIATE")
@@ -244,6 +229,17 @@ class SqliteStore(SqlStore):
         except sqlite3.Error as exc:
             raise self._failure(exc, "commit a step") from None
         except UNSTORABLE as exc:  # a lone surrogate, refused as it is bound: the group rolled back
+            raise unstorable(run.run_id, exc) from None
+
+    def _alone(self, run: RunSnapshot, statement: str, values: Sequence[Any]) -> None:
+        """A commit that is one statement, sent outside BEGIN: a transaction of its own
+        (autocommit), which takes the write lock as BEGIN IMMEDIATE does, waiting
+        `busy_timeout` for it, and is durable when it returns."""
+        try:
+            self._hot.execute(statement, values)
+        except sqlite3.Error as exc:
+            raise self._failure(exc, "commit a step") from None
+        except UNSTORABLE as exc:  # a lone surrogate, refused as it is bound: nothing was written
             raise unstorable(run.run_id, exc) from None
 
     def _share_artifacts(self, tx: Writes) -> None:
