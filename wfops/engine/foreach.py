@@ -63,9 +63,13 @@ class _Group:
         # `get_running_loop` makes a system call (getpid) each time.
         self._loop = asyncio.get_running_loop()
 
+    def full(self) -> bool:
+        """Whether no item may start now: `slots` items running or uncommitted."""
+        return self.running + len(self.batch) >= self.slots
+
     async def slot(self) -> None:
-        """Wait until an item may start: fewer than `slots` items running or uncommitted."""
-        while self.failed is None and self.running + len(self.batch) >= self.slots:
+        """Wait until an item may start (not `full`)."""
+        while self.failed is None and self.full():
             free: asyncio.Future[None] = self._loop.create_future()
             self._waiting.append(free)
             await free
@@ -258,7 +262,7 @@ async def run_foreach(run: RunContext, frame: Frame, sp: StepPlan, pending: list
         if index in done or stopped:
             return
         if group is not None:
-            if group.running + len(group.batch) >= group.slots:
+            if group.full():  # (asked first: most items find a slot, and need no coroutine for it)
                 await group.slot()
                 if stopped:
                     return
