@@ -101,6 +101,10 @@ def _restore_env(saved: dict[str, str]) -> None:
 _kept: dict[str, object] = {}
 
 
+def _keeps(path: str) -> bool:
+    return path.startswith(_KEEP) or "site-packages" in path
+
+
 def _forget_project_modules() -> None:
     """Drop every module loaded from outside wfops, the tests and the installed libraries:
     project python sources, which a fresh process would not have (another test's project
@@ -110,11 +114,7 @@ def _forget_project_modules() -> None:
         if _kept.get(name) is module:
             continue
         origin = getattr(module, "__file__", None)
-        if not origin or origin.startswith(_KEEP) or "site-packages" in origin:
-            _kept[name] = module
-            continue
-        where = os.path.realpath(origin)
-        if where.startswith(_KEEP) or "site-packages" in where:
+        if not origin or _keeps(origin) or _keeps(os.path.realpath(origin)):
             _kept[name] = module
             continue
         del sys.modules[name]
