@@ -210,7 +210,7 @@ def serve(path: str, lifeline: int) -> None:
             importlib.import_module(name)
     gc.collect()
     gc.freeze()  # the children share these pages; the collector would copy them
-    interpreter = _interpreter()
+    interpreter = json.loads(json.dumps(_interpreter()))  # as a stub's header carries it
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     with _reachable(path) as address:
         listener.bind(address)
@@ -262,7 +262,7 @@ def _spawn(conn: socket.socket, interpreter: list[object], closing: list[object]
                 raise ValueError("short header")
             header += chunk
         spec = json.loads(header)
-        if json.loads(json.dumps(interpreter)) != spec["interpreter"] or spec["path"][1:] != sys.path:
+        if interpreter != spec["interpreter"] or spec["path"][1:] != sys.path:
             raise ValueError("not the zygote's interpreter")
         if _shadowed(os.path.join(spec["cwd"], spec["path"][0]), spec["modules"]):
             raise ValueError("the script's directory shadows a preloaded module")
