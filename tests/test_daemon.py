@@ -206,3 +206,80 @@ def test_results_that_finish_while_the_loop_is_busy_share_one_wake_up() -> None:
         return sum(await calls), len(wakes)
 
     assert asyncio.run(main()) == (4, 1)  # one wake-up of the loop for the four results
+
+
+def _counting_wakes(loop: asyncio.AbstractEventLoop) -> list[object]:
+    """The loop's `call_soon_threadsafe` calls (each a wake-up of the loop from a worker), from now on."""
+    wakes: list[object] = []
+    plain = loop.call_soon_threadsafe
+
+    def counted(callback: object, *args: object, **kwargs: object) -> object:
+        wakes.append(callback)
+        return plain(callback, *args, **kwargs)  # type: ignore[arg-type]
+
+    loop.call_soon_threadsafe = counted  # type: ignore[method-assign]
+    return wakes
+
+
+def test_calls_made_in_one_turn_wake_one_worker_and_the_loop_once() -> None:
+    # The fast path: a fan-out's quick calls, queued in one turn, taken one after another by
+    # the one worker woken at the end of the turn, their results back in one wake-up.
+    pool = DaemonPool(8, "t-turn")
+    pool.PATIENCE = 60  # never look again: only the turn's own wake-up may start a worker
+
+    async def main() -> tuple[set[str], int]:
+        wakes = _counting_wakes(asyncio.get_running_loop())
+        names = await asyncio.gather(*(pool.run(lambda: threading.current_thread().name) for _ in range(50)))
+        return set(names), len(wakes)
+
+    assert asyncio.run(main()) == ({"t-turn-1"}, 1)
+    assert pool.live == 1
+
+
+def test_a_call_queued_behind_a_blocked_worker_gets_another() -> None:
+    # The awake worker is held by a call that blocks: the loop looks again and wakes another
+    # for the call queued behind it, which runs while the first still blocks.
+    pool = DaemonPool(4, "t-held")
+    blocked, release = threading.Event(), threading.Event()
+
+    def hold() -> str:
+        blocked.set()
+        release.wait(60)
+        return threading.current_thread().name
+
+    async def main() -> tuple[str, str]:
+        held = asyncio.ensure_future(pool.run(hold))
+        while not blocked.is_set():
+            await asyncio.sleep(0.01)
+        # (a hang guard, not a speed bound: without the second look it would wait for `release`)
+        other = await asyncio.wait_for(pool.run(lambda: threading.current_thread().name), 30)
+        release.set()
+        return await held, other
+
+    try:
+        first, second = asyncio.run(main())
+    finally:
+        release.set()
+    assert first != second and pool.live == 2
+
+
+def test_a_result_posted_before_a_blocking_call_is_not_held_by_it() -> None:
+    # Queued in one turn: a quick call, then one that blocks, on the one worker woken. The
+    # quick call's result is posted without a wake-up (more was queued), and must still reach
+    # its caller while the worker is held by the second.
+    pool = DaemonPool(1, "t-post")
+    release = threading.Event()
+
+    async def main() -> str:
+        quick = asyncio.ensure_future(pool.run(lambda: "quick"))
+        held = asyncio.ensure_future(pool.run(lambda: release.wait(60)))
+        try:
+            return await asyncio.wait_for(quick, 30)  # a hang guard: held until `release` without the look
+        finally:
+            release.set()
+            await held
+
+    try:
+        assert asyncio.run(main()) == "quick"
+    finally:
+        release.set()
