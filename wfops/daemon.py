@@ -9,7 +9,6 @@ held by a hung node or a capability call that never returns.
 
 from __future__ import annotations
 
-import collections
 import contextlib
 import contextvars
 import os
@@ -59,45 +58,25 @@ class DaemonPool:
     the pool (a new worker takes the place), and its thread, should it ever return, ends
     instead of serving again. A call still queued when its caller stops waiting is never
     run. Like `in_daemon_thread`, nothing is joined: not the loop, not the interpreter.
-
-    A thread put to sleep and woken again costs more than a small call (on these machines
-    tens of µs of CPU: the futex, the context switch, the GIL handed across cores), so the
-    pool wakes as few as it can:
-
-    - Calls made in one turn of the event loop (a fan-out's items) are queued, and one
-      worker is woken at the end of that turn, when the loop is about to wait and leaves
-      the GIL free; it takes the queued calls one after another. A worker already awake
-      takes new calls without being woken.
-    - Calls that block (a node that sleeps, waits on I/O or computes without the GIL) must
-      still run side by side, so the loop looks again `PATIENCE` seconds later: a call
-      queued all that time means the awake workers are held, and a worker is woken for
-      each call still queued, up to the bound.
-    - Results go back to the loop in batches (`_Outbox`).
     """
-
-    #: How long a queued call may wait for an awake worker before another is woken (s).
-    PATIENCE = 0.002
 
     def __init__(self, size: int, name: str) -> None:
         if size < 1:
             raise ValueError("a pool needs at least one worker")
         self.size = size
         self.name = name
+        self._lock = threading.Lock()
         self._reset()
         # A forked child has none of the parent's threads (a Dask worker, multiprocessing).
         os.register_at_fork(after_in_child=self._reset)
 
     def _reset(self) -> None:
-        self._lock = threading.Lock()  # (new in a forked child: a thread it lacks may have held it)
-        self._queued: collections.deque[_Job] = collections.deque()
-        self._wakes: queue.SimpleQueue[None] = queue.SimpleQueue()  # one token per sleeping worker woken
-        # Under `_lock`: workers asleep (waiting for a token), workers awake (running a call
-        # or about to look for the next), workers alive, workers ever started, calls ever queued.
+        self._jobs: queue.SimpleQueue[_Job] = queue.SimpleQueue()
+        # Workers waiting for a job, not yet promised one; a plain count under `_lock` (a
+        # `threading.Semaphore` is a condition in Python, paid twice per call).
         self._idle = 0
-        self._awake = 0
         self._live = 0
         self._started = 0
-        self.queued_ever = 0
 
     @property
     def live(self) -> int:
@@ -111,105 +90,65 @@ class DaemonPool:
 
         loop = asyncio.get_running_loop()
         job = _Job(work, contextvars.copy_context(), loop, loop.create_future())
-        self._queued.append(job)
-        with self._lock:
-            self.queued_ever += 1
-            job.seq = self.queued_ever
-            asleep = self._awake == 0
-        outbox = _outbox(loop)
-        outbox.waiting_on(self, kick=asleep)
+        self._submit(job)
         try:
             return await job.future  # type: ignore[no-any-return]
         except BaseException:
             if job.future.cancelled() or not job.future.done():  # the caller stopped waiting
                 self._abandon(job)
             raise
-        finally:
-            outbox.in_flight -= 1
 
-    def _kick(self) -> None:
-        """At the end of the turn that queued calls: wake a worker if none is awake to take them."""
+    def _submit(self, job: _Job) -> None:
+        self._jobs.put(job)
         with self._lock:
-            if self._queued and not self._awake:
-                self._wake_locked(1)
-
-    def _look_again(self, seen: int) -> None:
-        """`PATIENCE` after the loop saw `seen` calls queued: wake a worker for each call still
-        queued if one of those (the oldest) is still waiting."""
-        with self._lock:
-            try:
-                oldest = self._queued[0].seq  # (read, never taken: only workers take from the queue)
-            except IndexError:
-                return
-            if oldest <= seen:
-                self._wake_locked(len(self._queued))
-
-    def _wake_locked(self, wanted: int) -> None:
-        """Wake sleeping workers, or start new ones within the bound, for `wanted` calls; called with the lock held."""
-        for _ in range(wanted):
             if self._idle:
                 self._idle -= 1
-                self._awake += 1
-                self._wakes.put(None)
-            elif self._live < self.size:
-                self._live += 1
-                self._awake += 1
-                self._started += 1
-                threading.Thread(target=self._serve, name=f"{self.name}-{self._started}", daemon=True).start()
-            else:
-                return  # queued until a worker is free
+                return  # a waiting worker takes it
+            self._spawn_locked()
+
+    def _spawn_locked(self) -> None:
+        """Start a worker if the bound allows; called with the lock held."""
+        if self._live >= self.size:
+            return  # queued until a worker is free
+        self._live += 1
+        self._started += 1
+        threading.Thread(target=self._serve, name=f"{self.name}-{self._started}", daemon=True).start()
 
     def _abandon(self, job: _Job) -> None:
         with self._lock:
             job.abandoned = True
             if job.running:  # its worker is stuck with it: another takes its place
                 self._live -= 1
-                self._awake -= 1
-                if self._queued:
-                    self._wake_locked(1)
+                if not self._jobs.empty():
+                    self._spawn_locked()
 
     def _serve(self) -> None:
-        queued, lock = self._queued, self._lock
-        unsent: _Outbox | None = None  # where results went without waking the loop
         while True:
-            try:
-                job = queued.popleft()
-            except IndexError:
-                if unsent is not None:  # nothing more to run: the results go now
-                    unsent.wake()
-                    unsent = None
-                with lock:
-                    if queued:  # queued since: its caller saw this worker awake
-                        continue
-                    self._awake -= 1
+            job = self._jobs.get()
+            with self._lock:
+                skip = job.abandoned
+                job.running = not skip
+                if skip:
                     self._idle += 1
-                self._wakes.get()
+            if skip:
                 continue
-            with lock:
-                if job.abandoned:
-                    continue
-                job.running = True
             result = job.execute()
-            with lock:
+            with self._lock:
                 job.running = False
                 if job.abandoned:
                     return  # its place was given to another worker
-            outbox = _outbox(job.loop)
-            more = bool(queued)  # more to run first: the loop hears of this result with theirs
-            outbox.post(job, result, wake=not more)
-            if unsent is not None and unsent is not outbox:
-                unsent.wake()
-            unsent = outbox if more else None
+                # Idle before the caller hears back: a caller that calls again at once finds this worker.
+                self._idle += 1
+            job.deliver(result)
 
 
 class _Job:
-    __slots__ = ("abandoned", "context", "future", "loop", "running", "seq", "work")
+    __slots__ = ("abandoned", "context", "future", "loop", "running", "work")
 
     def __init__(self, work: Callable[[], Any], context: contextvars.Context, loop: Any, future: Any) -> None:
         self.work, self.context, self.loop, self.future = work, context, loop, future
         self.running = False
         self.abandoned = False
-        self.seq = 0
 
     def execute(self) -> tuple[bool, Any]:
         try:
@@ -217,7 +156,10 @@ class _Job:
         except BaseException as exc:  # noqa: BLE001 - handed to the awaiting caller, which judges it
             return False, exc
 
-    def settle(self, ok: bool, value: Any) -> None:
+    def deliver(self, result: tuple[bool, Any]) -> None:
+        _outbox(self.loop).post(self, result)
+
+    def _settle(self, ok: bool, value: Any) -> None:
         if not self.future.done():  # cancelled: nobody wants the value any more
             if ok:
                 self.future.set_result(value)
@@ -226,71 +168,26 @@ class _Job:
 
 
 class _Outbox:
-    """What one event loop shares with the pools' workers: the results on their way to it,
-    and its side of the pools' wake-ups (see `DaemonPool`).
+    """Results on their way to one event loop, handed over in batches: the first result
+    posted wakes the loop (`call_soon_threadsafe`, a write to its wake-up pipe), and the
+    results posted before the loop has run that callback ride along with it. Sync nodes of
+    a fan-out finish while the loop is busy with the others' results, so most need no
+    wake-up of their own."""
 
-    Results are handed over in batches: a worker with more calls queued posts a result
-    without waking the loop, and the first result posted with a wake-up
-    (`call_soon_threadsafe`, a write to the loop's wake-up pipe) takes all those posted
-    before the loop runs it. A result posted without a wake-up waits at most `PATIENCE`:
-    while the loop has calls in a pool it looks at its outbox that often."""
-
-    __slots__ = ("in_flight", "kicks", "loop", "lock", "looking", "results", "waking", "__weakref__")
+    __slots__ = ("loop", "lock", "results", "waking", "__weakref__")
 
     def __init__(self, loop: Any) -> None:
         self.loop = loop
         self.lock = threading.Lock()
         self.results: list[tuple[_Job, tuple[bool, Any]]] = []
         self.waking = False
-        # Touched by the loop's thread only: its calls not yet returned, the pools to kick at
-        # the end of this turn, and the pools it looks at again (each with its calls queued then).
-        self.in_flight = 0
-        self.kicks: list[DaemonPool] = []
-        self.looking: dict[DaemonPool, int] = {}
 
-    def waiting_on(self, pool: DaemonPool, kick: bool) -> None:
-        """The loop's call was queued on `pool` (`kick`: no worker was awake to take it)."""
-        self.in_flight += 1
-        if kick and pool not in self.kicks:
-            if not self.kicks:
-                self.loop.call_soon(self._kick)
-            self.kicks.append(pool)
-        if not self.looking:
-            self.loop.call_later(pool.PATIENCE, self._look)
-        if pool not in self.looking:
-            self.looking[pool] = pool.queued_ever
-
-    def _kick(self) -> None:
-        kicks, self.kicks = self.kicks, []
-        for pool in kicks:
-            pool._kick()
-
-    def _look(self) -> None:
-        self._drain()
-        looking, self.looking = self.looking, {}
-        for pool, seen in looking.items():
-            pool._look_again(seen)
-        if self.in_flight > 0:
-            self.looking = {pool: pool.queued_ever for pool in looking}
-            self.loop.call_later(min(pool.PATIENCE for pool in looking), self._look)
-
-    def post(self, job: _Job, result: tuple[bool, Any], wake: bool) -> None:
+    def post(self, job: _Job, result: tuple[bool, Any]) -> None:
         with self.lock:
             self.results.append((job, result))
-            if not wake or self.waking:
+            if self.waking:
                 return
             self.waking = True
-        self._call_loop()
-
-    def wake(self) -> None:
-        """Have the loop take the results posted without a wake-up."""
-        with self.lock:
-            if not self.results or self.waking:
-                return
-            self.waking = True
-        self._call_loop()
-
-    def _call_loop(self) -> None:
         try:
             self.loop.call_soon_threadsafe(self._drain)
         except RuntimeError:  # the loop closed: the callers are long gone
@@ -303,7 +200,7 @@ class _Outbox:
             results, self.results = self.results, []
             self.waking = False
         for job, (ok, value) in results:
-            job.settle(ok, value)
+            job._settle(ok, value)
 
 
 _outboxes: weakref.WeakKeyDictionary[Any, _Outbox] = weakref.WeakKeyDictionary()
