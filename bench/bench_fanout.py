@@ -12,7 +12,9 @@ N items at concurrency C, and, in the same process, `asyncio.gather` of the same
 function over the same N validated inputs behind a semaphore of C. Per item: (CPU of the
 N-item run - CPU of a 0-item run) / N, so the run's fixed cost is left out; the gather
 side is its CPU / N. CPU is `time.process_time()` (this process, all threads; "of it
-kernel": the system time `resource.getrusage` counts in it), wall `time.perf_counter()`;
+kernel": the system time `resource.getrusage` counts in it; "sync node switches": its
+context switches per item, voluntary and not, from `resource.getrusage`, each a thread
+put to sleep and woken), wall `time.perf_counter()`;
 medians and ranges of the repeats, each repeat the three sides run back to back so a load
 spike hits all of them, and each ratio taken within one repeat
 (its median and range over the repeats); the 1-minute load average beside each row.
@@ -89,25 +91,26 @@ def make_project(root: Path, concurrencies: list[int]) -> None:
                 f"name: fan-{node}-{c}.local\nworkflow: fan-{node}-{c}\n")
 
 
-def timed(work: Any) -> tuple[float, float, float]:
-    """(CPU, wall, the kernel's share of the CPU) of `work`, in seconds."""
-    cpu, wall, kernel = time.process_time(), time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF).ru_stime
+def timed(work: Any) -> tuple[float, float, float, float]:
+    """(CPU, wall, the kernel's share of the CPU in seconds, context switches) of `work`."""
+    cpu, wall, before = time.process_time(), time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF)
     work()
-    return (time.process_time() - cpu, time.perf_counter() - wall,
-            resource.getrusage(resource.RUSAGE_SELF).ru_stime - kernel)
+    after = resource.getrusage(resource.RUSAGE_SELF)
+    return (time.process_time() - cpu, time.perf_counter() - wall, after.ru_stime - before.ru_stime,
+            after.ru_nvcsw + after.ru_nivcsw - before.ru_nvcsw - before.ru_nivcsw)
 
 
-def run_item_cost(project: wfops.Project, name: str, n: int) -> tuple[float, float, float]:
+def run_item_cost(project: wfops.Project, name: str, n: int) -> tuple[float, float, float, float]:
     base = timed(lambda: project.run(name, input={"ns": []}))
     full = timed(lambda: _checked(project.run(name, input={"ns": list(range(n))}), n))
-    return (full[0] - base[0]) / n, (full[1] - base[1]) / n, (full[2] - base[2]) / n
+    return tuple((f - b) / n for f, b in zip(full, base, strict=True))  # type: ignore[return-value]
 
 
 def _checked(run: Any, n: int) -> None:
     assert run.status == "completed" and len(run.output["count"]) == n, run.error
 
 
-def gather_item_cost(n: int, concurrency: int) -> tuple[float, float, float]:
+def gather_item_cost(n: int, concurrency: int) -> tuple[float, float, float, float]:
     nodes = importlib.import_module("fannodes")
     inputs = [nodes.In(n=i) for i in range(n)]
 
@@ -120,8 +123,8 @@ def gather_item_cost(n: int, concurrency: int) -> tuple[float, float, float]:
 
         await asyncio.gather(*(one(p) for p in inputs))
 
-    cpu, wall, kernel = timed(lambda: asyncio.run(main()))
-    return cpu / n, wall / n, kernel / n
+    cpu, wall, kernel, switches = timed(lambda: asyncio.run(main()))
+    return cpu / n, wall / n, kernel / n, switches / n
 
 
 def spread(values: list[float], scale: float = 1e6, fmt: str = ".0f", unit: str = "") -> str:
@@ -147,11 +150,11 @@ def main() -> None:
             print(f"{time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC; us per item: median (min-max) of",
                   repeat, "repeats; CPU of this process (all threads), and wall; ratios taken within each repeat\n")
             print("| items | concurrency | async node CPU | of it kernel | sync node CPU | asyncio.gather CPU "
-                  "| async / gather | sync / async | async node wall | gather wall | load average |")
-            print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+                  "| async / gather | sync / async | sync node switches | async node wall | gather wall | load average |")
+            print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
             for n in sizes:
                 for c in concurrencies:
-                    rows: dict[str, list[tuple[float, float, float]]] = {"async": [], "sync": [], "gather": []}
+                    rows: dict[str, list[tuple[float, float, float, float]]] = {"async": [], "sync": [], "gather": []}
                     loads = [os.getloadavg()[0]]
                     for _ in range(repeat):
                         rows["async"].append(run_item_cost(project, f"fan-twice-{c}.local", n))
@@ -166,6 +169,7 @@ def main() -> None:
                     print(f"| {n:,} | {c} | {spread(cpu['async'])} | {spread(kernel)} | {spread(cpu['sync'])} "
                           f"| {spread(cpu['gather'])} "
                           f"| {spread(over_gather, 1, '.1f', 'x')} | {spread(over_async, 1, '.2f', 'x')} "
+                          f"| {spread([v[3] for v in rows['sync']], 1, '.2f')} "
                           f"| {spread(wall['async'])} | {spread(wall['gather'])} "
                           f"| {min(loads):.1f}-{max(loads):.1f} |")
 
