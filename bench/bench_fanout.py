@@ -32,7 +32,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from common import add_smoke
 
@@ -91,27 +91,38 @@ def make_project(root: Path, concurrencies: list[int]) -> None:
                 f"name: fan-{node}-{c}.local\nworkflow: fan-{node}-{c}\n")
 
 
-def timed(work: Any) -> tuple[float, float, float, float]:
-    """(CPU, wall, the kernel's share of the CPU in seconds, context switches) of `work`."""
+class Cost(NamedTuple):
+    """What some work cost: CPU, wall and the kernel's share of the CPU in seconds, and context switches."""
+
+    cpu: float
+    wall: float
+    kernel: float
+    switches: float
+
+    def per(self, n: int, base: Cost | None = None) -> Cost:
+        """Per item of `n`, less the `base` run's cost if given."""
+        less = base or Cost(0, 0, 0, 0)
+        return Cost(*((mine - theirs) / n for mine, theirs in zip(self, less, strict=True)))
+
+
+def timed(work: Any) -> Cost:
     cpu, wall, before = time.process_time(), time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF)
     work()
     after = resource.getrusage(resource.RUSAGE_SELF)
-    return (time.process_time() - cpu, time.perf_counter() - wall, after.ru_stime - before.ru_stime,
-            after.ru_nvcsw + after.ru_nivcsw - before.ru_nvcsw - before.ru_nivcsw)
+    return Cost(time.process_time() - cpu, time.perf_counter() - wall, after.ru_stime - before.ru_stime,
+                after.ru_nvcsw + after.ru_nivcsw - before.ru_nvcsw - before.ru_nivcsw)
 
 
-def run_item_cost(project: wfops.Project, name: str, n: int) -> tuple[float, float, float, float]:
+def run_item_cost(project: wfops.Project, name: str, n: int) -> Cost:
     base = timed(lambda: project.run(name, input={"ns": []}))
-    full = timed(lambda: _checked(project.run(name, input={"ns": list(range(n))}), n))
-    cpu, wall, kernel, switches = ((f - b) / n for f, b in zip(full, base, strict=True))
-    return cpu, wall, kernel, switches
+    return timed(lambda: _checked(project.run(name, input={"ns": list(range(n))}), n)).per(n, base)
 
 
 def _checked(run: Any, n: int) -> None:
     assert run.status == "completed" and len(run.output["count"]) == n, run.error
 
 
-def gather_item_cost(n: int, concurrency: int) -> tuple[float, float, float, float]:
+def gather_item_cost(n: int, concurrency: int) -> Cost:
     nodes = importlib.import_module("fannodes")
     inputs = [nodes.In(n=i) for i in range(n)]
 
@@ -124,8 +135,7 @@ def gather_item_cost(n: int, concurrency: int) -> tuple[float, float, float, flo
 
         await asyncio.gather(*(one(p) for p in inputs))
 
-    cpu, wall, kernel, switches = timed(lambda: asyncio.run(main()))
-    return cpu / n, wall / n, kernel / n, switches / n
+    return timed(lambda: asyncio.run(main())).per(n)
 
 
 def spread(values: list[float], scale: float = 1e6, fmt: str = ".0f", unit: str = "") -> str:
@@ -155,22 +165,22 @@ def main() -> None:
             print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
             for n in sizes:
                 for c in concurrencies:
-                    rows: dict[str, list[tuple[float, float, float, float]]] = {"async": [], "sync": [], "gather": []}
+                    rows: dict[str, list[Cost]] = {"async": [], "sync": [], "gather": []}
                     loads = [os.getloadavg()[0]]
                     for _ in range(repeat):
                         rows["async"].append(run_item_cost(project, f"fan-twice-{c}.local", n))
                         rows["sync"].append(run_item_cost(project, f"fan-twice_sync-{c}.local", n))
                         rows["gather"].append(gather_item_cost(n, c))
                         loads.append(os.getloadavg()[0])
-                    cpu = {k: [v[0] for v in rows[k]] for k in rows}
-                    wall = {k: [v[1] for v in rows[k]] for k in rows}
-                    kernel = [v[2] for v in rows["async"]]
+                    cpu = {k: [v.cpu for v in rows[k]] for k in rows}
+                    wall = {k: [v.wall for v in rows[k]] for k in rows}
+                    kernel = [v.kernel for v in rows["async"]]
                     over_gather = [a / g for a, g in zip(cpu["async"], cpu["gather"], strict=True)]
                     over_async = [s / a for s, a in zip(cpu["sync"], cpu["async"], strict=True)]
                     print(f"| {n:,} | {c} | {spread(cpu['async'])} | {spread(kernel)} | {spread(cpu['sync'])} "
                           f"| {spread(cpu['gather'])} "
                           f"| {spread(over_gather, 1, '.1f', 'x')} | {spread(over_async, 1, '.2f', 'x')} "
-                          f"| {spread([v[3] for v in rows['sync']], 1, '.2f')} "
+                          f"| {spread([v.switches for v in rows['sync']], 1, '.2f')} "
                           f"| {spread(wall['async'])} | {spread(wall['gather'])} "
                           f"| {min(loads):.1f}-{max(loads):.1f} |")
 
