@@ -92,6 +92,24 @@ def _uses_module_fixture(item: pytest.Item) -> bool:
     return any(defs and defs[-1].scope == "module" for defs in info.name2fixturedefs.values())
 
 
+#: `sys.path` once collection has imported every test module (`pytest_collection_finish`).
+_SESSION_PATH: list[str] = []
+
+
+@pytest.fixture(autouse=True)
+def _sys_path_as_collected() -> Iterator[None]:
+    """Each test ends with `sys.path` as collection left it, as a new `wfops` process starts
+    with one of its own. Left as it was, the path carries what earlier tests added: a
+    LocalCluster's scheduler in the test process puts its folder under /tmp/dask-scratch-space
+    there, whose mtime moves whenever any cluster of either worker starts or stops a worker;
+    a gate record keys on the path's folders and their mtimes (`wfops.fastpath.snapshot`), so
+    a run's record, written and read in one test, missed whenever the other worker's Dask
+    tests ran in between."""
+    yield
+    if _SESSION_PATH:
+        sys.path[:] = _SESSION_PATH
+
+
 @pytest.fixture(autouse=True)
 def _no_declared_secrets():
     """Each test starts with no secret declared to the process's redactor, as a new `wfops`
@@ -140,6 +158,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     ends: frozen out of the cyclic garbage collector's view, and collections made rarer, so
     that the collector does not walk them all again every few hundred allocations (a worker
     spent ~5 s of the fast lane in it; the lane's CPU went from ~115 s to ~95 s, paired)."""
+    _SESSION_PATH[:] = sys.path
     gc.collect()
     gc.freeze()
     gc.set_threshold(10_000, 20, 20)
