@@ -113,6 +113,15 @@ def test_another_project_on_the_path_is_not_part_of_the_key(project: Path, tmp_p
         forget_project_modules(other)
 
 
+def test_a_folder_put_on_the_path_again_is_not_a_change(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    held = taken(project)
+    later = [entry for entry in sys.path if entry and os.path.isdir(entry)][-1]
+    monkeypatch.setattr(sys, "path", [*sys.path, later])  # searched where it already was: nothing new
+    assert snapshot.unchanged(project, held)
+    monkeypatch.setattr(sys, "path", [later, *sys.path])  # searched first now: what it holds may shadow
+    assert not snapshot.unchanged(project, held)
+
+
 @pytest.mark.parametrize("damaged", [None, {}, [], "x", {"format": snapshot.FORMAT}])
 def test_a_snapshot_that_cannot_be_read_misses(project: Path, damaged: object) -> None:
     assert not snapshot.unchanged(project, damaged)

@@ -134,13 +134,17 @@ def import_path(root: Path) -> list[list[Any]]:
     """`sys.path` without the project's own directories (the project is covered place by place)
     and the other projects' roots wfops put there (one process may validate several, and
     importing one's module may take another's root off the path), each entry with its
-    directory's mtime_ns (None when it is not a directory)."""
+    directory's mtime_ns (None when it is not a directory). An entry repeated is kept once, where
+    it comes first: imports search it there, so a repeat finds nothing new (a program, or a test
+    run, that puts a folder on the path again installs nothing)."""
     root = root.resolve()
     ours = project_roots_on_path()
     found: list[list[Any]] = []
+    seen: set[str] = set()
     for entry in sys.path:
-        if not isinstance(entry, str) or entry in ours:
+        if not isinstance(entry, str) or entry in ours or entry in seen:
             continue
+        seen.add(entry)
         if not entry or os.path.isabs(entry):  # others are path hooks (an editable install's finder)
             try:
                 if Path(entry or os.curdir).resolve().is_relative_to(root):
