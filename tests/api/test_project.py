@@ -102,6 +102,31 @@ def test_run_runs_trace_get_run(root: Path) -> None:
     assert project.prune(0) == 0
 
 
+def test_a_run_driven_here_is_not_read_back_whole(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Its result holds the driver's own snapshot: the store adds only its times, step count and
+    # meta (`record_of`), never decoding the run's input and output again (a million-item input
+    # was held twice at the end of the run).
+    from wfops.store.base import SqlStore
+
+    project = wfops.Project(root)
+    waiting = project.run("ask.local")
+    done = project.run("twice.local", input={"n": 4})
+
+    def refused(self: SqlStore, run_id: str) -> None:
+        raise AssertionError(f"read back whole: {run_id}")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(SqlStore, "get_run", refused)
+        driven = {"run": project.run("twice.local", input={"n": 4})}
+    # A resume and a fork read the run they continue (its state), then end the same way.
+    driven |= {"resume": project.resume(waiting.run_id, "approved", {"v": 1}),
+               "fork": project.fork(done.run_id, "one", input={"n": 5})}
+    for how, run in driven.items():
+        stored = project.get_run(run.run_id).to_dict()
+        assert {**run.to_dict(), "input": stored["input"], "state": stored["state"]} == stored, how
+    assert driven["fork"].forked_from == {"run_id": done.run_id, "step": "one"}  # from the run's meta
+
+
 def test_interrupt_and_resume(root: Path) -> None:
     project = wfops.Project(root)
     run = project.run("ask.local")

@@ -781,8 +781,8 @@ class Project:
     def _as_stored(self, snapshot: RunSnapshot, **extra: Any) -> Run:
         """A run just driven, with what the store adds (times, step count, origin)."""
         with self._store(snapshot.run_id) as store:
-            record = store.get_run(snapshot.run_id)
-        return _run_of(replace_snapshot(record, snapshot), **extra)
+            record = store.record_of(snapshot)
+        return _run_of(record, **extra)
 
     def _fresh(self) -> None:
         """Forget this project's python modules, so edits count in a long-lived process."""
@@ -824,14 +824,6 @@ def _run_of(record: RunRecord, **extra: Any) -> Run:
     return Run.of(record.snapshot, steps=record.steps, created_at=record.created_at,
                   updated_at=record.updated_at, forked_from=_origin(record.meta),
                   unlocked=bool(record.meta.get("unlocked")), **extra)
-
-
-def replace_snapshot(record: RunRecord, snapshot: RunSnapshot) -> RunRecord:
-    """The record with the driver's own snapshot (it holds the run's output as returned)."""
-    # deferred: off a cold validate's path (with inspect, ast, dis); a RunRecord loaded it
-    from dataclasses import replace
-
-    return replace(record, snapshot=snapshot)
 
 
 def _origin(meta: Mapping[str, Any]) -> dict[str, Any] | None:

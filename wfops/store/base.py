@@ -394,12 +394,20 @@ class SqlStore(CacheStore, ABC):
     # -- reads ----------------------------------------------------------------------------
 
     def get_run(self, run_id: str) -> RunRecord:
+        return self._record(self._run_row(self._q.get_run, run_id))
+
+    def record_of(self, snapshot: RunSnapshot) -> RunRecord:
+        steps, created_at, updated_at, meta = self._run_row(self._q.run_head, snapshot.run_id)
+        return RunRecord(snapshot=snapshot, created_at=created_at, updated_at=updated_at, steps=steps,
+                         meta=load(meta) or {})
+
+    def _run_row(self, query: str, run_id: str) -> Any:
         with self._errors("read a run"):
-            row = self.conn.execute(self._q.get_run, (run_id,)).fetchone()
+            row = self.conn.execute(query, (run_id,)).fetchone()
         if row is None:
             raise UnknownRunError(f"no run {run_id!r} in {self.name}",
                                   hint="`wfops runs list` shows the stored runs")
-        return self._record(row)
+        return row
 
     def list_runs(self, *, deployment: str | None = None, status: str | None = None,
                   limit: int = 20, since: str | None = None, scheduled: bool = False) -> list[RunRecord]:

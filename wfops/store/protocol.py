@@ -114,6 +114,12 @@ class Store(Protocol):
     def get_run(self, run_id: str) -> RunRecord:
         """Raise `UnknownRunError` for an id the store does not hold."""
 
+    def record_of(self, snapshot: RunSnapshot) -> RunRecord:
+        """The record of a run just driven around the driver's own `snapshot` (its output as
+        returned): only what the store adds (times, step count, meta) is read, not the run's
+        input and output back (a million-item input would be decoded again, beside the one the
+        caller holds). Raise `UnknownRunError` as `get_run` does."""
+
     def list_runs(self, *, deployment: str | None = None, status: str | None = None,
                   limit: int = 20, since: str | None = None, scheduled: bool = False) -> list[RunRecord]:
         """Newest first; `since`: created at or after that stamp; `scheduled`: only runs a

@@ -103,6 +103,7 @@ class Queries:
     insert_plain_trace: str  # a plain step's row: no error, no extra (both stay NULL)
     select_runs: str      # followed by a WHERE clause, ORDER BY, ...
     get_run: str
+    run_head: str         # what `record_of` reads: a run's step count, times and meta
     list_runs_order: str  # ORDER BY and LIMIT of `list_runs`
     trace: str
     trace_output: str
@@ -130,16 +131,16 @@ class Queries:
 def queries(d: Dialect) -> Queries:
     # While a run is running, its newest cursor, step count and time may live in the trace
     # (a plain step's commit writes only its trace row); once it stops, the run row holds them.
+    steps = "CASE WHEN r.status = 'running' THEN (SELECT count(*) FROM trace t WHERE t.run_id = r.id) ELSE r.steps END"
+    updated = (f"CASE WHEN r.status = 'running' THEN {d.greatest}(r.updated_at, COALESCE((SELECT t.ended_at "
+               "FROM trace t WHERE t.run_id = r.id ORDER BY t.seq DESC LIMIT 1), '')) ELSE r.updated_at END")
     run_columns = (
         "r.id, r.deployment, r.workflow, r.artifact, r.status, r.outcome, r.output, r.error, r.interrupt, "
         "COALESCE((SELECT t.cursor FROM trace t WHERE t.run_id = r.id AND t.seq > r.cursor_seq "
-        "AND t.cursor IS NOT NULL ORDER BY t.seq DESC LIMIT 1), r.cursor), "
-        "CASE WHEN r.status = 'running' THEN (SELECT count(*) FROM trace t WHERE t.run_id = r.id) "
-        "ELSE r.steps END, r.created_at, "
-        f"CASE WHEN r.status = 'running' THEN {d.greatest}(r.updated_at, COALESCE((SELECT t.ended_at FROM trace t "
-        "WHERE t.run_id = r.id ORDER BY t.seq DESC LIMIT 1), '')) ELSE r.updated_at END, "
+        f"AND t.cursor IS NOT NULL ORDER BY t.seq DESC LIMIT 1), r.cursor), {steps}, r.created_at, {updated}, "
         "i.input, i.meta, r.output_refs")
-    select_runs = f"SELECT {run_columns} FROM runs r LEFT JOIN run_inputs i ON i.run_id = r.id"
+    runs = "FROM runs r LEFT JOIN run_inputs i ON i.run_id = r.id"
+    select_runs = f"SELECT {run_columns} {runs}"
     q = d.sql
     return Queries(
         dialect=d,
@@ -147,6 +148,7 @@ def queries(d: Dialect) -> Queries:
         insert_plain_trace=q(f"INSERT INTO trace ({_PLAIN_COLUMNS}) VALUES ({','.join('?' * 13)})"),
         select_runs=q(select_runs),
         get_run=q(f"{select_runs} WHERE r.id=?"),
+        run_head=q(f"SELECT {steps}, r.created_at, {updated}, i.meta {runs} WHERE r.id=?"),
         list_runs_order=q(f"ORDER BY r.created_at DESC, {d.tiebreak} DESC LIMIT ?"),
         trace=q("SELECT seq, step, kind, attempt, input, outcome, output, state_changes, next, error, "
                 "started_at, ended_at, extra FROM trace WHERE run_id=? AND seq >= ? ORDER BY seq LIMIT ?"),
