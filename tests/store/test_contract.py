@@ -53,6 +53,21 @@ def test_steps_round_trip_in_order(store) -> None:
     assert [e.seq for e in store.trace("r1", from_seq=2, limit=1)] == [2]
 
 
+def test_the_record_of_a_run_just_driven_adds_what_the_store_knows(store) -> None:
+    start(store)
+    for seq in range(1, 3):  # running: its step count and time come from the trace
+        store.commit(snap(at=f"s{seq}"), [entry(seq)])
+    given = snap(at="s2", output={"as": "returned"})
+    for status in ("running", "completed"):
+        if status == "completed":
+            store.commit(replace(given, status="completed"), [entry(3)])
+            given = replace(given, status="completed")
+        stored = store.get_run("r1")
+        assert store.record_of(given) == replace(stored, snapshot=given)
+    with pytest.raises(UnknownRunError):
+        store.record_of(snap("nope"))
+
+
 def test_commit_is_all_or_nothing(store) -> None:
     start(store)
     store.commit(snap(), [entry(1)])
