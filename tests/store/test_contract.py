@@ -57,13 +57,11 @@ def test_the_record_of_a_run_just_driven_adds_what_the_store_knows(store) -> Non
     start(store)
     for seq in range(1, 3):  # running: its step count and time come from the trace
         store.commit(snap(at=f"s{seq}"), [entry(seq)])
-    given = snap(at="s2", output={"as": "returned"})
-    for status in ("running", "completed"):
-        if status == "completed":
-            store.commit(replace(given, status="completed"), [entry(3)])
-            given = replace(given, status="completed")
-        stored = store.get_run("r1")
-        assert store.record_of(given) == replace(stored, snapshot=given)
+    running = snap(at="s2", output={"as": "returned"})
+    assert store.record_of(running) == replace(store.get_run("r1"), snapshot=running)
+    done = replace(running, status="completed")
+    store.commit(done, [entry(3)])
+    assert store.record_of(done) == replace(store.get_run("r1"), snapshot=done)
     with pytest.raises(UnknownRunError):
         store.record_of(snap("nope"))
 

@@ -46,6 +46,7 @@ from wfops.store.rows import (
     load,
     now,
     record,
+    record_around,
     resolved_changes,
     resolved_output,
     shared_changes,
@@ -397,9 +398,11 @@ class SqlStore(CacheStore, ABC):
         return self._record(self._run_row(self._q.get_run, run_id))
 
     def record_of(self, snapshot: RunSnapshot) -> RunRecord:
-        steps, created_at, updated_at, meta = self._run_row(self._q.run_head, snapshot.run_id)
-        return RunRecord(snapshot=snapshot, created_at=created_at, updated_at=updated_at, steps=steps,
-                         meta=load(meta) or {})
+        return record_around(snapshot, *self._run_row(self._q.run_head, snapshot.run_id))
+
+    def _known_run(self, run_id: str) -> None:
+        """Raise `UnknownRunError` for an id the store does not hold (reading nothing of the run)."""
+        self._run_row(self._q.run_known, run_id)
 
     def _run_row(self, query: str, run_id: str) -> Any:
         with self._errors("read a run"):
@@ -495,7 +498,7 @@ class SqlStore(CacheStore, ABC):
             tx.executemany(insert, [(run_id, log.seq, log.step, log.attempt, log.text) for log in logs])
 
     def step_logs(self, run_id: str, step: str | None = None) -> list[StepLog]:
-        self.get_run(run_id)
+        self._known_run(run_id)
         sql = self._q.dialect.sql("SELECT seq, step, attempt, text FROM step_logs WHERE run_id=? "
                                   "ORDER BY abs(seq), seq")  # a run log (-N) just before entry N
         with self._errors("read step logs"):
@@ -523,7 +526,7 @@ class SqlStore(CacheStore, ABC):
 
     def trace(self, run_id: str, *, from_seq: int | None = None,
               limit: int | None = None) -> list[TraceEntry]:
-        self.get_run(run_id)
+        self._known_run(run_id)
         with self._errors("read a trace"):
             rows = self.conn.execute(self._q.trace, (
                 run_id, clamp(from_seq if from_seq is not None else -1),
@@ -539,7 +542,7 @@ class SqlStore(CacheStore, ABC):
         return entries
 
     def run_workflows(self, run_id: str) -> dict[str, tuple[str, dict[str, Any]]]:
-        self.get_run(run_id)
+        self._known_run(run_id)
         with self._errors("read artifacts"):
             rows = self.conn.execute(self._q.run_workflows, (run_id,)).fetchall()
         missing = [name for name, _h, text in rows if text is None]

@@ -116,7 +116,8 @@ class Queries:
     insert_artifact: str
     insert_run_artifact: str
     insert_input: str
-    run_exists: str
+    run_known: str        # whether a run is stored (`trace`, `step_logs`, `run_workflows` refuse an unknown one)
+    run_exists: str       # the same inside a write transaction, the row locked where the dialect can
     prunable: str
     request_cancel: str
     cancel_requested: str
@@ -140,6 +141,7 @@ def queries(d: Dialect) -> Queries:
         f"AND t.cursor IS NOT NULL ORDER BY t.seq DESC LIMIT 1), r.cursor), {steps}, r.created_at, {updated}, "
         "i.input, i.meta, r.output_refs")
     runs = "FROM runs r LEFT JOIN run_inputs i ON i.run_id = r.id"
+    known = "SELECT 1 FROM runs WHERE id=?"
     select_runs = f"SELECT {run_columns} {runs}"
     q = d.sql
     return Queries(
@@ -164,7 +166,8 @@ def queries(d: Dialect) -> Queries:
         insert_artifact=d.insert_ignore("INTO artifacts VALUES (?, ?)"),
         insert_run_artifact=d.insert_ignore("INTO run_artifacts VALUES (?, ?, ?)"),
         insert_input=d.insert_ignore("INTO run_inputs VALUES (?, ?, ?)"),
-        run_exists=q(f"SELECT 1 FROM runs WHERE id=?{d.lock_rows}"),
+        run_known=q(known),
+        run_exists=q(f"{known}{d.lock_rows}"),
         prunable=q(f"SELECT id FROM runs WHERE status IN ({','.join('?' * len(FINISHED))}) "
                    f"AND updated_at < ?{d.lock_rows}"),
         request_cancel=d.insert_ignore("INTO cancel_requests VALUES (?, ?)"),

@@ -186,6 +186,11 @@ def record(row: tuple[Any, ...] | list[Any]) -> RunRecord:
         run_id=run_id, workflow=workflow, artifact=artifact, deployment=deployment, status=status,
         input=load(input_text), outcome=outcome, output=load(output), error=load(error),
         interrupt=Interrupt(**data) if data else None, cursor=load(cursor) or {})
+    return record_around(snapshot, steps, created_at, updated_at, meta)
+
+
+def record_around(snapshot: RunSnapshot, steps: int, created_at: str, updated_at: str, meta: str | None) -> RunRecord:
+    """A run record: `snapshot` with what the store keeps beside it (`meta` as stored, JSON or NULL)."""
     return RunRecord(snapshot=snapshot, created_at=created_at, updated_at=updated_at, steps=steps,
                      meta=load(meta) or {})
 
