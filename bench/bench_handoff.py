@@ -3,7 +3,7 @@ asyncio on another thread, against the same function as a coroutine that never w
 
     python3 bench/bench_handoff.py [--repeat 5] [--smoke]
 
-(`--smoke`: 200 calls, one repeat.)
+(`--smoke`: 200 calls at concurrency 8, one repeat.)
 
 No wfops engine, store or trace here: N calls of the fan-out benchmark's node body (a
 pydantic model in, one out) behind a semaphore of C, in one event loop, four ways:
