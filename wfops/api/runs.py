@@ -14,13 +14,15 @@ from wfops.errors import UsageError
 if TYPE_CHECKING:
     from wfops.engine.types import Interrupt, RunSnapshot
 
-__all__ = ["RUN_KEYS", "Run", "RunDetails", "empty_run_object", "since_stamp"]
+__all__ = ["RUN_DETAIL_KEYS", "RUN_KEYS", "Run", "RunDetails", "empty_run_object", "since_stamp"]
 
 #: The JSON run object's keys, in the order every face prints them (`runs show` adds
 #: `input` and `state` after these). Documented in docs/runs-and-durability.md.
 RUN_KEYS = ("run_id", "deployment", "workflow", "artifact", "status", "outcome", "output", "error",
             "interrupt", "forked_from", "unlocked", "started_at", "ended_at", "duration_ms", "steps",
             "orphaned")
+#: What `runs show` adds after them: the run's input and its state values.
+RUN_DETAIL_KEYS = ("input", "state")
 #: A run in one of these has ended: its `ended_at` is its last update.
 ENDED = ("completed", "failed", "cancelled")
 _STAMP = "%Y-%m-%dT%H:%M:%S.%fZ"  # the store's fixed-width UTC stamps
@@ -99,8 +101,7 @@ class Run:
         if self.slot is not None:  # only a scheduled run carries the key
             found["slot"] = self.slot
         if self.details is not None:
-            found["input"] = self.details.input
-            found["state"] = self.details.state
+            found.update(zip(RUN_DETAIL_KEYS, (self.details.input, self.details.state), strict=True))
         return found
 
 

@@ -12,6 +12,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from wfops.api.runs import RUN_DETAIL_KEYS
+
 
 class DiagnosticOut(BaseModel):
     severity: Literal["error", "warning", "info"]
@@ -125,22 +127,28 @@ class InterruptOut(BaseModel):
 
 
 class RunOut(BaseModel):
-    """The documented run object; `interrupt` also says which outcomes answer it."""
+    """The documented run object (its keys in the order of `wfops.api.RUN_KEYS`, as every face
+    prints them), then `state`, which only this face adds; `interrupt` also says which
+    outcomes answer it. A scheduled run's `slot` is read through `list_schedules`."""
 
     run_id: str
     deployment: str | None = None
     workflow: str
     artifact: str
     status: Literal["running", "completed", "failed", "interrupted", "cancelled"]
-    state: RunStateName = Field(description="status, told apart: `orphaned` is a `running` run no process drives.")
-    orphaned: bool = Field(False, description="`running`, but no process drives it: resume_run continues it.")
     outcome: str | None = None
     output: Any = None
     error: dict[str, Any] | None = None
     interrupt: InterruptOut | None = None
-    steps: int | None = Field(None, description="Trace entries committed.")
     forked_from: dict[str, Any] | None = Field(None, description="{run_id, step, seq}: the run and step "
                                                                  "this run was forked from.")
+    unlocked: bool = Field(False, description="A run of the working tree (`--unlocked`), not of the lock.")
+    started_at: str | None = Field(None, description="When it was stored, UTC.")
+    ended_at: str | None = Field(None, description="When it ended; null while running or interrupted.")
+    duration_ms: int | None = Field(None, description="ended_at - started_at in milliseconds; null until it ends.")
+    steps: int | None = Field(None, description="Trace entries committed.")
+    orphaned: bool = Field(False, description="`running`, but no process drives it: resume_run continues it.")
+    state: RunStateName = Field(description="status, told apart: `orphaned` is a `running` run no process drives.")
 
 
 class ValueOut(BaseModel):
@@ -283,10 +291,14 @@ class CaseOut(BaseModel):
     name: str
     file: str
     line: int
+    column: int
     workflow: str
     status: Literal["passed", "failed", "error"]
     message: str = ""
     diff: str = Field("", description="Unified diff of the expected keys against the actual values.")
+    duration: float = Field(0.0, description="Seconds the case took.")
+    expected: dict[str, Any] = Field(default_factory=dict, description="The keys the case expects, as written.")
+    actual: dict[str, Any] = Field(default_factory=dict, description="The same keys as the run ended.")
 
 
 class TestsResult(Envelope):
@@ -321,8 +333,11 @@ def run_out(run: Any, *, driven: bool | None = None) -> RunOut:
     """A `wfops.api.Run` as the tool result's run object. `driven`: whether a process drives it
     on, where the caller knows (a run a blocking call returned is driven no more)."""
     orphaned = run.status == "running" and (not driven if driven is not None else bool(run.orphaned))
-    public = {**run.to_dict(), "orphaned": orphaned, "steps": run.steps, "forked_from": run.forked_from,
-              "state": "orphaned" if orphaned else run.status}
+    public = run.to_dict()
+    # The values `runs show` adds (`show_run` pages them here: `value`), and a scheduled run's slot.
+    for key in (*RUN_DETAIL_KEYS, "slot"):
+        public.pop(key, None)
+    public.update(orphaned=orphaned, state="orphaned" if orphaned else run.status)
     interrupt = run.interrupt
     if interrupt is not None:
         public["interrupt"] = InterruptOut(**interrupt.to_public(), outcomes=list(interrupt.outcomes),

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
+from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 from wfops.api import docs
@@ -112,8 +113,7 @@ def compile_lock(project: Project) -> CompileResult:
 def run_tests(project: Project, paths: list[str], pattern: str | None) -> TestsResult:
     """As `wfops test PATHS -k PATTERN`, with paths relative to the project root."""
     report = project.test(paths, pattern)
-    cases = [CaseOut(name=c.name, file=c.file, line=c.line, workflow=c.workflow, status=c.status,
-                     message=c.message, diff=c.diff) for c in report.cases]
+    cases = [CaseOut(**c.to_dict()) for c in report.cases]
     if not report.cases and report.ok:
         return _no_tests(project, paths, report)
     steps = ([] if report.ok else
@@ -372,13 +372,9 @@ def list_project(project: Project) -> ProjectResult:
         steps.insert(0, advice.act("validate", "some files do not load: see why", paths=listing.broken))
     return ProjectResult(
         ok=True, root=listing.root,
-        workflows=[ProjectWorkflowOut(name=w.name, file=w.file, description=w.description,
-                                      input_schema=w.input_schema, deployments=w.deployments)
-                   for w in listing.workflows],
-        deployments=[ProjectDeploymentOut(name=d.name, file=d.file, workflow=d.workflow, bindings=d.bindings,
-                                          schedule=d.schedule, destructive=d.destructive)
-                     for d in listing.deployments],
-        sources=[ProjectSourceOut(id=s.id, kind=s.kind, file=s.file, detail=s.detail) for s in listing.sources],
+        workflows=[ProjectWorkflowOut(**asdict(w)) for w in listing.workflows],
+        deployments=[ProjectDeploymentOut(**asdict(d)) for d in listing.deployments],
+        sources=[ProjectSourceOut(**asdict(s)) for s in listing.sources],
         files=listing.files, broken=listing.broken, next_actions=steps)
 
 
