@@ -80,14 +80,24 @@ class BatchedFloor:
     def _serve(self) -> None:
         while True:
             batch = self._batches.get()
-            results = [(future, work()) for work, future in batch]
+            results = [(future, *_outcome(work)) for work, future in batch]
             assert self._loop is not None
             self._loop.call_soon_threadsafe(self._settle, results)
 
     @staticmethod
-    def _settle(results: list[tuple[asyncio.Future[Any], Any]]) -> None:
-        for future, value in results:
-            future.set_result(value)
+    def _settle(results: list[tuple[asyncio.Future[Any], bool, Any]]) -> None:
+        for future, ok, value in results:
+            if ok:
+                future.set_result(value)
+            else:
+                future.set_exception(value)
+
+
+def _outcome(work: Callable[[], Any]) -> tuple[bool, Any]:
+    try:
+        return True, work()
+    except Exception as exc:  # noqa: BLE001 - handed to the awaiting caller
+        return False, exc
 
 
 def ways(concurrency: int) -> dict[str, Callable[[In], Awaitable[Out]]]:
