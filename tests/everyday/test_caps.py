@@ -134,6 +134,9 @@ def test_mcp_source_named_explicitly_is_started(project: Path, tmp_path: Path, c
     refs = {e["ref"]: e for e in json.loads(capsys.readouterr().out)}
     assert {"clock.get_current_time", "clock.convert_time"} <= set(refs)
     assert refs["clock.convert_time"]["origin"] == "live"
+    assert refs["clock.convert_time"]["annotations"]["readOnlyHint"] is True  # what the tool declares
+    assert cli("caps", "show", "clock.get_current_time", "--project", str(project)) == 0
+    assert "annotations:   readOnlyHint true, destructiveHint false" in capsys.readouterr().out
     (tmp_path / "in.json").write_text(json.dumps(
         {"source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Kolkata"}))
     assert cli("caps", "call", "clock.convert_time", "--input-file", str(tmp_path / "in.json"),

@@ -30,7 +30,7 @@ ENTRY = TraceEntry(seq=1, step="s", kind="call", attempt=1, input={}, outcome="o
                    cached={"run_id": "r", "step": "s", "seq": 1, "saved": 0.1})
 CAPABILITY = CapabilityInfo(ref="std.echo", source="std", source_kind="std", name="echo", description="",
                             outcomes=["ok"], contract_hash="h", origin="live", input_schema={}, output_schema={},
-                            defaults={"timeout": 1})
+                            annotations={"readOnlyHint": True}, defaults={"timeout": 1})
 SCHEDULE = ScheduleInfo(deployment="d", entry="e", cron="* * * * *", timezone="UTC", enabled=True, overlap="skip",
                         missed="latest", window="1d", next=[SlotTime("u", "l")], last_slot="s", last_run="r",
                         last_status="completed")
@@ -42,7 +42,7 @@ RENDERED: list[tuple[type[BaseModel], list[str], set[str]]] = [
     (models.RunOut, list(RUN_KEYS), {"state"}),
     (models.InterruptOut, [f.name for f in fields(Interrupt)], set()),
     (models.TraceEntryOut, list(ENTRY.to_dict()), {"logs", "run_log"}),
-    (models.CapabilityOut, list(CAPABILITY.to_dict()), {"annotations"}),
+    (models.CapabilityOut, list(CAPABILITY.to_dict()), set()),
     (models.ScheduleOut, list(SCHEDULE.to_dict()), set()),
     (models.CaseOut, list(CASE.to_dict()), set()),
     (models.DiagnosticOut, [*FIELDS, *SUBJECT_FIELDS], set()),

@@ -60,6 +60,8 @@ class CapabilityInfo:
             found["output_schema"] = self.output_schema
         if self.defaults:
             found["defaults"] = self.defaults
+        if self.annotations:
+            found["annotations"] = dict(self.annotations)
         return found
 
 

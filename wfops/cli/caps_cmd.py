@@ -70,6 +70,8 @@ def _show(found: Project, ref: str, json_out: bool) -> int:
     if cap.defaults:
         say("defaults:      " + ", ".join(f"{key} {json.dumps(value)}" for key, value in cap.defaults.items())
             + " (a step's own `retry`/`timeout` overrides them)")
+    if cap.annotations:
+        say("annotations:   " + ", ".join(f"{key} {json.dumps(value)}" for key, value in cap.annotations.items()))
     for title, schema in (("input schema", cap.input_schema), ("output schema", cap.output_schema)):
         say(f"{title}:")
         say(_indent(json.dumps(schema, indent=2, ensure_ascii=False)))

@@ -180,7 +180,7 @@ def capabilities(project: Project, source: str | None) -> CapabilitiesResult:
 
 
 def _capability(info: Any) -> CapabilityOut:
-    return CapabilityOut(**info.to_dict(), annotations=dict(info.annotations))
+    return CapabilityOut(**info.to_dict())
 
 
 def describe_capability(project: Project, ref: str) -> CapabilityResult:
