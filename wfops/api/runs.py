@@ -101,7 +101,8 @@ class Run:
         if self.slot is not None:  # only a scheduled run carries the key
             found["slot"] = self.slot
         if self.details is not None:
-            found.update(zip(RUN_DETAIL_KEYS, (self.details.input, self.details.state), strict=True))
+            input_key, state_key = RUN_DETAIL_KEYS
+            found[input_key], found[state_key] = self.details.input, self.details.state
         return found
 
 
